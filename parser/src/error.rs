@@ -1,0 +1,171 @@
+//! Typed errors that say where parsing stopped: the layer, the byte offset in the input,
+//! and the lengths involved, so a user can find the damage in a hex dump.
+
+use core::fmt;
+
+/// The protocol layer an error (or a problem) belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[non_exhaustive]
+pub enum Layer {
+    Ethernet,
+    Vlan,
+    Ipv4,
+    Ipv6,
+    Ipv6Extensions,
+    Udp,
+    Grh,
+    Bth,
+    Rdeth,
+    Deth,
+    Xrceth,
+    Reth,
+    AtomicEth,
+    Aeth,
+    AtomicAckEth,
+    ImmDt,
+    Ieth,
+    Feth,
+    Payload,
+    Icrc,
+    Mad,
+    Cm,
+    Builder,
+}
+
+impl Layer {
+    /// The name a RoCE engineer would use for the layer.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Layer::Ethernet => "Ethernet",
+            Layer::Vlan => "VLAN tag",
+            Layer::Ipv4 => "IPv4",
+            Layer::Ipv6 => "IPv6",
+            Layer::Ipv6Extensions => "IPv6 extension headers",
+            Layer::Udp => "UDP",
+            Layer::Grh => "GRH",
+            Layer::Bth => "BTH",
+            Layer::Rdeth => "RDETH",
+            Layer::Deth => "DETH",
+            Layer::Xrceth => "XRCETH",
+            Layer::Reth => "RETH",
+            Layer::AtomicEth => "AtomicETH",
+            Layer::Aeth => "AETH",
+            Layer::AtomicAckEth => "AtomicAckETH",
+            Layer::ImmDt => "ImmDt",
+            Layer::Ieth => "IETH",
+            Layer::Feth => "FETH",
+            Layer::Payload => "payload",
+            Layer::Icrc => "ICRC",
+            Layer::Mad => "MAD",
+            Layer::Cm => "CM",
+            Layer::Builder => "frame builder",
+        }
+    }
+}
+
+impl fmt::Display for Layer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What went wrong.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The input ends before the header does.
+    Truncated,
+    /// A field holds a value the layer cannot be parsed with (the text says which).
+    Malformed(&'static str),
+    /// The output buffer handed to an emitter or the builder is too small.
+    BufferTooSmall,
+}
+
+/// A parse or emit error: layer, byte offset of the layer in the input, and the number of
+/// bytes the layer needed against the number available from that offset.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub struct Error {
+    pub kind: ErrorKind,
+    pub layer: Layer,
+    /// Offset of the layer's first byte from the start of the input handed to the parser.
+    pub offset: usize,
+    /// Bytes the layer needed (0 when not a length problem).
+    pub needed: usize,
+    /// Bytes that were available from `offset` (0 when not a length problem).
+    pub available: usize,
+}
+
+impl Error {
+    /// The input ends before a `needed`-byte header at `offset`.
+    pub const fn truncated(layer: Layer, offset: usize, needed: usize, available: usize) -> Self {
+        Error {
+            kind: ErrorKind::Truncated,
+            layer,
+            offset,
+            needed,
+            available,
+        }
+    }
+
+    /// A header whose content cannot be parsed.
+    pub const fn malformed(layer: Layer, offset: usize, why: &'static str) -> Self {
+        Error {
+            kind: ErrorKind::Malformed(why),
+            layer,
+            offset,
+            needed: 0,
+            available: 0,
+        }
+    }
+
+    /// An output buffer of `available` bytes where `needed` are required.
+    pub const fn buffer_too_small(layer: Layer, needed: usize, available: usize) -> Self {
+        Error {
+            kind: ErrorKind::BufferTooSmall,
+            layer,
+            offset: 0,
+            needed,
+            available,
+        }
+    }
+
+    /// The same error with its offset moved by `base` (a view reports offsets from its own
+    /// start; the frame parser adds where that view began).
+    #[must_use]
+    pub const fn at(mut self, base: usize) -> Self {
+        self.offset += base;
+        self
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.kind {
+            ErrorKind::Truncated => write!(
+                f,
+                "{} truncated at byte offset {}: needs {} bytes, only {} available",
+                self.layer, self.offset, self.needed, self.available
+            ),
+            ErrorKind::Malformed(why) => {
+                write!(f, "{} malformed at byte offset {}: {}", self.layer, self.offset, why)
+            }
+            ErrorKind::BufferTooSmall => write!(
+                f,
+                "{}: output buffer too small: needs {} bytes, got {}",
+                self.layer, self.needed, self.available
+            ),
+        }
+    }
+}
+
+#[cfg(feature = "std")]
+extern crate std;
+
+#[cfg(feature = "std")]
+impl std::error::Error for Error {}
+
+/// Result alias used throughout the crate.
+pub type Result<T> = core::result::Result<T, Error>;

@@ -1,0 +1,143 @@
+//! Problems that do not stop parsing, collected as a bit set (no allocation), so a malformed
+//! field is reported next to every field that could still be decoded.
+
+use core::fmt;
+
+macro_rules! problems {
+    ($($(#[$doc:meta])* $name:ident = $bit:expr, $text:expr;)*) => {
+        /// One problem found in a frame.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[repr(u32)]
+        pub enum Problem {
+            $($(#[$doc])* $name = 1 << $bit,)*
+        }
+
+        impl Problem {
+            /// Every problem, in bit order.
+            pub const ALL: &'static [Problem] = &[$(Problem::$name,)*];
+
+            /// A one-line description a user can act on.
+            pub const fn message(self) -> &'static str {
+                match self {
+                    $(Problem::$name => $text,)*
+                }
+            }
+        }
+    };
+}
+
+problems! {
+    /// BTH TVer is not 0.
+    TverNonZero = 0, "BTH TVer is not 0";
+    /// PadCnt does not bring payload + pad to a multiple of 4 bytes.
+    PadCntInconsistent = 1, "PadCnt inconsistent with the payload length";
+    /// Pad bytes are not zero.
+    PadNonZero = 2, "pad bytes are not zero";
+    /// The opcode carries no payload but the packet has some.
+    UnexpectedPayload = 3, "payload present where the opcode has none";
+    /// ATOMIC_WRITE with a payload other than 8 bytes.
+    AtomicWriteLength = 4, "ATOMIC_WRITE payload is not 8 bytes";
+    /// UDP length disagrees with the IP payload length.
+    UdpLengthMismatch = 5, "UDP length disagrees with the IP payload length";
+    /// IP length disagrees with the frame (frame shorter than the IP length says).
+    IpLengthMismatch = 6, "IP length disagrees with the frame";
+    /// The frame ends before its lengths say it does (snap length or damage).
+    Truncated = 7, "frame shorter than its IP/UDP lengths: truncated";
+    /// Reserved bits are set (BTH, AETH, RDETH, DETH, XRCETH, FETH, CNP).
+    ReservedBits = 8, "reserved bits set";
+    /// Opcode reserved by the IBTA for its transport.
+    ReservedOpcode = 9, "reserved opcode: decoded to the BTH only";
+    /// Opcode in the manufacturer-specific range 0xC0-0xFF.
+    VendorOpcode = 10, "manufacturer-specific opcode: decoded to the BTH only";
+    /// The packet is too short for the headers its opcode implies.
+    ShortForOpcode = 11, "packet too short for the headers its opcode implies";
+    /// A CNP whose body is not 16 bytes.
+    CnpLength = 12, "CNP body is not 16 bytes";
+    /// A CNP without BECN.
+    CnpBecnClear = 13, "CNP without BECN set";
+    /// A CNP with a PSN other than 0.
+    CnpPsnNonZero = 14, "CNP PSN is not 0";
+    /// RD-range opcode whose headers do not fit the RD layout (Mellanox DC reuses the range).
+    RdLayoutMismatch = 15, "RD-range opcode does not fit the RD layout (Mellanox DC traffic?)";
+    /// A UD packet to QP1 without the GSI Q_Key 0x80010000.
+    Qp1QKey = 16, "UD packet to QP1 without Q_Key 0x80010000";
+    /// IPv4 header checksum wrong.
+    Ipv4Checksum = 17, "IPv4 header checksum is wrong";
+    /// IP fragment: RoCE must not be fragmented.
+    IpFragment = 18, "IP packet is a fragment";
+    /// The MAD is shorter than its header or its attribute's layout.
+    MadTruncated = 19, "MAD shorter than its layout";
+    /// The MAD's base or class version is not one we know.
+    MadUnknownVersion = 20, "MAD with an unknown base or class version";
+    /// A CM MAD with an attribute ID that is not a CM message.
+    MadUnknownAttribute = 21, "CM MAD with an unknown attribute ID";
+    /// The ICRC does not match the recomputed value.
+    IcrcBad = 22, "ICRC does not match the recomputed value";
+    /// The RoCEv1 GRH next header is not 0x1B (BTH).
+    GrhNextHeader = 23, "GRH next header is not 0x1B (BTH)";
+}
+
+impl fmt::Display for Problem {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.message())
+    }
+}
+
+/// A set of [`Problem`]s: a bit mask, copied freely.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Problems(u32);
+
+impl Problems {
+    /// No problem.
+    pub const NONE: Problems = Problems(0);
+
+    /// The raw bit mask (bit positions as in [`Problem`]'s discriminants).
+    pub const fn bits(self) -> u32 {
+        self.0
+    }
+
+    /// The set with the given raw bits (unknown bits are kept and ignored by `iter`).
+    pub const fn from_bits(bits: u32) -> Self {
+        Problems(bits)
+    }
+
+    pub fn insert(&mut self, p: Problem) {
+        self.0 |= p as u32;
+    }
+
+    /// Inserts `p` when `cond` holds.
+    pub fn flag(&mut self, cond: bool, p: Problem) {
+        if cond {
+            self.insert(p);
+        }
+    }
+
+    pub fn union(&mut self, other: Problems) {
+        self.0 |= other.0;
+    }
+
+    pub const fn contains(self, p: Problem) -> bool {
+        self.0 & (p as u32) != 0
+    }
+
+    pub const fn is_empty(self) -> bool {
+        self.0 == 0
+    }
+
+    /// The problems present, in bit order.
+    pub fn iter(self) -> impl Iterator<Item = Problem> {
+        Problem::ALL.iter().copied().filter(move |p| self.contains(*p))
+    }
+}
+
+impl fmt::Display for Problems {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, p) in self.iter().enumerate() {
+            if i > 0 {
+                f.write_str("; ")?;
+            }
+            f.write_str(p.message())?;
+        }
+        Ok(())
+    }
+}
