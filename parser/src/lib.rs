@@ -12,3 +12,8 @@ pub mod problems;
 pub use error::{Error, ErrorKind, Layer, Result};
 pub use problems::{Problem, Problems};
 pub mod cm;
+pub mod headers;
+pub mod opcode;
+
+pub use headers::{ExtHeader, ExtHeaders};
+pub use opcode::{OpcodeInfo, Operation, PayloadRule, Position, Role, Transport};

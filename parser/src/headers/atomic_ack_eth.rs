@@ -1,0 +1,61 @@
+//! Atomic ACK Extended Transport Header (8 bytes): the original remote data of an atomic.
+
+use crate::bytes::*;
+use crate::error::Layer;
+
+pub mod field {
+    use core::ops::Range;
+    pub const ORIG: Range<usize> = 0..8;
+}
+
+header_view!(
+    /// A zero-copy view of an AtomicAckETH.
+    AtomicAckEth,
+    Layer::AtomicAckEth,
+    8
+);
+
+impl<T: AsRef<[u8]>> AtomicAckEth<T> {
+    pub fn orig(&self) -> u64 {
+        be_u64(self.buffer.as_ref(), field::ORIG)
+    }
+}
+
+impl<T: AsRef<[u8]> + AsMut<[u8]>> AtomicAckEth<T> {
+    pub fn set_orig(&mut self, v: u64) {
+        set_be_u64(self.buffer.as_mut(), field::ORIG, v);
+    }
+}
+
+/// AtomicAckETH as plain values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+pub struct AtomicAckEthRepr {
+    /// Original remote data.
+    pub orig: u64,
+}
+
+impl AtomicAckEthRepr {
+    pub const LEN: usize = 8;
+    pub fn parse<T: AsRef<[u8]>>(v: &AtomicAckEth<T>) -> Self {
+        AtomicAckEthRepr { orig: v.orig() }
+    }
+    pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, v: &mut AtomicAckEth<T>) {
+        v.set_orig(self.orig);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn parse_emit_same_bytes() {
+        let bytes = [0, 0, 0, 0, 0, 0, 0x01, 0x02];
+        let r = AtomicAckEthRepr::parse(&AtomicAckEth::new_checked(&bytes[..]).unwrap());
+        assert_eq!(r.orig, 0x102);
+        let mut out = [0u8; 8];
+        r.emit(&mut AtomicAckEth::new_unchecked(&mut out[..]));
+        assert_eq!(out, bytes);
+    }
+}

@@ -1,0 +1,60 @@
+//! Immediate Data header (4 bytes), opaque to the transport.
+
+use crate::bytes::*;
+use crate::error::Layer;
+
+pub mod field {
+    use core::ops::Range;
+    pub const DATA: Range<usize> = 0..4;
+}
+
+header_view!(
+    /// A zero-copy view of an ImmDt.
+    ImmDt,
+    Layer::ImmDt,
+    4
+);
+
+impl<T: AsRef<[u8]>> ImmDt<T> {
+    pub fn data(&self) -> u32 {
+        be_u32(self.buffer.as_ref(), field::DATA)
+    }
+}
+
+impl<T: AsRef<[u8]> + AsMut<[u8]>> ImmDt<T> {
+    pub fn set_data(&mut self, v: u32) {
+        set_be_u32(self.buffer.as_mut(), field::DATA, v);
+    }
+}
+
+/// ImmDt as a plain value (read big-endian, as Wireshark shows it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+pub struct ImmDtRepr {
+    pub data: u32,
+}
+
+impl ImmDtRepr {
+    pub const LEN: usize = 4;
+    pub fn parse<T: AsRef<[u8]>>(v: &ImmDt<T>) -> Self {
+        ImmDtRepr { data: v.data() }
+    }
+    pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, v: &mut ImmDt<T>) {
+        v.set_data(self.data);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn parse_emit_same_bytes() {
+        let bytes = [0x12, 0x34, 0x56, 0x78];
+        let r = ImmDtRepr::parse(&ImmDt::new_checked(&bytes[..]).unwrap());
+        assert_eq!(r.data, 0x1234_5678);
+        let mut out = [0u8; 4];
+        r.emit(&mut ImmDt::new_unchecked(&mut out[..]));
+        assert_eq!(out, bytes);
+    }
+}

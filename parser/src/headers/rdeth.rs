@@ -1,0 +1,74 @@
+//! Reliable Datagram Extended Transport Header (4 bytes): the EE-context of an RD packet.
+
+use crate::bytes::*;
+use crate::error::Layer;
+
+pub mod field {
+    use core::ops::Range;
+    pub const RESERVED: usize = 0;
+    pub const EECNXT: Range<usize> = 1..4;
+}
+
+header_view!(
+    /// A zero-copy view of an RDETH.
+    Rdeth,
+    Layer::Rdeth,
+    4
+);
+
+impl<T: AsRef<[u8]>> Rdeth<T> {
+    pub fn reserved(&self) -> u8 {
+        u8_at(self.buffer.as_ref(), field::RESERVED)
+    }
+    pub fn eecnxt(&self) -> u32 {
+        be_u24(self.buffer.as_ref(), field::EECNXT)
+    }
+}
+
+impl<T: AsRef<[u8]> + AsMut<[u8]>> Rdeth<T> {
+    pub fn set_reserved(&mut self, v: u8) {
+        set_u8(self.buffer.as_mut(), field::RESERVED, v);
+    }
+    pub fn set_eecnxt(&mut self, v: u32) {
+        set_be_u24(self.buffer.as_mut(), field::EECNXT, v);
+    }
+}
+
+/// RDETH as plain values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+pub struct RdethRepr {
+    pub reserved: u8,
+    /// EE-Context, 24 bits.
+    pub eecnxt: u32,
+}
+
+impl RdethRepr {
+    pub const LEN: usize = 4;
+    pub fn parse<T: AsRef<[u8]>>(v: &Rdeth<T>) -> Self {
+        RdethRepr { reserved: v.reserved(), eecnxt: v.eecnxt() }
+    }
+    pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, v: &mut Rdeth<T>) {
+        v.set_reserved(self.reserved);
+        v.set_eecnxt(self.eecnxt);
+    }
+    pub fn normalized(mut self) -> Self {
+        self.eecnxt &= 0x00ff_ffff;
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    const BYTES: [u8; 4] = [0x00, 0x12, 0x34, 0x56];
+    #[test]
+    fn parse_emit_same_bytes() {
+        let r = RdethRepr::parse(&Rdeth::new_checked(&BYTES[..]).unwrap());
+        assert_eq!(r, RdethRepr { reserved: 0, eecnxt: 0x123456 });
+        let mut out = [0u8; 4];
+        r.emit(&mut Rdeth::new_unchecked(&mut out[..]));
+        assert_eq!(out, BYTES);
+    }
+}

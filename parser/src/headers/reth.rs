@@ -1,0 +1,81 @@
+//! RDMA Extended Transport Header (16 bytes): remote VA, R_Key and DMA length of a WRITE,
+//! READ, FLUSH or ATOMIC_WRITE.
+
+use crate::bytes::*;
+use crate::error::Layer;
+
+pub mod field {
+    use core::ops::Range;
+    pub const VA: Range<usize> = 0..8;
+    pub const RKEY: Range<usize> = 8..12;
+    pub const DMA_LEN: Range<usize> = 12..16;
+}
+
+header_view!(
+    /// A zero-copy view of a RETH.
+    Reth,
+    Layer::Reth,
+    16
+);
+
+impl<T: AsRef<[u8]>> Reth<T> {
+    pub fn va(&self) -> u64 {
+        be_u64(self.buffer.as_ref(), field::VA)
+    }
+    pub fn rkey(&self) -> u32 {
+        be_u32(self.buffer.as_ref(), field::RKEY)
+    }
+    pub fn dma_len(&self) -> u32 {
+        be_u32(self.buffer.as_ref(), field::DMA_LEN)
+    }
+}
+
+impl<T: AsRef<[u8]> + AsMut<[u8]>> Reth<T> {
+    pub fn set_va(&mut self, v: u64) {
+        set_be_u64(self.buffer.as_mut(), field::VA, v);
+    }
+    pub fn set_rkey(&mut self, v: u32) {
+        set_be_u32(self.buffer.as_mut(), field::RKEY, v);
+    }
+    pub fn set_dma_len(&mut self, v: u32) {
+        set_be_u32(self.buffer.as_mut(), field::DMA_LEN, v);
+    }
+}
+
+/// RETH as plain values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+pub struct RethRepr {
+    pub va: u64,
+    pub rkey: u32,
+    pub dma_len: u32,
+}
+
+impl RethRepr {
+    pub const LEN: usize = 16;
+    pub fn parse<T: AsRef<[u8]>>(v: &Reth<T>) -> Self {
+        RethRepr { va: v.va(), rkey: v.rkey(), dma_len: v.dma_len() }
+    }
+    pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, v: &mut Reth<T>) {
+        v.set_va(self.va);
+        v.set_rkey(self.rkey);
+        v.set_dma_len(self.dma_len);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    const BYTES: [u8; 16] = [
+        0x00, 0x00, 0x7f, 0x12, 0x34, 0x56, 0x70, 0x00, 0x00, 0x01, 0x23, 0x45, 0x00, 0x00, 0x10, 0x00,
+    ];
+    #[test]
+    fn parse_emit_same_bytes() {
+        let r = RethRepr::parse(&Reth::new_checked(&BYTES[..]).unwrap());
+        assert_eq!(r, RethRepr { va: 0x7f12_3456_7000, rkey: 0x12345, dma_len: 4096 });
+        let mut out = [0u8; 16];
+        r.emit(&mut Reth::new_unchecked(&mut out[..]));
+        assert_eq!(out, BYTES);
+    }
+}
