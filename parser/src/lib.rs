@@ -17,3 +17,13 @@ pub mod opcode;
 
 pub use headers::{ExtHeader, ExtHeaders};
 pub use opcode::{OpcodeInfo, Operation, PayloadRule, Position, Role, Transport};
+pub mod icrc;
+pub mod packet;
+pub mod roce;
+
+pub use icrc::IcrcStatus;
+pub use packet::{
+    parse_ethernet, parse_ethertype_payload, parse_ip, parse_udp_payload, Config, EthernetInfo,
+    IpInfo, Packet, UdpInfo, VlanTag, ROCEV2_UDP_PORT,
+};
+pub use roce::{Roce, RoceVersion};

@@ -1,0 +1,433 @@
+//! Whole frames: Ethernet (with 802.1Q / 802.1ad tags), IPv4 / IPv6 and UDP through
+//! etherparse, then RoCEv2 on the configured UDP port or RoCEv1 on EtherType 0x8915.
+//!
+//! Parsing is lax, like etherparse's `LaxSlicedPacket`: a truncated frame still yields
+//! every header it fully holds, `stop` says where and why parsing ended, and `problems`
+//! collects what is wrong without stopping.
+
+use core::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+
+use etherparse::{
+    checksum::Sum16BitWords, err, Ethernet2HeaderSlice, IpNumber, Ipv4HeaderSlice,
+    Ipv6ExtensionsSlice, Ipv6HeaderSlice, SingleVlanHeaderSlice, UdpHeaderSlice,
+};
+
+use crate::error::{Error, Layer, Result};
+use crate::headers::{Grh, GrhRepr};
+use crate::icrc::IcrcNetwork;
+use crate::problems::{Problem, Problems};
+use crate::roce::{parse_transport, Framing, Roce, RoceVersion};
+
+/// The IANA port of RoCEv2.
+pub const ROCEV2_UDP_PORT: u16 = 4791;
+/// The EtherType of RoCEv1.
+pub const ETHERTYPE_ROCEV1: u16 = 0x8915;
+pub const ETHERTYPE_IPV4: u16 = 0x0800;
+pub const ETHERTYPE_IPV6: u16 = 0x86dd;
+/// VLAN tags recorded in [`Packet::vlans`]; deeper stacks are skipped.
+pub const MAX_VLANS: usize = 2;
+/// VLAN tags walked before the frame is called malformed.
+const VLAN_LIMIT: usize = 8;
+
+/// How to parse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Config {
+    /// UDP destination port that marks RoCEv2 (4791 unless a lab uses another).
+    pub udp_port: u16,
+    /// Verify the ICRC (and the IPv4 header checksum).
+    pub verify: bool,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config { udp_port: ROCEV2_UDP_PORT, verify: true }
+    }
+}
+
+/// Ethernet II header fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct EthernetInfo {
+    pub dst: [u8; 6],
+    pub src: [u8; 6],
+    /// The EtherType after any VLAN tags.
+    pub ethertype: u16,
+}
+
+/// One 802.1Q / 802.1ad tag.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct VlanTag {
+    /// The TPID that announced the tag (0x8100, 0x88a8, 0x9100).
+    pub tpid: u16,
+    pub pcp: u8,
+    pub dei: bool,
+    pub vid: u16,
+}
+
+/// IPv4 or IPv6 header fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IpInfo {
+    /// 4 or 6.
+    pub version: u8,
+    pub src: IpAddr,
+    pub dst: IpAddr,
+    pub dscp: u8,
+    pub ecn: u8,
+    /// TTL or hop limit.
+    pub ttl: u8,
+    /// IPv6 flow label.
+    pub flow_label: u32,
+    /// IPv4 identification.
+    pub identification: u16,
+    /// Protocol / next header after any IPv6 extension headers.
+    pub protocol: u8,
+    /// Offset of the IP header in the input.
+    pub offset: usize,
+    /// IPv4 header with options, or the 40-byte IPv6 header.
+    pub header_len: usize,
+    /// IPv6 extension headers.
+    pub ext_len: usize,
+    /// Total length the header announces (IPv4 total length, IPv6 40 + payload length).
+    pub total_len: usize,
+}
+
+/// UDP header fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct UdpInfo {
+    pub sport: u16,
+    pub dport: u16,
+    pub len: u16,
+    pub checksum: u16,
+    /// Offset of the UDP header in the input.
+    pub offset: usize,
+}
+
+/// A parsed frame. Every layer present in the frame is `Some`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Packet<'a> {
+    /// The bytes handed to the parser.
+    pub data: &'a [u8],
+    pub eth: Option<EthernetInfo>,
+    pub vlans: [Option<VlanTag>; MAX_VLANS],
+    pub ip: Option<IpInfo>,
+    pub udp: Option<UdpInfo>,
+    pub roce: Option<Roce<'a>>,
+    /// Everything found wrong, across layers.
+    pub problems: Problems,
+    /// Where lax parsing stopped early (a truncated or malformed header), if it did.
+    pub stop: Option<Error>,
+}
+
+impl<'a> Packet<'a> {
+    fn new(data: &'a [u8]) -> Self {
+        Packet {
+            data,
+            eth: None,
+            vlans: [None; MAX_VLANS],
+            ip: None,
+            udp: None,
+            roce: None,
+            problems: Problems::NONE,
+            stop: None,
+        }
+    }
+
+    /// The number of VLAN tags recorded.
+    pub fn vlan_count(&self) -> usize {
+        self.vlans.iter().flatten().count()
+    }
+}
+
+/// Parses an Ethernet II frame. Fails only when the Ethernet header itself is incomplete.
+pub fn parse_ethernet<'a>(frame: &'a [u8], cfg: &Config) -> Result<Packet<'a>> {
+    let eth = Ethernet2HeaderSlice::from_slice(frame)
+        .map_err(|e| Error::truncated(Layer::Ethernet, 0, e.required_len, e.len))?;
+    let mut p = Packet::new(frame);
+    let mut ethertype = eth.ether_type().0;
+    let mut off = eth.slice().len();
+    let mut tags = 0;
+    while matches!(ethertype, 0x8100 | 0x88a8 | 0x9100) {
+        let rest = frame.get(off..).unwrap_or(&[]);
+        let vlan = match SingleVlanHeaderSlice::from_slice(rest) {
+            Ok(v) => v,
+            Err(e) => {
+                p.stop = Some(Error::truncated(Layer::Vlan, off, e.required_len, e.len));
+                p.eth = Some(EthernetInfo { dst: eth.destination(), src: eth.source(), ethertype });
+                return Ok(p);
+            }
+        };
+        if let Some(slot) = p.vlans.get_mut(tags) {
+            *slot = Some(VlanTag {
+                tpid: ethertype,
+                pcp: vlan.priority_code_point().value(),
+                dei: vlan.drop_eligible_indicator(),
+                vid: vlan.vlan_identifier().value(),
+            });
+        }
+        tags += 1;
+        ethertype = vlan.ether_type().0;
+        off += vlan.slice().len();
+        if tags > VLAN_LIMIT {
+            p.stop = Some(Error::malformed(Layer::Vlan, off, "more than 8 stacked VLAN tags"));
+            break;
+        }
+    }
+    p.eth = Some(EthernetInfo { dst: eth.destination(), src: eth.source(), ethertype });
+    if p.stop.is_none() {
+        parse_network(&mut p, ethertype, off, cfg);
+    }
+    Ok(p)
+}
+
+/// Parses what follows an EtherType (for link types such as Linux cooked capture that give
+/// the EtherType without an Ethernet header): IPv4, IPv6 or RoCEv1; anything else is kept as
+/// a packet with no layer decoded.
+pub fn parse_ethertype_payload<'a>(ethertype: u16, data: &'a [u8], cfg: &Config) -> Packet<'a> {
+    let mut p = Packet::new(data);
+    parse_network(&mut p, ethertype, 0, cfg);
+    p
+}
+
+/// Parses an IP packet (IPv4 or IPv6 by its version nibble), for captures without Ethernet.
+pub fn parse_ip<'a>(packet: &'a [u8], cfg: &Config) -> Result<Packet<'a>> {
+    let ethertype = match packet.first().map(|b| b >> 4) {
+        Some(4) => ETHERTYPE_IPV4,
+        Some(6) => ETHERTYPE_IPV6,
+        Some(_) => return Err(Error::malformed(Layer::Ipv4, 0, "IP version is neither 4 nor 6")),
+        None => return Err(Error::truncated(Layer::Ipv4, 0, 20, 0)),
+    };
+    Ok(parse_ethertype_payload(ethertype, packet, cfg))
+}
+
+/// Parses a UDP payload that starts with the BTH, for stacks that already stripped L2-L4.
+/// The whole slice is taken as the packet (BTH to ICRC). The ICRC cannot be verified
+/// without the IP and UDP headers: its status is `NotChecked`.
+pub fn parse_udp_payload<'a>(payload: &'a [u8], cfg: &Config) -> Result<(Roce<'a>, Problems)> {
+    let mut problems = Problems::NONE;
+    let f = Framing {
+        version: RoceVersion::V2,
+        grh: None,
+        icrc_net: None,
+        base: 0,
+        claimed_len: payload.len(),
+        verify_icrc: cfg.verify,
+    };
+    let (roce, _stop) = parse_transport(payload, &f, &mut problems)?;
+    Ok((roce, problems))
+}
+
+fn parse_network<'a>(p: &mut Packet<'a>, ethertype: u16, off: usize, cfg: &Config) {
+    match ethertype {
+        ETHERTYPE_IPV4 => parse_ipv4(p, off, cfg),
+        ETHERTYPE_IPV6 => parse_ipv6(p, off, cfg),
+        ETHERTYPE_ROCEV1 => parse_rocev1(p, off, cfg),
+        _ => {}
+    }
+}
+
+fn parse_ipv4<'a>(p: &mut Packet<'a>, off: usize, cfg: &Config) {
+    let data = p.data;
+    let rest = data.get(off..).unwrap_or(&[]);
+    let ip = match Ipv4HeaderSlice::from_slice(rest) {
+        Ok(ip) => ip,
+        Err(e) => {
+            p.stop = Some(ip_error(e, Layer::Ipv4, off));
+            return;
+        }
+    };
+    let hlen = ip.slice().len();
+    let total = usize::from(ip.total_len());
+    p.ip = Some(IpInfo {
+        version: 4,
+        src: IpAddr::V4(Ipv4Addr::from(ip.source())),
+        dst: IpAddr::V4(Ipv4Addr::from(ip.destination())),
+        dscp: ip.dcp().value(),
+        ecn: ip.ecn().value(),
+        ttl: ip.ttl(),
+        flow_label: 0,
+        identification: ip.identification(),
+        protocol: ip.protocol().0,
+        offset: off,
+        header_len: hlen,
+        ext_len: 0,
+        total_len: total,
+    });
+    if cfg.verify {
+        let sum = Sum16BitWords::new().add_slice(ip.slice()).ones_complement();
+        p.problems.flag(sum != 0, Problem::Ipv4Checksum);
+    }
+    if total < hlen {
+        p.problems.insert(Problem::IpLengthMismatch);
+        p.stop = Some(Error::malformed(Layer::Ipv4, off, "total length shorter than the header"));
+        return;
+    }
+    p.problems.flag(rest.len() < total, Problem::Truncated);
+    if ip.is_fragmenting_payload() {
+        p.problems.insert(Problem::IpFragment);
+        if ip.fragments_offset().value() != 0 {
+            return;
+        }
+    }
+    if ip.protocol() == IpNumber::UDP {
+        let net = IcrcNetwork::Ipv4(ip.slice());
+        parse_udp(p, off + hlen, total - hlen, net, cfg);
+    }
+}
+
+fn parse_ipv6<'a>(p: &mut Packet<'a>, off: usize, cfg: &Config) {
+    let data = p.data;
+    let rest = data.get(off..).unwrap_or(&[]);
+    let ip = match Ipv6HeaderSlice::from_slice(rest) {
+        Ok(ip) => ip,
+        Err(e) => {
+            p.stop = Some(ip_error(e, Layer::Ipv6, off));
+            return;
+        }
+    };
+    let payload_len = usize::from(ip.payload_length());
+    let after = rest.get(40..).unwrap_or(&[]);
+    // Extensions are walked within what the payload length allows and the frame holds.
+    let ext_area = after.get(..payload_len.min(after.len())).unwrap_or(after);
+    let (exts, next, _, ext_err) = Ipv6ExtensionsSlice::from_slice_lax(ip.next_header(), ext_area);
+    let ext_len = exts.slice().len();
+    p.ip = Some(IpInfo {
+        version: 6,
+        src: IpAddr::V6(Ipv6Addr::from(ip.source())),
+        dst: IpAddr::V6(Ipv6Addr::from(ip.destination())),
+        dscp: ip.dscp().value(),
+        ecn: ip.ecn().value(),
+        ttl: ip.hop_limit(),
+        flow_label: ip.flow_label().value(),
+        identification: 0,
+        protocol: next.0,
+        offset: off,
+        header_len: 40,
+        ext_len,
+        total_len: 40 + payload_len,
+    });
+    p.problems.flag(rest.len() < 40 + payload_len, Problem::Truncated);
+    if let Some((_, _)) = ext_err {
+        p.stop = Some(Error::malformed(Layer::Ipv6Extensions, off + 40, "extension headers"));
+        return;
+    }
+    if exts.is_fragmenting_payload() {
+        p.problems.insert(Problem::IpFragment);
+        return;
+    }
+    if next == IpNumber::UDP {
+        let net = IcrcNetwork::Ipv6(ip.slice());
+        parse_udp(p, off + 40 + ext_len, payload_len.saturating_sub(ext_len), net, cfg);
+    }
+}
+
+fn ip_error<E: IpSliceError>(e: E, layer: Layer, off: usize) -> Error {
+    match e.len_error() {
+        Some((needed, available)) => Error::truncated(layer, off, needed, available),
+        None => Error::malformed(layer, off, "bad version or header length"),
+    }
+}
+
+/// etherparse's IPv4 and IPv6 header errors, seen the same way.
+trait IpSliceError {
+    fn len_error(&self) -> Option<(usize, usize)>;
+}
+
+impl IpSliceError for err::ipv4::HeaderSliceError {
+    fn len_error(&self) -> Option<(usize, usize)> {
+        match self {
+            err::ipv4::HeaderSliceError::Len(l) => Some((l.required_len, l.len)),
+            err::ipv4::HeaderSliceError::Content(_) => None,
+        }
+    }
+}
+
+impl IpSliceError for err::ipv6::HeaderSliceError {
+    fn len_error(&self) -> Option<(usize, usize)> {
+        match self {
+            err::ipv6::HeaderSliceError::Len(l) => Some((l.required_len, l.len)),
+            err::ipv6::HeaderSliceError::Content(_) => None,
+        }
+    }
+}
+
+/// `ip_payload_len` is what the IP header says follows it (after IPv6 extensions).
+fn parse_udp<'a>(
+    p: &mut Packet<'a>,
+    off: usize,
+    ip_payload_len: usize,
+    net: IcrcNetwork<'a>,
+    cfg: &Config,
+) {
+    let data = p.data;
+    let rest = data.get(off..).unwrap_or(&[]);
+    let udp = match UdpHeaderSlice::from_slice(rest) {
+        Ok(u) => u,
+        Err(e) => {
+            p.stop = Some(Error::truncated(Layer::Udp, off, e.required_len, e.len));
+            return;
+        }
+    };
+    let len = udp.length();
+    p.udp = Some(UdpInfo {
+        sport: udp.source_port(),
+        dport: udp.destination_port(),
+        len,
+        checksum: udp.checksum(),
+        offset: off,
+    });
+    p.problems.flag(usize::from(len) != ip_payload_len, Problem::UdpLengthMismatch);
+    if udp.destination_port() != cfg.udp_port {
+        return;
+    }
+    if usize::from(len) < 8 {
+        p.stop = Some(Error::malformed(Layer::Udp, off, "UDP length below 8"));
+        return;
+    }
+    let f = Framing {
+        version: RoceVersion::V2,
+        grh: None,
+        icrc_net: Some((net, udp.slice())),
+        base: off + 8,
+        claimed_len: usize::from(len) - 8,
+        verify_icrc: cfg.verify,
+    };
+    transport(p, off + 8, &f);
+}
+
+fn parse_rocev1<'a>(p: &mut Packet<'a>, off: usize, cfg: &Config) {
+    let data = p.data;
+    let rest = data.get(off..).unwrap_or(&[]);
+    let grh_view = match Grh::new_checked(rest) {
+        Ok(g) => g,
+        Err(e) => {
+            p.stop = Some(e.at(off));
+            return;
+        }
+    };
+    let grh = GrhRepr::parse(&grh_view);
+    p.problems.flag(grh.nxthdr != crate::headers::grh::NXTHDR_BTH, Problem::GrhNextHeader);
+    let grh_bytes = rest.get(..GrhRepr::LEN).unwrap_or(rest);
+    let f = Framing {
+        version: RoceVersion::V1,
+        grh: Some(grh),
+        icrc_net: Some((IcrcNetwork::Grh(grh_bytes), &[])),
+        base: off + GrhRepr::LEN,
+        claimed_len: usize::from(grh.paylen),
+        verify_icrc: cfg.verify,
+    };
+    transport(p, off + GrhRepr::LEN, &f);
+}
+
+fn transport<'a>(p: &mut Packet<'a>, bth_off: usize, f: &Framing<'a>) {
+    let data = p.data;
+    let seg = data.get(bth_off..).unwrap_or(&[]);
+    match parse_transport(seg, f, &mut p.problems) {
+        Ok((roce, stop)) => {
+            p.roce = Some(roce);
+            p.stop = stop;
+        }
+        Err(e) => {
+            p.problems.flag(seg.len() < f.claimed_len, Problem::Truncated);
+            p.stop = Some(e);
+        }
+    }
+}

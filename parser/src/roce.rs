@@ -1,0 +1,232 @@
+//! The RoCE transport part of a packet: BTH, the extended headers the opcode table lists,
+//! payload, pad and ICRC, with the problems found on the way.
+
+use crate::error::Error;
+use crate::headers::{deth::GSI_QKEY, Bth, BthRepr, ExtHeaders, GrhRepr};
+use crate::icrc::{self, IcrcNetwork, IcrcStatus};
+use crate::opcode::{self, OpcodeInfo, Operation, PayloadRule, Transport};
+use crate::problems::{Problem, Problems};
+
+/// ICRC length.
+pub const ICRC_LEN: usize = 4;
+/// Body of a CNP after the BTH.
+pub const CNP_BODY_LEN: usize = 16;
+
+/// RoCE version of a packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
+pub enum RoceVersion {
+    /// EtherType 0x8915, GRH.
+    V1,
+    /// UDP destination port 4791 (or the configured one).
+    V2,
+}
+
+impl RoceVersion {
+    pub const fn number(self) -> u8 {
+        match self {
+            RoceVersion::V1 => 1,
+            RoceVersion::V2 => 2,
+        }
+    }
+}
+
+/// A parsed RoCE packet, borrowing its payload from the frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Roce<'a> {
+    pub version: RoceVersion,
+    /// The GRH of a RoCEv1 packet.
+    pub grh: Option<GrhRepr>,
+    /// Offset of the BTH in the input handed to the parser.
+    pub bth_offset: usize,
+    pub bth: BthRepr,
+    /// The opcode's table row; `None` for reserved and manufacturer-specific opcodes.
+    pub info: Option<&'static OpcodeInfo>,
+    /// The extended headers present (those the opcode lists and the packet holds).
+    pub headers: ExtHeaders,
+    /// Payload bytes captured (shorter than `payload_len` when the frame is truncated).
+    pub payload: &'a [u8],
+    /// Payload length the packet's lengths announce (UDP or GRH length minus headers, pad and
+    /// ICRC); 0 when the lengths are too short even for the headers.
+    pub payload_len: usize,
+    /// Pad bytes captured.
+    pub pad: &'a [u8],
+    /// For opcodes the table does not define: the bytes after the BTH up to the ICRC.
+    pub opaque: &'a [u8],
+    /// The ICRC as stored (little-endian u32 of the last four bytes), if captured.
+    pub icrc: Option<u32>,
+    pub icrc_status: IcrcStatus,
+}
+
+impl<'a> Roce<'a> {
+    /// The opcode name: the table's, or "<TRANSPORT>_RESERVED" / "VENDOR_SPECIFIC".
+    pub fn opcode_name(&self) -> &'static str {
+        opcode::name(self.bth.opcode)
+    }
+
+    pub fn transport(&self) -> Transport {
+        Transport::of(self.bth.opcode)
+    }
+
+    /// Whether this is a UD SEND to QP1 (a MAD for the General Services Interface, CM).
+    pub fn is_gsi_mad(&self) -> bool {
+        matches!(self.bth.opcode, 0x64 | 0x65) && self.bth.dest_qp == 1
+    }
+}
+
+/// Where the transport bytes sit, for the ICRC.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Framing<'a> {
+    pub version: RoceVersion,
+    pub grh: Option<GrhRepr>,
+    /// Network header and UDP header to cover; `None` when they are not known.
+    pub icrc_net: Option<(IcrcNetwork<'a>, &'a [u8])>,
+    /// Offset of the BTH in the input (for error offsets).
+    pub base: usize,
+    /// Length of the transport part (BTH .. ICRC inclusive) as the lengths announce it.
+    pub claimed_len: usize,
+    pub verify_icrc: bool,
+}
+
+/// Parses the transport part. `seg` holds the captured bytes from the BTH on (possibly more
+/// than `claimed_len`, e.g. Ethernet padding, which is ignored; or fewer, when truncated).
+/// Returns the packet and, when the capture ends inside a header, where it stopped.
+pub(crate) fn parse_transport<'a>(
+    seg: &'a [u8],
+    f: &Framing<'a>,
+    problems: &mut Problems,
+) -> Result<(Roce<'a>, Option<Error>), Error> {
+    let bth_view = Bth::new_checked(seg).map_err(|e| e.at(f.base))?;
+    let bth = BthRepr::parse(&bth_view);
+    let claimed = f.claimed_len;
+    let truncated = seg.len() < claimed;
+    // Bytes that really belong to the packet and were captured.
+    let avail = seg.get(..claimed.min(seg.len())).unwrap_or(seg);
+    problems.flag(truncated, Problem::Truncated);
+    problems.flag(bth.tver != 0, Problem::TverNonZero);
+    problems.flag(bth.resv6 != 0 || bth.resv7 != 0, Problem::ReservedBits);
+
+    let info = opcode::lookup(bth.opcode);
+    let mut roce = Roce {
+        version: f.version,
+        grh: f.grh,
+        bth_offset: f.base,
+        bth,
+        info,
+        headers: ExtHeaders::default(),
+        payload: &[],
+        payload_len: 0,
+        pad: &[],
+        opaque: &[],
+        icrc: None,
+        icrc_status: IcrcStatus::NotChecked,
+    };
+    let mut stop = None;
+
+    // The ICRC closes every RoCE packet, whatever the opcode.
+    let icrc_at = claimed.checked_sub(ICRC_LEN);
+    if let Some(at) = icrc_at {
+        roce.icrc = seg
+            .get(at..at + ICRC_LEN)
+            .and_then(|s| <[u8; 4]>::try_from(s).ok())
+            .map(u32::from_le_bytes);
+    }
+
+    match info {
+        None => {
+            let p = if bth.opcode >= 0xC0 { Problem::VendorOpcode } else { Problem::ReservedOpcode };
+            problems.insert(p);
+            let end = icrc_at.unwrap_or(0).max(BthRepr::LEN);
+            roce.opaque = avail.get(BthRepr::LEN..end.min(avail.len())).unwrap_or(&[]);
+        }
+        Some(info) => {
+            let hl = usize::from(info.header_len);
+            let mut at = BthRepr::LEN;
+            for &h in info.headers {
+                let Some(bytes) = avail.get(at..at + h.len()) else {
+                    if claimed < hl + ICRC_LEN {
+                        problems.insert(Problem::ShortForOpcode);
+                    }
+                    stop = Some(Error::truncated(
+                        h.layer(),
+                        f.base + at,
+                        h.len(),
+                        avail.len().saturating_sub(at),
+                    ));
+                    break;
+                };
+                roce.headers.parse_one(h, bytes);
+                at += h.len();
+            }
+            problems.flag(roce.headers.reserved_bits_set(), Problem::ReservedBits);
+            let padcnt = usize::from(bth.padcnt);
+            match claimed.checked_sub(hl + padcnt + ICRC_LEN) {
+                Some(len) => {
+                    roce.payload_len = len;
+                    let end = (hl + len).min(avail.len());
+                    roce.payload = avail.get(hl.min(end)..end).unwrap_or(&[]);
+                    let pad_end = (hl + len + padcnt).min(avail.len());
+                    roce.pad = avail.get(end.min(pad_end)..pad_end).unwrap_or(&[]);
+                    problems.flag(roce.pad.iter().any(|&b| b != 0), Problem::PadNonZero);
+                    problems.flag((len + padcnt) % 4 != 0, Problem::PadCntInconsistent);
+                }
+                None => {
+                    if claimed >= hl + ICRC_LEN {
+                        // Headers fit but PadCnt eats into them.
+                        problems.insert(Problem::PadCntInconsistent);
+                    } else {
+                        problems.insert(Problem::ShortForOpcode);
+                    }
+                }
+            }
+            check_opcode_rules(info, &roce, problems);
+        }
+    }
+
+    if f.verify_icrc {
+        roce.icrc_status = match (f.icrc_net, icrc_at) {
+            (_, None) => IcrcStatus::Unverifiable,
+            _ if truncated => IcrcStatus::Unverifiable,
+            (None, Some(_)) => IcrcStatus::NotChecked,
+            (Some((net, udp)), Some(at)) => {
+                let computed = icrc::compute(net, udp, avail.get(..at).unwrap_or(&[]));
+                if Some(computed) == roce.icrc {
+                    IcrcStatus::Ok
+                } else {
+                    IcrcStatus::Bad { computed }
+                }
+            }
+        };
+        problems.flag(matches!(roce.icrc_status, IcrcStatus::Bad { .. }), Problem::IcrcBad);
+    }
+    Ok((roce, stop))
+}
+
+/// Problems the opcode table lets us see on a single packet.
+fn check_opcode_rules(info: &OpcodeInfo, roce: &Roce<'_>, problems: &mut Problems) {
+    let len = roce.payload_len;
+    match info.payload {
+        PayloadRule::Empty => problems.flag(len > 0, Problem::UnexpectedPayload),
+        PayloadRule::Exactly(n) if info.operation == Operation::AtomicWrite => {
+            problems.flag(len != usize::from(n), Problem::AtomicWriteLength)
+        }
+        _ => {}
+    }
+    if info.operation == Operation::Cnp {
+        problems.flag(len != CNP_BODY_LEN, Problem::CnpLength);
+        problems.flag(!roce.bth.becn, Problem::CnpBecnClear);
+        problems.flag(roce.bth.psn != 0, Problem::CnpPsnNonZero);
+        problems.flag(roce.payload.iter().any(|&b| b != 0), Problem::ReservedBits);
+    }
+    if info.transport == Transport::Rd {
+        // Mellanox DC reuses the RD opcodes with a header layout of its own; RD proper keeps
+        // the RDETH/DETH reserved bytes zero, so a non-zero one says "not RD".
+        let rd_misfit = roce.headers.rdeth.is_some_and(|h| h.reserved != 0)
+            || roce.headers.deth.is_some_and(|h| h.reserved != 0);
+        problems.flag(rd_misfit, Problem::RdLayoutMismatch);
+    }
+    if let Some(deth) = roce.headers.deth {
+        let to_qp1 = info.transport == Transport::Ud && roce.bth.dest_qp == 1;
+        problems.flag(to_qp1 && deth.qkey != GSI_QKEY, Problem::Qp1QKey);
+    }
+}
