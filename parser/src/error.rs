@@ -150,7 +150,11 @@ impl fmt::Display for Error {
                 self.layer, self.offset, self.needed, self.available
             ),
             ErrorKind::Malformed(why) => {
-                write!(f, "{} malformed at byte offset {}: {}", self.layer, self.offset, why)
+                write!(
+                    f,
+                    "{} malformed at byte offset {}: {}",
+                    self.layer, self.offset, why
+                )
             }
             ErrorKind::BufferTooSmall => write!(
                 f,

@@ -1,6 +1,15 @@
 //! roce-parser: a zero-copy, `no_std`, panic-free dissector for RoCEv2 and RoCEv1.
 #![no_std]
 #![forbid(unsafe_code)]
+#![cfg_attr(
+    test,
+    allow(
+        clippy::unwrap_used,
+        clippy::expect_used,
+        clippy::panic,
+        clippy::indexing_slicing
+    )
+)]
 
 #[cfg(any(feature = "std", test))]
 extern crate std;
@@ -27,3 +36,5 @@ pub use packet::{
     IpInfo, Packet, UdpInfo, VlanTag, ROCEV2_UDP_PORT,
 };
 pub use roce::{Roce, RoceVersion};
+pub mod builder;
+pub use builder::{FrameBuilder, Ipv4Spec, Ipv6Spec, Network};

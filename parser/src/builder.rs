@@ -1,0 +1,311 @@
+//! The frame builder: writes a complete Ethernet / [VLAN] / IPv4 or IPv6 / UDP / RoCE frame
+//! (or a RoCEv1 frame) with correct lengths, IPv4 checksum, PadCnt, zero pad and ICRC.
+//! Tests, fuzzing and the scenario suite make their packets with it. Nothing is allocated:
+//! the caller hands an output buffer of at least [`FrameBuilder::buffer_len`] bytes.
+
+use etherparse::{
+    EtherType, Ethernet2Header, IpDscp, IpEcn, IpNumber, Ipv4Header, Ipv6FlowLabel, Ipv6Header,
+    SingleVlanHeader, UdpHeader, VlanId, VlanPcp,
+};
+
+use crate::error::{Error, Layer, Result};
+use crate::headers::{Bth, BthRepr, ExtHeaders, Grh, GrhRepr};
+use crate::icrc::{self, IcrcNetwork};
+use crate::opcode;
+use crate::packet::ROCEV2_UDP_PORT;
+use crate::packet::{VlanTag, ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_ROCEV1, MAX_VLANS};
+use crate::roce::ICRC_LEN;
+
+/// IPv4 header values (lengths, protocol and checksum are computed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+pub struct Ipv4Spec {
+    pub src: [u8; 4],
+    pub dst: [u8; 4],
+    /// 6 bits.
+    pub dscp: u8,
+    /// 2 bits: 0 not ECN-capable, 1/2 ECT, 3 CE.
+    pub ecn: u8,
+    pub ttl: u8,
+    pub identification: u16,
+    pub dont_fragment: bool,
+}
+
+/// IPv6 header values (payload length and next header are computed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+pub struct Ipv6Spec {
+    pub src: [u8; 16],
+    pub dst: [u8; 16],
+    /// DSCP (6 bits) << 2 | ECN (2 bits).
+    pub traffic_class: u8,
+    /// 20 bits.
+    pub flow_label: u32,
+    pub hop_limit: u8,
+}
+
+/// The network layer of the frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
+pub enum Network {
+    /// RoCEv2 over IPv4.
+    Ipv4(Ipv4Spec),
+    /// RoCEv2 over IPv6.
+    Ipv6(Ipv6Spec),
+    /// RoCEv1: a GRH (its `paylen` and `nxthdr` are computed) right after the EtherType.
+    RoceV1(GrhRepr),
+}
+
+impl Network {
+    /// A plain IPv4 network layer between two addresses (DSCP 26 / ECT(0) as RoCE NICs send).
+    pub const fn ipv4(src: [u8; 4], dst: [u8; 4]) -> Self {
+        Network::Ipv4(Ipv4Spec {
+            src,
+            dst,
+            dscp: 26,
+            ecn: 2,
+            ttl: 64,
+            identification: 0,
+            dont_fragment: true,
+        })
+    }
+
+    /// A plain IPv6 network layer between two addresses.
+    pub const fn ipv6(src: [u8; 16], dst: [u8; 16]) -> Self {
+        Network::Ipv6(Ipv6Spec {
+            src,
+            dst,
+            traffic_class: 26 << 2 | 2,
+            flow_label: 0,
+            hop_limit: 64,
+        })
+    }
+
+    const fn len(&self) -> usize {
+        match self {
+            Network::Ipv4(_) => 20,
+            Network::Ipv6(_) | Network::RoceV1(_) => 40,
+        }
+    }
+}
+
+/// Everything needed to write one frame. Build with [`FrameBuilder::new`] and adjust fields.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameBuilder<'p> {
+    pub eth_dst: [u8; 6],
+    pub eth_src: [u8; 6],
+    /// 802.1Q / 802.1ad tags, outermost first.
+    pub vlans: [Option<VlanTag>; MAX_VLANS],
+    pub network: Network,
+    pub udp_sport: u16,
+    pub udp_dport: u16,
+    /// RoCEv2 senders usually leave the UDP checksum 0; the ICRC masks it anyway.
+    pub udp_checksum: u16,
+    /// The BTH; its PadCnt is replaced by the right value unless `padcnt` overrides it.
+    pub bth: BthRepr,
+    /// Values for the extended headers the opcode table lists (absent ones are written as
+    /// zeros; headers the opcode does not list are ignored).
+    pub headers: ExtHeaders,
+    /// Bytes after the headers (for opcodes outside the table: everything after the BTH).
+    pub payload: &'p [u8],
+    /// Forces PadCnt (and the number of pad bytes) instead of computing it.
+    pub padcnt: Option<u8>,
+    /// Writes this ICRC instead of the correct one (to build bad-ICRC frames).
+    pub icrc: Option<u32>,
+}
+
+impl<'p> FrameBuilder<'p> {
+    /// A frame with default addresses, no VLAN, UDP source port 0xC000 and destination 4791.
+    pub fn new(network: Network, bth: BthRepr) -> Self {
+        FrameBuilder {
+            eth_dst: [0x02, 0, 0, 0, 0, 0x02],
+            eth_src: [0x02, 0, 0, 0, 0, 0x01],
+            vlans: [None; MAX_VLANS],
+            network,
+            udp_sport: 0xc000,
+            udp_dport: ROCEV2_UDP_PORT,
+            udp_checksum: 0,
+            bth,
+            headers: ExtHeaders::default(),
+            payload: &[],
+            padcnt: None,
+            icrc: None,
+        }
+    }
+
+    fn header_len(&self) -> usize {
+        match opcode::lookup(self.bth.opcode) {
+            Some(info) => usize::from(info.header_len),
+            None => BthRepr::LEN,
+        }
+    }
+
+    fn padcnt(&self) -> u8 {
+        self.padcnt
+            .unwrap_or((4 - (self.payload.len() % 4) as u8) % 4)
+            & 3
+    }
+
+    /// Bytes from the BTH through the ICRC.
+    fn transport_len(&self) -> usize {
+        self.header_len() + self.payload.len() + usize::from(self.padcnt()) + ICRC_LEN
+    }
+
+    fn l2_len(&self) -> usize {
+        14 + 4 * self.vlans.iter().flatten().count()
+    }
+
+    /// The frame's length in bytes.
+    pub fn buffer_len(&self) -> usize {
+        let udp = if matches!(self.network, Network::RoceV1(_)) {
+            0
+        } else {
+            8
+        };
+        self.l2_len() + self.network.len() + udp + self.transport_len()
+    }
+
+    /// Writes the frame to the start of `out` and returns its length.
+    pub fn emit(&self, out: &mut [u8]) -> Result<usize> {
+        let total = self.buffer_len();
+        let avail = out.len();
+        let frame =
+            out.get_mut(..total)
+                .ok_or(Error::buffer_too_small(Layer::Builder, total, avail))?;
+        let transport_len = self.transport_len();
+        let too_long = Error::malformed(Layer::Builder, 0, "frame too long for its length fields");
+
+        // L2.
+        let first_type = match self.network {
+            Network::Ipv4(_) => ETHERTYPE_IPV4,
+            Network::Ipv6(_) => ETHERTYPE_IPV6,
+            Network::RoceV1(_) => ETHERTYPE_ROCEV1,
+        };
+        let tags: [Option<VlanTag>; MAX_VLANS] = self.vlans;
+        let mut types = [first_type; MAX_VLANS + 1];
+        let mut n_tags = 0;
+        for t in tags.iter().flatten() {
+            if let Some(slot) = types.get_mut(n_tags) {
+                *slot = t.tpid;
+            }
+            n_tags += 1;
+        }
+        if let Some(slot) = types.get_mut(n_tags) {
+            *slot = first_type;
+        }
+        let eth = Ethernet2Header {
+            source: self.eth_src,
+            destination: self.eth_dst,
+            ether_type: EtherType(*types.first().unwrap_or(&first_type)),
+        };
+        let mut off = put(frame, 0, &eth.to_bytes());
+        for (i, t) in tags.iter().flatten().enumerate() {
+            let next = types.get(i + 1).copied().unwrap_or(first_type);
+            let v = SingleVlanHeader {
+                pcp: VlanPcp::try_new(t.pcp & 7).unwrap_or(VlanPcp::ZERO),
+                drop_eligible_indicator: t.dei,
+                vlan_id: VlanId::try_new(t.vid & 0xfff).unwrap_or(VlanId::ZERO),
+                ether_type: EtherType(next),
+            };
+            off = put(frame, off, &v.to_bytes());
+        }
+
+        // L3 and L4; remember where the covered headers are for the ICRC.
+        let net_off = off;
+        match self.network {
+            Network::Ipv4(s) => {
+                let payload = u16::try_from(8 + transport_len).map_err(|_| too_long)?;
+                let mut ip = Ipv4Header::new(payload, s.ttl, IpNumber::UDP, s.src, s.dst)
+                    .map_err(|_| too_long)?;
+                ip.dscp = IpDscp::try_new(s.dscp & 0x3f).unwrap_or(IpDscp::ZERO);
+                ip.ecn = IpEcn::try_new(s.ecn & 3).unwrap_or(IpEcn::ZERO);
+                ip.identification = s.identification;
+                ip.dont_fragment = s.dont_fragment;
+                ip.header_checksum = ip.calc_header_checksum();
+                off = put(frame, off, &ip.to_bytes());
+            }
+            Network::Ipv6(s) => {
+                let ip = Ipv6Header {
+                    traffic_class: s.traffic_class,
+                    flow_label: Ipv6FlowLabel::try_new(s.flow_label & 0xfffff)
+                        .unwrap_or(Ipv6FlowLabel::ZERO),
+                    payload_length: u16::try_from(8 + transport_len).map_err(|_| too_long)?,
+                    next_header: IpNumber::UDP,
+                    hop_limit: s.hop_limit,
+                    source: s.src,
+                    destination: s.dst,
+                };
+                off = put(frame, off, &ip.to_bytes());
+            }
+            Network::RoceV1(g) => {
+                let mut g = g;
+                g.paylen = u16::try_from(transport_len).map_err(|_| too_long)?;
+                g.nxthdr = crate::headers::grh::NXTHDR_BTH;
+                if let Some(b) = frame.get_mut(off..off + GrhRepr::LEN) {
+                    g.emit(&mut Grh::new_unchecked(b));
+                }
+                off += GrhRepr::LEN;
+            }
+        }
+        let udp_off = off;
+        if !matches!(self.network, Network::RoceV1(_)) {
+            let udp = UdpHeader {
+                source_port: self.udp_sport,
+                destination_port: self.udp_dport,
+                length: u16::try_from(8 + transport_len).map_err(|_| too_long)?,
+                checksum: self.udp_checksum,
+            };
+            off = put(frame, off, &udp.to_bytes());
+        }
+
+        // Transport: BTH, the opcode's headers, payload, pad.
+        let bth_off = off;
+        let mut bth = self.bth;
+        bth.padcnt = self.padcnt();
+        if let Some(b) = frame.get_mut(off..off + BthRepr::LEN) {
+            bth.emit(&mut Bth::new_unchecked(b));
+        }
+        off += BthRepr::LEN;
+        if let Some(info) = opcode::lookup(bth.opcode) {
+            for &h in info.headers {
+                if let Some(b) = frame.get_mut(off..off + h.len()) {
+                    self.headers.emit_one(h, b);
+                }
+                off += h.len();
+            }
+        }
+        off = put(frame, off, self.payload);
+        let pad_end = off + usize::from(bth.padcnt);
+        if let Some(p) = frame.get_mut(off..pad_end) {
+            p.fill(0);
+        }
+        off = pad_end;
+
+        // ICRC over what was just written.
+        let value = match self.icrc {
+            Some(v) => v,
+            None => {
+                let net = frame.get(net_off..udp_off).unwrap_or(&[]);
+                let net = match self.network {
+                    Network::Ipv4(_) => IcrcNetwork::Ipv4(net),
+                    Network::Ipv6(_) => IcrcNetwork::Ipv6(net),
+                    Network::RoceV1(_) => IcrcNetwork::Grh(net),
+                };
+                let udp = frame.get(udp_off..bth_off).unwrap_or(&[]);
+                icrc::compute(net, udp, frame.get(bth_off..off).unwrap_or(&[]))
+            }
+        };
+        off = put(frame, off, &value.to_le_bytes());
+        debug_assert_eq!(off, total);
+        Ok(total)
+    }
+}
+
+/// Copies `src` to `buf` at `off`; returns the offset after it. The builder sizes `buf`
+/// first, so nothing is ever dropped.
+fn put(buf: &mut [u8], off: usize, src: &[u8]) -> usize {
+    if let Some(d) = buf.get_mut(off..off + src.len()) {
+        d.copy_from_slice(src);
+    }
+    off + src.len()
+}
