@@ -6,6 +6,7 @@ use core::fmt;
 macro_rules! problems {
     ($($(#[$doc:meta])* $name:ident = $bit:expr, $text:expr;)*) => {
         /// One problem found in a frame.
+        #[cfg_attr(feature = "serde", derive(serde::Serialize))]
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         #[repr(u32)]
         pub enum Problem {
@@ -84,6 +85,7 @@ impl fmt::Display for Problem {
 }
 
 /// A set of [`Problem`]s: a bit mask, copied freely.
+#[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub struct Problems(u32);
 

@@ -70,7 +70,17 @@ impl<'a> Roce<'a> {
 
     /// Whether this is a UD SEND to QP1 (a MAD for the General Services Interface, CM).
     pub fn is_gsi_mad(&self) -> bool {
-        matches!(self.bth.opcode, 0x64 | 0x65) && self.bth.dest_qp == 1
+        matches!(self.bth.opcode, 0x64 | 0x65) && self.bth.dest_qp == crate::cm::QP1
+    }
+
+    /// The MAD of a UD SEND to QP1, decoded (CM messages, or the MAD header of other
+    /// management classes); `None` for other packets.
+    pub fn mad(&self) -> Option<Result<crate::cm::Mad<'a>, Error>> {
+        if self.is_gsi_mad() {
+            Some(crate::cm::parse_mad(self.payload))
+        } else {
+            None
+        }
     }
 }
 
