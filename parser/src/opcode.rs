@@ -47,14 +47,24 @@ impl Transport {
 
     /// Name used for opcodes the table does not define.
     const fn undefined_name(self) -> &'static str {
+        self.undefined_names().0
+    }
+
+    /// The undefined-opcode name, without and with a trailing NUL (for C callers).
+    const fn undefined_names(self) -> (&'static str, &'static str) {
+        macro_rules! both {
+            ($s:literal) => {
+                ($s, concat!($s, "\0"))
+            };
+        }
         match self {
-            Transport::Rc => "RC_RESERVED",
-            Transport::Uc => "UC_RESERVED",
-            Transport::Rd => "RD_RESERVED",
-            Transport::Ud => "UD_RESERVED",
-            Transport::Cnp => "CNP_RESERVED",
-            Transport::Xrc => "XRC_RESERVED",
-            Transport::Vendor => "VENDOR_SPECIFIC",
+            Transport::Rc => both!("RC_RESERVED"),
+            Transport::Uc => both!("UC_RESERVED"),
+            Transport::Rd => both!("RD_RESERVED"),
+            Transport::Ud => both!("UD_RESERVED"),
+            Transport::Cnp => both!("CNP_RESERVED"),
+            Transport::Xrc => both!("XRC_RESERVED"),
+            Transport::Vendor => both!("VENDOR_SPECIFIC"),
         }
     }
 }
@@ -1188,9 +1198,26 @@ pub fn name(opcode: u8) -> &'static str {
     }
 }
 
+/// [`name`] followed by a NUL byte, for C callers: the same strings, from the same table.
+pub fn name_with_nul(opcode: u8) -> &'static str {
+    match lookup(opcode) {
+        Some(info) => info.name_with_nul(),
+        None => Transport::of(opcode).undefined_names().1,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_with_nul_match_names() {
+        for op in 0..=u8::MAX {
+            let with = name_with_nul(op);
+            assert_eq!(with.strip_suffix('\0'), Some(name(op)), "opcode {op:#04x}");
+            assert!(!name(op).contains('\0'));
+        }
+    }
 
     #[test]
     fn header_len_is_bth_plus_listed_headers() {
