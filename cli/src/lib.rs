@@ -1,3 +1,9 @@
-//! roce-inspect: capture reading and (later) output for the `roce-inspect` command line.
+//! roce-inspect: capture reading, decoding and output for the `roce-inspect` command line.
 
 pub mod capture;
+pub mod cm_json;
+pub mod cm_text;
+pub mod dissect;
+pub mod input;
+pub mod stats;
+pub mod text;

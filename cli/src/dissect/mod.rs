@@ -1,0 +1,113 @@
+//! `roce-inspect dissect`: every frame, as a summary line, a field tree, or JSON.
+
+pub mod json;
+
+use std::io::{self, BufWriter, Write};
+use std::ops::RangeInclusive;
+use std::path::Path;
+
+use roce_parser::Config;
+
+use crate::input::{for_each_frame, Decoded, InputError};
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    /// One line per frame (with -V: the full field tree).
+    Text,
+    /// One JSON array of frame objects.
+    Json,
+    /// One JSON object per line.
+    Jsonl,
+}
+
+/// Which frames to show.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    /// Only RoCE frames whose DestQP is this (or, for UD, whose DETH SrcQP is).
+    pub qp: Option<u32>,
+    /// Only RoCE frames with this opcode.
+    pub opcode: Option<u8>,
+    /// Only frames numbered in this range.
+    pub frames: Option<RangeInclusive<u64>>,
+}
+
+impl Filter {
+    fn keeps(&self, d: &Decoded<'_>) -> bool {
+        if let Some(r) = &self.frames {
+            if !r.contains(&d.frame.number) {
+                return false;
+            }
+        }
+        if self.qp.is_none() && self.opcode.is_none() {
+            return true;
+        }
+        let Some(roce) = d.packet.as_ref().ok().and_then(|p| p.roce) else {
+            return false;
+        };
+        if let Some(qp) = self.qp {
+            let src = roce.headers.deth.map(|d| d.src_qp);
+            if roce.bth.dest_qp != qp && src != Some(qp) {
+                return false;
+            }
+        }
+        self.opcode.is_none_or(|op| op == roce.bth.opcode)
+    }
+}
+
+pub struct Options {
+    pub format: Format,
+    pub verbose: bool,
+    pub filter: Filter,
+    pub config: Config,
+}
+
+/// Runs the command, writing to stdout.
+pub fn run(path: &Path, opts: &Options) -> Result<(), InputError> {
+    let stdout = io::stdout();
+    let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
+    let mut line = String::with_capacity(256);
+    let mut t0 = None;
+    let mut first = true;
+    let mut io_err: Option<io::Error> = None;
+    if opts.format == Format::Json {
+        let _ = out.write_all(b"[");
+    }
+    for_each_frame(path, &opts.config, |d| {
+        let t0 = *t0.get_or_insert(d.frame.ts_ns);
+        if io_err.is_some() || !opts.filter.keeps(d) {
+            return;
+        }
+        let res = match opts.format {
+            Format::Text if opts.verbose => crate::text::tree(d, &mut out),
+            Format::Text => {
+                crate::text::summary_line(d, t0, &mut line);
+                line.push('\n');
+                out.write_all(line.as_bytes())
+            }
+            Format::Jsonl => serde_json::to_writer(&mut out, &json::frame_json(d))
+                .map_err(io::Error::from)
+                .and_then(|()| out.write_all(b"\n")),
+            Format::Json => {
+                let sep: &[u8] = if first { b"\n" } else { b",\n" };
+                first = false;
+                out.write_all(sep).and_then(|()| {
+                    serde_json::to_writer(&mut out, &json::frame_json(d)).map_err(io::Error::from)
+                })
+            }
+        };
+        if let Err(e) = res {
+            io_err = Some(e);
+        }
+    })?;
+    if opts.format == Format::Json {
+        let _ = out.write_all(b"\n]\n");
+    }
+    let flushed = out.flush();
+    match io_err.map_or(flushed, Err) {
+        // A closed pipe (`| head`) is not an error worth a message.
+        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
+        Err(e) => Err(InputError(format!("writing output: {e}"))),
+        Ok(()) => Ok(()),
+    }
+}

@@ -1,0 +1,358 @@
+//! Human-readable output: the one-line frame summary and the `-V` field tree.
+
+use std::fmt::{self, Write as _};
+use std::io::{self, Write};
+
+use roce_parser::headers::aeth::rnr_timer_us;
+use roce_parser::headers::AethKind;
+use roce_parser::{IcrcStatus, Packet, Roce};
+
+use crate::input::Decoded;
+
+/// A MAC address as aa:bb:cc:dd:ee:ff.
+pub struct Mac(pub [u8; 6]);
+
+impl fmt::Display for Mac {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let m = self.0;
+        write!(
+            f,
+            "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
+            m[0], m[1], m[2], m[3], m[4], m[5]
+        )
+    }
+}
+
+/// "src -> dst" at the highest layer known: IP, GRH GIDs, or MAC.
+fn endpoints(p: &Packet<'_>, out: &mut String) {
+    if let Some(ip) = p.ip {
+        let _ = write!(out, "{} -> {}", ip.src, ip.dst);
+    } else if let Some(g) = p.roce.and_then(|r| r.grh) {
+        let _ = write!(out, "{} -> {}", g.sgid_addr(), g.dgid_addr());
+    } else if let Some(e) = p.eth {
+        let _ = write!(out, "{} -> {}", Mac(e.src), Mac(e.dst));
+    } else {
+        out.push('-');
+    }
+}
+
+/// BTH flags and marks worth a glance: A(ckReq), SE, M, FECN, BECN, ECN-CE.
+fn flags(p: &Packet<'_>, r: &Roce<'_>, out: &mut String) {
+    let b = &r.bth;
+    let ce = p.ip.is_some_and(|ip| ip.ecn == 3) || r.grh.is_some_and(|g| g.tclass & 3 == 3);
+    for (on, name) in [
+        (b.ackreq, "A"),
+        (b.se, "SE"),
+        (b.migreq, "M"),
+        (b.fecn, "FECN"),
+        (b.becn, "BECN"),
+        (ce, "ECN-CE"),
+    ] {
+        if on {
+            if !out.ends_with('[') {
+                out.push(' ');
+            }
+            out.push_str(name);
+        }
+    }
+}
+
+/// The AETH syndrome in words, e.g. "NAK: PSN sequence error", "RNR NAK, 1.28 ms".
+pub fn aeth_words(r: &Roce<'_>) -> Option<String> {
+    r.headers.aeth.map(|a| a.describe().to_string())
+}
+
+/// Writes the one-line summary of a frame. `t0` is the first frame's timestamp.
+pub fn summary_line(d: &Decoded<'_>, t0: u64, line: &mut String) {
+    line.clear();
+    let f = &d.frame;
+    let rel = f.ts_ns.saturating_sub(t0);
+    let _ = write!(
+        line,
+        "{:>7} {:>4}.{:06} ",
+        f.number,
+        rel / 1_000_000_000,
+        (rel % 1_000_000_000) / 1000
+    );
+    let p = match &d.packet {
+        Ok(p) => p,
+        Err(e) => {
+            let _ = write!(line, "{} bytes, not decoded: {e}", f.caplen);
+            return;
+        }
+    };
+    endpoints(p, line);
+    line.push_str("  ");
+    let Some(r) = &p.roce else {
+        non_roce(p, line);
+        let _ = write!(line, "  len {}", f.len);
+        return;
+    };
+    let _ = write!(
+        line,
+        "{}{} QP 0x{:06x} PSN {}",
+        if r.version.number() == 1 {
+            "RoCEv1 "
+        } else {
+            ""
+        },
+        r.opcode_name(),
+        r.bth.dest_qp,
+        r.bth.psn
+    );
+    line.push_str(" [");
+    flags(p, r, line);
+    line.push(']');
+    if let Some(words) = aeth_words(r) {
+        let _ = write!(line, " {words} MSN {}", r.headers.aeth.map_or(0, |a| a.msn));
+    }
+    if let Some(m) = r.mad().and_then(Result::ok) {
+        if let Some(cm) = m.cm {
+            let _ = write!(line, " CM {}", cm.name());
+        }
+    }
+    let _ = write!(
+        line,
+        " len {} ICRC {}",
+        r.payload_len,
+        r.icrc_status.as_str()
+    );
+    if !p.problems.is_empty() {
+        let _ = write!(line, " ! {}", p.problems);
+    }
+    if let Some(e) = &p.stop {
+        let _ = write!(line, " ! {e}");
+    }
+}
+
+fn non_roce(p: &Packet<'_>, line: &mut String) {
+    match (p.ip, p.udp) {
+        (_, Some(u)) => {
+            let _ = write!(line, "UDP {} -> {}", u.sport, u.dport);
+        }
+        (Some(ip), None) => {
+            let name = match ip.protocol {
+                6 => "TCP",
+                1 => "ICMP",
+                58 => "ICMPv6",
+                2 => "IGMP",
+                _ => "IP",
+            };
+            let _ = write!(line, "IPv{} {name} (protocol {})", ip.version, ip.protocol);
+        }
+        (None, None) => {
+            let et = p.eth.map_or(0, |e| e.ethertype);
+            let name = match et {
+                0x0806 => "ARP",
+                0x88cc => "LLDP",
+                0x8808 => "Ethernet PAUSE/PFC",
+                _ => "Ethernet",
+            };
+            let _ = write!(line, "{name} (EtherType 0x{et:04x})");
+        }
+    }
+}
+
+/// Writes the full field tree of a frame (`dissect -V`).
+pub fn tree(d: &Decoded<'_>, out: &mut impl Write) -> io::Result<()> {
+    let f = &d.frame;
+    writeln!(
+        out,
+        "Frame {}: {} bytes on wire, {} captured, time {}.{:09}, link {}",
+        f.number,
+        f.len,
+        f.caplen,
+        f.ts_ns / 1_000_000_000,
+        f.ts_ns % 1_000_000_000,
+        f.link_type.name()
+    )?;
+    let p = match &d.packet {
+        Ok(p) => p,
+        Err(e) => return writeln!(out, "  not decoded: {e}\n"),
+    };
+    if let Some(e) = p.eth {
+        writeln!(
+            out,
+            "  Ethernet: {} -> {}, EtherType 0x{:04x}",
+            Mac(e.src),
+            Mac(e.dst),
+            e.ethertype
+        )?;
+    }
+    for v in p.vlans.iter().flatten() {
+        writeln!(
+            out,
+            "  VLAN (TPID 0x{:04x}): ID {}, PCP {}, DEI {}",
+            v.tpid,
+            v.vid,
+            v.pcp,
+            u8::from(v.dei)
+        )?;
+    }
+    if let Some(ip) = p.ip {
+        let ecn = ["Not-ECT", "ECT(1)", "ECT(0)", "CE"][usize::from(ip.ecn & 3)];
+        write!(
+            out,
+            "  IPv{}: {} -> {}, DSCP {}, ECN {} ({ecn}), ",
+            ip.version, ip.src, ip.dst, ip.dscp, ip.ecn
+        )?;
+        if ip.version == 4 {
+            writeln!(
+                out,
+                "TTL {}, ID 0x{:04x}, total length {}",
+                ip.ttl, ip.identification, ip.total_len
+            )?;
+        } else {
+            writeln!(
+                out,
+                "hop limit {}, flow label 0x{:05x}, payload length {}",
+                ip.ttl,
+                ip.flow_label,
+                ip.total_len - 40
+            )?;
+        }
+    }
+    if let Some(u) = p.udp {
+        writeln!(
+            out,
+            "  UDP: {} -> {}, length {}, checksum 0x{:04x}",
+            u.sport, u.dport, u.len, u.checksum
+        )?;
+    }
+    if let Some(r) = &p.roce {
+        roce_tree(p, r, out)?;
+    }
+    if let Some(e) = &p.stop {
+        writeln!(out, "  Stopped: {e}")?;
+    }
+    writeln!(out)
+}
+
+fn roce_tree(p: &Packet<'_>, r: &Roce<'_>, out: &mut impl Write) -> io::Result<()> {
+    if let Some(g) = r.grh {
+        writeln!(
+            out,
+            "  GRH: {} -> {}, traffic class 0x{:02x}, flow label 0x{:05x}, payload length {}, next header 0x{:02x}, hop limit {}",
+            g.sgid_addr(), g.dgid_addr(), g.tclass, g.flow_label, g.paylen, g.nxthdr, g.hoplmt
+        )?;
+    }
+    let b = &r.bth;
+    writeln!(
+        out,
+        "  RoCEv{} BTH: {} (opcode 0x{:02x})",
+        r.version.number(),
+        r.opcode_name(),
+        b.opcode
+    )?;
+    writeln!(
+        out,
+        "    SE {}, MigReq {}, PadCnt {}, TVer {}, P_Key 0x{:04x}",
+        u8::from(b.se),
+        u8::from(b.migreq),
+        b.padcnt,
+        b.tver,
+        b.pkey
+    )?;
+    writeln!(
+        out,
+        "    FECN {}, BECN {}, DestQP 0x{:06x}, AckReq {}, PSN {} (0x{:06x})",
+        u8::from(b.fecn),
+        u8::from(b.becn),
+        b.dest_qp,
+        u8::from(b.ackreq),
+        b.psn,
+        b.psn
+    )?;
+    let h = &r.headers;
+    if let Some(x) = h.rdeth {
+        writeln!(out, "  RDETH: EE-Context 0x{:06x}", x.eecnxt)?;
+    }
+    if let Some(x) = h.deth {
+        writeln!(
+            out,
+            "  DETH: Q_Key 0x{:08x}, SrcQP 0x{:06x}",
+            x.qkey, x.src_qp
+        )?;
+    }
+    if let Some(x) = h.xrceth {
+        writeln!(out, "  XRCETH: XRC SRQ 0x{:06x}", x.xrcsrq)?;
+    }
+    if let Some(x) = h.feth {
+        writeln!(
+            out,
+            "  FETH: selectivity level {}, placement type {}",
+            x.selectivity, x.placement
+        )?;
+    }
+    if let Some(x) = h.reth {
+        writeln!(
+            out,
+            "  RETH: VA 0x{:016x}, R_Key 0x{:08x}, DMA length {}",
+            x.va, x.rkey, x.dma_len
+        )?;
+    }
+    if let Some(x) = h.atomic_eth {
+        writeln!(
+            out,
+            "  AtomicETH: VA 0x{:016x}, R_Key 0x{:08x}, swap/add 0x{:016x}, compare 0x{:016x}",
+            x.va, x.rkey, x.swap_add, x.compare
+        )?;
+    }
+    if let Some(x) = h.aeth {
+        let mut words = x.describe().to_string();
+        if x.kind() == AethKind::RnrNak {
+            let _ = write!(
+                words,
+                " (timer code {}, {} us)",
+                x.value(),
+                rnr_timer_us(x.value())
+            );
+        }
+        writeln!(
+            out,
+            "  AETH: syndrome 0x{:02x}: {words}; MSN {}",
+            x.syndrome, x.msn
+        )?;
+    }
+    if let Some(x) = h.atomic_ack_eth {
+        writeln!(
+            out,
+            "  AtomicAckETH: original remote data 0x{:016x}",
+            x.orig
+        )?;
+    }
+    if let Some(x) = h.immdt {
+        writeln!(out, "  ImmDt: 0x{:08x}", x.data)?;
+    }
+    if let Some(x) = h.ieth {
+        writeln!(out, "  IETH: R_Key 0x{:08x}", x.rkey)?;
+    }
+    if let Some(Ok(m)) = r.mad() {
+        crate::cm_text::cm_tree(&m, out)?;
+    }
+    if r.info.is_none() {
+        writeln!(
+            out,
+            "  Opaque: {} bytes after the BTH (opcode not in the table)",
+            r.opaque.len()
+        )?;
+    }
+    writeln!(
+        out,
+        "  Payload: {} bytes ({} captured), pad {} bytes",
+        r.payload_len,
+        r.payload.len(),
+        r.bth.padcnt
+    )?;
+    match (r.icrc, r.icrc_status) {
+        (Some(v), IcrcStatus::Bad { computed }) => {
+            writeln!(out, "  ICRC: 0x{v:08x} bad (should be 0x{computed:08x})")?
+        }
+        (Some(v), s) => writeln!(out, "  ICRC: 0x{v:08x} {}", s.as_str())?,
+        (None, s) => writeln!(out, "  ICRC: not captured, {}", s.as_str())?,
+    }
+    for pr in p.problems.iter() {
+        writeln!(out, "  Problem: {pr}")?;
+    }
+    Ok(())
+}
