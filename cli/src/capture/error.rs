@@ -89,6 +89,10 @@ impl fmt::Display for CaptureError {
                 "{}: frame {} at byte offset {}: {}",
                 self.file, n, self.offset, self.kind
             ),
+            // Whole-file problems have no useful offset.
+            None if matches!(self.kind, ErrorKind::Io(_) | ErrorKind::Empty) => {
+                write!(f, "{}: {}", self.file, self.kind)
+            }
             None => write!(
                 f,
                 "{}: at byte offset {}: {}",

@@ -171,7 +171,11 @@ impl Source {
             self.pos = 0;
         }
         let want = n.max(BUF_SIZE);
-        if self.buf.len() < want {
+        if self.buf.is_empty() {
+            // Zeroed allocation: fresh zero pages from the OS, touched only as data arrives,
+            // so a small file does not pay for clearing the whole window.
+            self.buf = vec![0; want];
+        } else if self.buf.len() < want {
             self.buf.resize(want, 0);
         }
         while self.end < n {
