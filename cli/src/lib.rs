@@ -4,6 +4,7 @@ pub mod capture;
 pub mod cm_json;
 pub mod cm_text;
 pub mod dissect;
+pub mod gen;
 pub mod input;
 pub mod stats;
 pub mod text;

@@ -4,7 +4,8 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
-use roce_inspect::{dissect, stats};
+use roce_inspect::input::InputError;
+use roce_inspect::{dissect, gen, stats};
 use roce_parser::Config;
 
 #[derive(Parser)]
@@ -87,6 +88,37 @@ enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Write a generated capture (nanosecond pcap) built with the roce-parser builder.
+    Gen {
+        #[command(subcommand)]
+        scenario: GenScenario,
+    },
+}
+
+#[derive(Subcommand)]
+enum GenScenario {
+    /// The sample of pcaps/: CM, SEND with immediate, WRITE, READ, atomic, NAK and go-back-N,
+    /// RNR NAK and retry, ECN-CE with a CNP, UD, IPv6
+    Sample {
+        /// Output file
+        #[arg(short, long)]
+        output: PathBuf,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
+    /// A large capture for benchmarks: RC WRITE / READ / SEND traffic over many connections
+    Bench {
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Number of frames
+        #[arg(long, default_value_t = 200_000)]
+        frames: usize,
+        /// Number of RC connections
+        #[arg(long, default_value_t = 64)]
+        connections: usize,
+        #[arg(long, default_value_t = 1)]
+        seed: u64,
+    },
 }
 
 fn parse_u32(s: &str) -> Result<u32, String> {
@@ -122,6 +154,14 @@ fn parse_range(s: &str) -> Result<std::ops::RangeInclusive<u64>, String> {
     Ok(a..=b)
 }
 
+fn write_trace(trace: &gen::Trace, path: &std::path::Path) -> Result<(), InputError> {
+    let file = std::fs::File::create(path)
+        .map_err(|e| InputError(format!("{}: cannot create: {e}", path.display())))?;
+    trace
+        .write_pcap(std::io::BufWriter::new(file))
+        .map_err(|e| InputError(format!("{}: {e}", path.display())))
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -147,6 +187,15 @@ fn main() -> ExitCode {
             format,
             common,
         } => stats::run(&file, format, &common.config()),
+        Command::Gen { scenario } => {
+            let (trace, output) = match scenario {
+                GenScenario::Sample { output, seed } => (gen::scenarios::sample(seed), output),
+                GenScenario::Bench { output, frames, connections, seed } => {
+                    (gen::scenarios::bench(seed, frames, connections), output)
+                }
+            };
+            write_trace(&trace, &output)
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

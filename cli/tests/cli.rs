@@ -1,0 +1,166 @@
+//! The built binary on real captures, the project's sample, and damaged files.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn run(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_roce-inspect")).args(args).output().unwrap()
+}
+
+fn stdout_of(args: &[&str]) -> String {
+    let out = run(args);
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn real_dir() -> Option<PathBuf> {
+    let dir = root().join("../shared/pcaps/real");
+    if dir.is_dir() {
+        return Some(dir);
+    }
+    assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true but {} is missing", dir.display());
+    eprintln!("skipping: {} not found", dir.display());
+    None
+}
+
+/// (file, frames, RoCEv2, RoCEv1, ICRC ok, bad, unverifiable) from the README table.
+fn ground_truth(dir: &Path) -> Vec<(String, [u64; 6])> {
+    std::fs::read_to_string(dir.join("README.md"))
+        .unwrap()
+        .lines()
+        .filter(|l| l.starts_with("| ") && (l.contains(".pcap |") || l.contains(".pcapng |")))
+        .map(|l| {
+            let c: Vec<&str> = l.split('|').map(str::trim).collect();
+            let n = |i: usize| c[i].parse::<u64>().unwrap();
+            (c[1].to_string(), [n(4), n(5), n(6), n(7), n(8), n(9)])
+        })
+        .collect()
+}
+
+#[test]
+fn stats_and_dissect_agree_with_ground_truth_on_every_real_capture() {
+    let Some(dir) = real_dir() else { return };
+    let truth = ground_truth(&dir);
+    assert!(truth.len() >= 20);
+    for (name, t) in truth {
+        let path = dir.join(&name);
+        let p = path.to_str().unwrap();
+        let s: Value = serde_json::from_str(&stdout_of(&["stats", "--format", "json", p])).unwrap();
+        assert_eq!(s["frames"], t[0], "{name} frames");
+        assert_eq!(s["roce_frames"], t[1] + t[2], "{name} RoCE frames");
+        assert_eq!(s["rocev2_frames"], t[1], "{name}");
+        assert_eq!(s["rocev1_frames"], t[2], "{name}");
+        assert_eq!(
+            [&s["icrc"]["ok"], &s["icrc"]["bad"], &s["icrc"]["unverifiable"]],
+            [t[3], t[4], t[5]],
+            "{name} ICRC ok/bad/unverifiable"
+        );
+
+        // dissect --format jsonl: one line per frame, frames numbered 1..n, and the same
+        // opcode histogram as stats.
+        let lines = stdout_of(&["dissect", "--format", "jsonl", p]);
+        let mut hist: BTreeMap<String, u64> = BTreeMap::new();
+        let mut n = 0;
+        for (i, line) in lines.lines().enumerate() {
+            let v: Value = serde_json::from_str(line).unwrap();
+            assert_eq!(v["frame"], i as u64 + 1, "{name}");
+            n += 1;
+            if let Some(name) = v["roce"]["bth"]["opcode_name"].as_str() {
+                *hist.entry(name.to_string()).or_default() += 1;
+            }
+        }
+        assert_eq!(n, t[0], "{name}: one line per frame");
+        let stats_hist: BTreeMap<String, u64> =
+            s["opcodes"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.as_u64().unwrap())).collect();
+        assert_eq!(hist, stats_hist, "{name}: opcode histogram");
+    }
+}
+
+#[test]
+fn sample_is_reproducible_and_matches_its_golden_stats() {
+    let root = root();
+    let tmp = std::env::temp_dir().join(format!("roce-inspect-sample-{}.pcap", std::process::id()));
+    stdout_of(&["gen", "sample", "-o", tmp.to_str().unwrap()]);
+    let committed = std::fs::read(root.join("pcaps/sample.pcap")).unwrap();
+    assert_eq!(std::fs::read(&tmp).unwrap(), committed, "gen sample no longer reproduces pcaps/sample.pcap");
+    let _ = std::fs::remove_file(&tmp);
+
+    let got: Value = serde_json::from_str(&stdout_of(&[
+        "stats",
+        "--format",
+        "json",
+        root.join("pcaps/sample.pcap").to_str().unwrap(),
+    ]))
+    .unwrap();
+    let golden: Value =
+        serde_json::from_str(&std::fs::read_to_string(root.join("pcaps/sample.stats.json")).unwrap()).unwrap();
+    assert_eq!(got, golden, "stats output changed: review and regenerate pcaps/sample.stats.json");
+    // What the sample is for: every kind of event the README promises.
+    let conn = &got["connections"][0];
+    assert_eq!(conn["paired_by"], "cm");
+    assert_eq!(conn["naks"]["psn_sequence_error"], 1);
+    assert_eq!(conn["rnr_naks"], 1);
+    assert_eq!(conn["cnps"], 1);
+    assert_eq!(conn["retransmitted_psns"], 3);
+    assert_eq!(got["cm_connections"][0]["outcome"], "disconnected");
+}
+
+#[test]
+fn dissect_text_verbose_and_filters() {
+    let sample = root().join("pcaps/sample.pcap");
+    let p = sample.to_str().unwrap();
+    let text = stdout_of(&["dissect", p]);
+    assert_eq!(text.lines().count(), 39);
+    assert!(text.lines().nth(21).unwrap().contains("RC_ACKNOWLEDGE") && text.contains("NAK: PSN sequence error"));
+    let v = stdout_of(&["dissect", "-V", "--frames", "27", p]);
+    assert!(v.contains("AETH: syndrome 0x21: RNR NAK, 0.01 ms"), "{v}");
+    assert!(v.contains("CNP") || !v.contains("Frame 32"));
+    let acks = stdout_of(&["dissect", "--format", "jsonl", "--opcode", "rc_acknowledge", p]);
+    assert_eq!(acks.lines().count(), 9);
+    let cnp = stdout_of(&["dissect", "--format", "json", "--opcode", "0x81", p]);
+    let arr: Value = serde_json::from_str(&cnp).unwrap();
+    assert_eq!(arr.as_array().unwrap().len(), 1);
+    assert_eq!(arr[0]["roce"]["bth"]["becn"], true);
+    assert_eq!(arr[0]["roce"]["payload_len"], 16);
+    let range = stdout_of(&["dissect", "--format", "jsonl", "--frames", "10-12", p]);
+    assert_eq!(range.lines().count(), 3);
+    // Reading from stdin gives the same as the file.
+    let out = Command::new(env!("CARGO_BIN_EXE_roce-inspect"))
+        .args(["dissect", "-"])
+        .stdin(std::fs::File::open(&sample).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), text);
+}
+
+#[test]
+fn damaged_input_exit_codes_and_messages() {
+    let dir = root().join("testdata/capture");
+    // Nothing readable: exit 2 with the file named.
+    for name in ["bad_magic.pcap", "truncated_file_header.pcap"] {
+        let out = run(&["stats", dir.join(name).to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{name}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(name), "{name}: {err}");
+    }
+    // Damage after some frames: exit 0, frames before it kept, a warning naming frame and offset.
+    let out = run(&["dissect", "--format", "jsonl", dir.join("record_past_end.pcap").to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("warning") && err.contains("record_past_end.pcap") && err.contains("frame"), "{err}");
+    assert!(err.contains("offset"), "{err}");
+    assert!(!out.stdout.is_empty(), "frames before the damage are still reported");
+    // A missing file.
+    let out = run(&["stats", "/nonexistent/x.pcap"]);
+    assert_eq!(out.status.code(), Some(2));
+    // A wrong command line.
+    assert_eq!(run(&["dissect", "--opcode", "NOT_AN_OPCODE", "x"]).status.code(), Some(2));
+}
