@@ -13,9 +13,13 @@ use std::sync::Arc;
 /// corrupt length from making the reader allocate gigabytes.
 pub const MAX_RECORD_LEN: u32 = 16 << 20;
 
-/// An error met while reading a capture.
+/// An error met while reading a capture. Boxed, so that the `Result` every frame travels in
+/// stays small.
 #[derive(Debug)]
-pub struct CaptureError {
+pub struct CaptureError(Box<Inner>);
+
+#[derive(Debug)]
+struct Inner {
     file: Arc<str>,
     frame: Option<u64>,
     offset: u64,
@@ -26,85 +30,71 @@ pub struct CaptureError {
 
 impl CaptureError {
     pub(crate) fn new(file: Arc<str>, frame: Option<u64>, offset: u64, kind: ErrorKind) -> Self {
-        CaptureError {
-            file,
-            frame,
-            offset,
-            frames_before: 0,
-            fatal: true,
-            kind,
-        }
+        CaptureError(Box::new(Inner { file, frame, offset, frames_before: 0, fatal: true, kind }))
     }
 
     pub(crate) fn with_progress(mut self, frames_before: u64, fatal: bool) -> Self {
-        self.frames_before = frames_before;
-        self.fatal = fatal;
+        self.0.frames_before = frames_before;
+        self.0.fatal = fatal;
         self
     }
 
     /// The file name as given (`-` for stdin).
     pub fn file(&self) -> &str {
-        &self.file
+        &self.0.file
     }
 
     /// The 1-based number the damaged frame has (or would have had); `None` for damage in
     /// the file header, before any frame.
     pub fn frame(&self) -> Option<u64> {
-        self.frame
+        self.0.frame
     }
 
     /// Byte offset of the damaged record or block in the (decompressed) file.
     pub fn offset(&self) -> u64 {
-        self.offset
+        self.0.offset
     }
 
     /// What was wrong.
     pub fn kind(&self) -> &ErrorKind {
-        &self.kind
+        &self.0.kind
     }
 
     /// Frames successfully read before this error.
     pub fn frames_before(&self) -> u64 {
-        self.frames_before
+        self.0.frames_before
     }
 
     /// True when no frame could be read at all (bad magic, truncated file header, damage in
     /// the first record): the input is unreadable, the command line exits with code 2.
     pub fn nothing_read(&self) -> bool {
-        self.frames_before == 0
+        self.0.frames_before == 0
     }
 
     /// True when iteration ends with this error; false when the reader skipped the damaged
     /// block and goes on (pcapng blocks with a sound length but a bad body).
     pub fn is_fatal(&self) -> bool {
-        self.fatal
+        self.0.fatal
     }
 }
 
 impl fmt::Display for CaptureError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.frame {
-            Some(n) => write!(
-                f,
-                "{}: frame {} at byte offset {}: {}",
-                self.file, n, self.offset, self.kind
-            ),
+        let Inner { file, frame, offset, kind, .. } = &*self.0;
+        match frame {
+            Some(n) => write!(f, "{file}: frame {n} at byte offset {offset}: {kind}"),
             // Whole-file problems have no useful offset.
-            None if matches!(self.kind, ErrorKind::Io(_) | ErrorKind::Empty) => {
-                write!(f, "{}: {}", self.file, self.kind)
+            None if matches!(kind, ErrorKind::Io(_) | ErrorKind::Empty) => {
+                write!(f, "{file}: {kind}")
             }
-            None => write!(
-                f,
-                "{}: at byte offset {}: {}",
-                self.file, self.offset, self.kind
-            ),
+            None => write!(f, "{file}: at byte offset {offset}: {kind}"),
         }
     }
 }
 
 impl std::error::Error for CaptureError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match &self.kind {
+        match &self.0.kind {
             ErrorKind::Io(e) | ErrorKind::Gzip(e) => Some(e),
             _ => None,
         }
@@ -142,27 +132,15 @@ pub enum ErrorKind {
     /// A pcapng block length beyond `MAX_RECORD_LEN`.
     BlockTooLong { block_type: u32, length: u32 },
     /// A pcapng block runs past the end of the file (a truncated last block).
-    BlockPastEnd {
-        block_type: u32,
-        length: u32,
-        available: u64,
-    },
+    BlockPastEnd { block_type: u32, length: u32, available: u64 },
     /// The trailing length of a pcapng block differs from its leading length.
-    BlockTrailerMismatch {
-        block_type: u32,
-        length: u32,
-        trailer: u32,
-    },
+    BlockTrailerMismatch { block_type: u32, length: u32, trailer: u32 },
     /// A section header whose byte-order magic is neither 0x1A2B3C4D nor its swap.
     BadByteOrderMagic(u32),
     /// A section header with a major version other than 1.
     UnsupportedVersion { major: u16, minor: u16 },
     /// A pcapng block body too short for its fixed fields.
-    BlockBodyTooShort {
-        block_type: u32,
-        body: u32,
-        needed: u32,
-    },
+    BlockBodyTooShort { block_type: u32, body: u32, needed: u32 },
     /// A packet's captured length runs past the end of its pcapng block.
     CaptureLengthPastBlock { caplen: u32, room: u32 },
     /// A packet refers to an interface no IDB of its section described.

@@ -96,10 +96,7 @@ impl LinkType {
 
     /// Whether `l2_start` can hand frames of this link type to the packet parser.
     pub fn is_supported(self) -> bool {
-        !matches!(
-            self,
-            LinkType::Erf | LinkType::Infiniband | LinkType::Other(_)
-        )
+        !matches!(self, LinkType::Erf | LinkType::Infiniband | LinkType::Other(_))
     }
 }
 
@@ -151,11 +148,7 @@ pub enum L2Error {
     /// The link type itself is not supported.
     LinkType(LinkType),
     /// The frame is shorter than its link-layer header.
-    Truncated {
-        link_type: LinkType,
-        needed: usize,
-        available: usize,
-    },
+    Truncated { link_type: LinkType, needed: usize, available: usize },
     /// A null/loopback header names an address family that is neither IPv4 nor IPv6.
     AddressFamily { link_type: LinkType, family: u32 },
     /// A raw IP frame whose version nibble is neither 4 nor 6.
@@ -208,29 +201,13 @@ pub fn l2_start(link_type: LinkType, frame: &[u8]) -> L2Start<'_> {
             with_header::<20>(link_type, frame, |h| u16::from_be_bytes([h[0], h[1]]))
         }
         LinkType::Raw | LinkType::Raw12 | LinkType::Raw14 => match frame.first().map(|b| b >> 4) {
-            Some(4) => L2Start::Network {
-                ethertype: ETHERTYPE_IPV4,
-                data: frame,
-            },
-            Some(6) => L2Start::Network {
-                ethertype: ETHERTYPE_IPV6,
-                data: frame,
-            },
+            Some(4) => L2Start::Network { ethertype: ETHERTYPE_IPV4, data: frame },
+            Some(6) => L2Start::Network { ethertype: ETHERTYPE_IPV6, data: frame },
             Some(version) => L2Start::Unsupported(L2Error::IpVersion { link_type, version }),
-            None => L2Start::Unsupported(L2Error::Truncated {
-                link_type,
-                needed: 1,
-                available: 0,
-            }),
+            None => L2Start::Unsupported(L2Error::Truncated { link_type, needed: 1, available: 0 }),
         },
-        LinkType::Ipv4 => L2Start::Network {
-            ethertype: ETHERTYPE_IPV4,
-            data: frame,
-        },
-        LinkType::Ipv6 => L2Start::Network {
-            ethertype: ETHERTYPE_IPV6,
-            data: frame,
-        },
+        LinkType::Ipv4 => L2Start::Network { ethertype: ETHERTYPE_IPV4, data: frame },
+        LinkType::Ipv6 => L2Start::Network { ethertype: ETHERTYPE_IPV6, data: frame },
         LinkType::Null | LinkType::Loop => null_start(link_type, frame),
         LinkType::Erf | LinkType::Infiniband | LinkType::Other(_) => {
             L2Start::Unsupported(L2Error::LinkType(link_type))
@@ -246,10 +223,7 @@ fn with_header<const N: usize>(
     ethertype: impl Fn(&[u8; N]) -> u16,
 ) -> L2Start<'_> {
     match frame.split_first_chunk::<N>() {
-        Some((header, data)) => L2Start::Network {
-            ethertype: ethertype(header),
-            data,
-        },
+        Some((header, data)) => L2Start::Network { ethertype: ethertype(header), data },
         None => L2Start::Unsupported(L2Error::Truncated {
             link_type,
             needed: N,
@@ -275,15 +249,9 @@ fn null_start(link_type: LinkType, frame: &[u8]) -> L2Start<'_> {
     }
     match family {
         // AF_INET everywhere.
-        2 => L2Start::Network {
-            ethertype: ETHERTYPE_IPV4,
-            data,
-        },
+        2 => L2Start::Network { ethertype: ETHERTYPE_IPV4, data },
         // AF_INET6: NetBSD/OpenBSD 24, FreeBSD 28, macOS 30.
-        24 | 28 | 30 => L2Start::Network {
-            ethertype: ETHERTYPE_IPV6,
-            data,
-        },
+        24 | 28 | 30 => L2Start::Network { ethertype: ETHERTYPE_IPV6, data },
         _ => L2Start::Unsupported(L2Error::AddressFamily { link_type, family }),
     }
 }

@@ -32,12 +32,7 @@
 //! So pcap-file does not hold the tool back: all candidates are far below the 100 ns/frame
 //! budget, and this module's own checks, timestamp conversion and buffer handling add little.
 #![forbid(unsafe_code)]
-#![deny(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
+#![deny(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 mod error;
 mod link;
@@ -148,10 +143,7 @@ impl TsConv {
             },
             TsResolution::Binary(n) => Scale::Shift(n),
         };
-        TsConv {
-            scale,
-            offset_ns: offset_s.saturating_mul(1_000_000_000),
-        }
+        TsConv { scale, offset_ns: offset_s.saturating_mul(1_000_000_000) }
     }
 
     /// Ticks since the epoch (minus `if_tsoffset`) to nanoseconds since the epoch; saturates
@@ -238,7 +230,8 @@ pub(crate) struct Rec {
     link_type: LinkType,
 }
 
-/// Damage a reader found, before the file name and frame number are attached.
+/// Damage a reader found, before the file name and frame number are attached. Boxed where
+/// it is returned, so the per-frame `Result` stays small.
 #[derive(Debug)]
 pub(crate) struct Damage {
     kind: ErrorKind,
@@ -250,25 +243,15 @@ pub(crate) struct Damage {
 }
 
 impl Damage {
-    pub(crate) fn fatal(kind: ErrorKind, offset: u64) -> Damage {
-        Damage {
-            kind,
-            offset,
-            fatal: true,
-            counts_frame: true,
-        }
+    pub(crate) fn fatal(kind: ErrorKind, offset: u64) -> Box<Damage> {
+        Box::new(Damage { kind, offset, fatal: true, counts_frame: true })
     }
 
-    pub(crate) fn skipped(kind: ErrorKind, offset: u64, counts_frame: bool) -> Damage {
-        Damage {
-            kind,
-            offset,
-            fatal: false,
-            counts_frame,
-        }
+    pub(crate) fn skipped(kind: ErrorKind, offset: u64, counts_frame: bool) -> Box<Damage> {
+        Box::new(Damage { kind, offset, fatal: false, counts_frame })
     }
 
-    pub(crate) fn io(e: io::Error, src: &Source, offset: u64) -> Damage {
+    pub(crate) fn io(e: io::Error, src: &Source, offset: u64) -> Box<Damage> {
         Damage::fatal(ErrorKind::from_io(e, src.is_gzip()), offset)
     }
 }
@@ -320,10 +303,7 @@ impl Capture {
             return Err(if have == 0 {
                 header_error(ErrorKind::Empty)
             } else {
-                header_error(ErrorKind::TruncatedFileHeader {
-                    needed: 4,
-                    available: have as u64,
-                })
+                header_error(ErrorKind::TruncatedFileHeader { needed: 4, available: have as u64 })
             });
         };
         let is_pcap = matches!(
@@ -365,12 +345,7 @@ impl Capture {
             src,
             reader,
             pcap_interface,
-            format: Format {
-                kind,
-                resolution,
-                big_endian,
-                gzip,
-            },
+            format: Format { kind, resolution, big_endian, gzip },
             numbered: 0,
             yielded: 0,
             done: false,
@@ -408,7 +383,7 @@ impl Capture {
                 self.done = true;
                 None
             }
-            Err(damage) => Some(Err(self.damage(damage))),
+            Err(damage) => Some(Err(self.damage(*damage))),
         }
     }
 
@@ -421,13 +396,8 @@ impl Capture {
         if damage.fatal {
             self.done = true;
         }
-        CaptureError::new(
-            Arc::clone(&self.name),
-            Some(frame),
-            damage.offset,
-            damage.kind,
-        )
-        .with_progress(self.yielded, damage.fatal)
+        CaptureError::new(Arc::clone(&self.name), Some(frame), damage.offset, damage.kind)
+            .with_progress(self.yielded, damage.fatal)
     }
 
     /// The name given to `open` or `from_bytes`.

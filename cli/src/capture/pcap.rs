@@ -51,11 +51,7 @@ impl PcapReader {
         let nano = header.ts_resolution == PfResolution::NanoSecond;
         // The upper 16 bits of the link-type field carry FCS flags (pcap spec, LinkType).
         let link_type = LinkType::from_code(u32::from(header.datalink) & 0xFFFF);
-        let resolution = if nano {
-            TsResolution::NANO
-        } else {
-            TsResolution::MICRO
-        };
+        let resolution = if nano { TsResolution::NANO } else { TsResolution::MICRO };
         let reader = PcapReader {
             parser,
             big_endian: header.endianness == Endianness::Big,
@@ -81,7 +77,7 @@ impl PcapReader {
 
     /// The next record, `Ok(None)` at a clean end of file.
     #[inline]
-    pub(crate) fn next(&mut self, src: &mut Source) -> Result<Option<Rec>, Damage> {
+    pub(crate) fn next(&mut self, src: &mut Source) -> Result<Option<Rec>, Box<Damage>> {
         loop {
             let offset = src.offset();
             let parsed = match self.parser.next_raw_packet(src.avail()) {
@@ -124,13 +120,10 @@ impl PcapReader {
     /// Refuses lengths beyond the snap length (0 means "no limit" to some writers) or the
     /// global limit, before anything is read for them.
     #[inline]
-    fn check_caplen(&self, caplen: u32, offset: u64) -> Result<(), Damage> {
+    fn check_caplen(&self, caplen: u32, offset: u64) -> Result<(), Box<Damage>> {
         if self.snaplen != 0 && caplen > self.snaplen {
             let snaplen = self.snaplen;
-            return Err(Damage::fatal(
-                ErrorKind::RecordExceedsSnapLen { caplen, snaplen },
-                offset,
-            ));
+            return Err(Damage::fatal(ErrorKind::RecordExceedsSnapLen { caplen, snaplen }, offset));
         }
         if caplen > MAX_RECORD_LEN {
             return Err(Damage::fatal(ErrorKind::RecordTooLong { caplen }, offset));
@@ -141,19 +134,14 @@ impl PcapReader {
     /// Reads more input for a record that is not complete in the window; `false` at a clean
     /// end of file.
     #[cold]
-    fn fill(&self, src: &mut Source, offset: u64) -> Result<bool, Damage> {
-        let have = src
-            .ensure(RECORD_HEADER_LEN)
-            .map_err(|e| Damage::io(e, src, offset))?;
+    fn fill(&self, src: &mut Source, offset: u64) -> Result<bool, Box<Damage>> {
+        let have = src.ensure(RECORD_HEADER_LEN).map_err(|e| Damage::io(e, src, offset))?;
         if have == 0 {
             return Ok(false);
         }
         let Some(header) = src.avail().first_chunk::<RECORD_HEADER_LEN>() else {
             let available = have as u64;
-            return Err(Damage::fatal(
-                ErrorKind::TruncatedRecordHeader { available },
-                offset,
-            ));
+            return Err(Damage::fatal(ErrorKind::TruncatedRecordHeader { available }, offset));
         };
         let caplen_bytes = [header[8], header[9], header[10], header[11]];
         let caplen = if self.big_endian {
@@ -166,10 +154,7 @@ impl PcapReader {
         let have = src.ensure(need).map_err(|e| Damage::io(e, src, offset))?;
         if have < need {
             let available = (have - RECORD_HEADER_LEN) as u64;
-            return Err(Damage::fatal(
-                ErrorKind::RecordPastEnd { caplen, available },
-                offset,
-            ));
+            return Err(Damage::fatal(ErrorKind::RecordPastEnd { caplen, available }, offset));
         }
         Ok(true)
     }

@@ -79,7 +79,7 @@ impl PcapNgReader {
 
     /// Blocks until the next packet, `Ok(None)` at a clean end of file.
     #[inline]
-    pub(crate) fn next(&mut self, src: &mut Source) -> Result<Option<Rec>, Damage> {
+    pub(crate) fn next(&mut self, src: &mut Source) -> Result<Option<Rec>, Box<Damage>> {
         loop {
             match self.block(src)? {
                 None => return Ok(None),
@@ -91,7 +91,7 @@ impl PcapNgReader {
 
     /// Reads one block; `Ok(None)` at a clean end of file.
     #[inline]
-    pub(crate) fn block(&mut self, src: &mut Source) -> Result<Option<Block>, Damage> {
+    pub(crate) fn block(&mut self, src: &mut Source) -> Result<Option<Block>, Box<Damage>> {
         match self.fast_epb(src) {
             Some(rec) => Ok(Some(Block::Packet(rec))),
             None => self.any_block(src),
@@ -107,9 +107,7 @@ impl PcapNgReader {
         let big = self.big_endian;
         // Constant offsets within `head`: the optimiser drops the checks.
         let u32_at = |i: usize| {
-            head.get(i..)
-                .and_then(|b| b.first_chunk::<4>())
-                .map_or(0, |b| read_u32(*b, big))
+            head.get(i..).and_then(|b| b.first_chunk::<4>()).map_or(0, |b| read_u32(*b, big))
         };
         let length = u32_at(4);
         let len = length as usize;
@@ -141,27 +139,20 @@ impl PcapNgReader {
             link_type: interface.link_type,
         };
         let at = src.advance(len);
-        Some(Rec {
-            data_at: rec.data_at + at,
-            ..rec
-        })
+        Some(Rec { data_at: rec.data_at + at, ..rec })
     }
 
     /// Any block, with full checks and diagnostics.
     #[cold]
-    fn any_block(&mut self, src: &mut Source) -> Result<Option<Block>, Damage> {
+    fn any_block(&mut self, src: &mut Source) -> Result<Option<Block>, Box<Damage>> {
         let offset = src.offset();
-        let have = src
-            .ensure(BLOCK_OVERHEAD)
-            .map_err(|e| Damage::io(e, src, offset))?;
+        let have = src.ensure(BLOCK_OVERHEAD).map_err(|e| Damage::io(e, src, offset))?;
         if have == 0 {
             return Ok(None);
         }
         let Some(head) = src.avail().first_chunk::<BLOCK_OVERHEAD>() else {
             return Err(Damage::fatal(
-                ErrorKind::TruncatedBlockHeader {
-                    available: have as u64,
-                },
+                ErrorKind::TruncatedBlockHeader { available: have as u64 },
                 offset,
             ));
         };
@@ -182,22 +173,14 @@ impl PcapNgReader {
         let len = length as usize;
         let have = src.ensure(len).map_err(|e| Damage::io(e, src, offset))?;
         if have < len {
-            let kind = ErrorKind::BlockPastEnd {
-                block_type,
-                length,
-                available: have as u64,
-            };
+            let kind = ErrorKind::BlockPastEnd { block_type, length, available: have as u64 };
             return Err(Damage::fatal(kind, offset));
         }
         let window = src.avail();
         let trailer = window.get(len - 4..len).and_then(|t| t.first_chunk::<4>());
         let trailer = trailer.map_or(0, |t| read_u32(*t, big));
         if trailer != length {
-            let kind = ErrorKind::BlockTrailerMismatch {
-                block_type,
-                length,
-                trailer,
-            };
+            let kind = ErrorKind::BlockTrailerMismatch { block_type, length, trailer };
             return Err(Damage::fatal(kind, offset));
         }
         let body = window.get(BODY_AT..len - 4).unwrap_or_default();
@@ -222,17 +205,19 @@ impl PcapNgReader {
 
     /// A new section: its byte order applies to every block up to the next SHB, and its
     /// interfaces are numbered from 0 again.
-    fn section_header(&mut self, body: &[u8], big: bool, offset: u64) -> Result<Block, Damage> {
+    fn section_header(
+        &mut self,
+        body: &[u8],
+        big: bool,
+        offset: u64,
+    ) -> Result<Block, Box<Damage>> {
         let (Some(major), Some(minor)) = (read_u16_at(body, 4, big), read_u16_at(body, 6, big))
         else {
             let kind = too_short(SHB_TYPE, body, 16);
             return Err(Damage::fatal(kind, offset));
         };
         if major != 1 {
-            return Err(Damage::fatal(
-                ErrorKind::UnsupportedVersion { major, minor },
-                offset,
-            ));
+            return Err(Damage::fatal(ErrorKind::UnsupportedVersion { major, minor }, offset));
         }
         if self.seen_section {
             self.section += 1;
@@ -244,7 +229,7 @@ impl PcapNgReader {
     }
 
     /// An interface: link type, snap length, and the two options that change timestamps.
-    fn interface(&mut self, body: &[u8], big: bool, offset: u64) -> Result<Block, Damage> {
+    fn interface(&mut self, body: &[u8], big: bool, offset: u64) -> Result<Block, Box<Damage>> {
         let (Some(link), Some(snaplen)) = (read_u16_at(body, 0, big), read_u32_at(body, 4, big))
         else {
             // Keep the numbering of later interfaces right; frames on this one get a clear
@@ -253,12 +238,7 @@ impl PcapNgReader {
             return Err(Damage::skipped(too_short(IDB_TYPE, body, 8), offset, false));
         };
         let (tsresol, tsoffset) = scan_options(body.get(8..).unwrap_or_default(), big);
-        self.push_interface(
-            LinkType::from_code(u32::from(link)),
-            snaplen,
-            tsresol,
-            tsoffset,
-        );
+        self.push_interface(LinkType::from_code(u32::from(link)), snaplen, tsresol, tsoffset);
         Ok(Block::Other)
     }
 
@@ -283,20 +263,14 @@ impl PcapNgReader {
 
     /// The interface `id` of the current section, with its global index.
     #[inline]
-    fn lookup(&self, id: u32, offset: u64) -> Result<(usize, &Interface), Damage> {
-        let section = self
-            .interfaces
-            .get(self.section_start..)
-            .unwrap_or_default();
+    fn lookup(&self, id: u32, offset: u64) -> Result<(usize, &Interface), Box<Damage>> {
+        let section = self.interfaces.get(self.section_start..).unwrap_or_default();
         match section.get(id as usize) {
             Some(interface) => Ok((self.section_start + id as usize, interface)),
             None => {
                 let defined = section.len() as u32;
                 Err(Damage::skipped(
-                    ErrorKind::UnknownInterface {
-                        interface: id,
-                        defined,
-                    },
+                    ErrorKind::UnknownInterface { interface: id, defined },
                     offset,
                     true,
                 ))
@@ -312,7 +286,7 @@ impl PcapNgReader {
         body: &[u8],
         big: bool,
         offset: u64,
-    ) -> Result<Block, Damage> {
+    ) -> Result<Block, Box<Damage>> {
         let Some(fields) = body.first_chunk::<PACKET_FIELDS>() else {
             return Err(Damage::skipped(
                 too_short(block_type, body, PACKET_FIELDS as u32),
@@ -352,7 +326,7 @@ impl PcapNgReader {
 
     /// SPB: original length and data only; interface 0, no timestamp (reported as 0). The
     /// captured length is what the block holds, capped by the interface's snap length.
-    fn simple_packet(&self, body: &[u8], big: bool, offset: u64) -> Result<Block, Damage> {
+    fn simple_packet(&self, body: &[u8], big: bool, offset: u64) -> Result<Block, Box<Damage>> {
         let Some(len) = read_u32_at(body, 0, big) else {
             return Err(Damage::skipped(too_short(SPB_TYPE, body, 4), offset, true));
         };
@@ -376,7 +350,7 @@ impl PcapNgReader {
 
 /// Length checks that must pass before the block is read: otherwise the next block cannot
 /// be found, so these end iteration.
-fn check_length(block_type: u32, length: u32, offset: u64) -> Result<(), Damage> {
+fn check_length(block_type: u32, length: u32, offset: u64) -> Result<(), Box<Damage>> {
     let kind = if length < BLOCK_OVERHEAD as u32 {
         ErrorKind::BlockTooShort { block_type, length }
     } else if length % 4 != 0 {
@@ -390,11 +364,7 @@ fn check_length(block_type: u32, length: u32, offset: u64) -> Result<(), Damage>
 }
 
 fn too_short(block_type: u32, body: &[u8], needed: u32) -> ErrorKind {
-    ErrorKind::BlockBodyTooShort {
-        block_type,
-        body: body.len() as u32,
-        needed,
-    }
+    ErrorKind::BlockBodyTooShort { block_type, body: body.len() as u32, needed }
 }
 
 /// Finds `if_tsresol` (code 9) and `if_tsoffset` (code 14) in an IDB's options. Malformed
@@ -445,13 +415,9 @@ fn read_u16(bytes: [u8; 2], big: bool) -> u16 {
 }
 
 fn read_u32_at(body: &[u8], at: usize, big: bool) -> Option<u32> {
-    body.get(at..)
-        .and_then(|b| b.first_chunk::<4>())
-        .map(|b| read_u32(*b, big))
+    body.get(at..).and_then(|b| b.first_chunk::<4>()).map(|b| read_u32(*b, big))
 }
 
 fn read_u16_at(body: &[u8], at: usize, big: bool) -> Option<u16> {
-    body.get(at..)
-        .and_then(|b| b.first_chunk::<2>())
-        .map(|b| read_u16(*b, big))
+    body.get(at..).and_then(|b| b.first_chunk::<2>()).map(|b| read_u16(*b, big))
 }

@@ -58,10 +58,7 @@ impl Source {
         let total = Some(bytes.len() as u64);
         if bytes.starts_with(&GZIP_MAGIC) {
             let counter = Arc::new(AtomicU64::new(0));
-            let counted = Counting {
-                inner: Cursor::new(bytes),
-                counter: Arc::clone(&counter),
-            };
+            let counted = Counting { inner: Cursor::new(bytes), counter: Arc::clone(&counter) };
             return Source {
                 buf: Vec::new(),
                 pos: 0,
@@ -94,16 +91,10 @@ impl Source {
         let prefix = Cursor::new(head.get(..n).unwrap_or_default().to_vec());
         let chained = prefix.chain(raw);
         let counter = Arc::new(AtomicU64::new(0));
-        let counted = Counting {
-            inner: chained,
-            counter: Arc::clone(&counter),
-        };
+        let counted = Counting { inner: chained, counter: Arc::clone(&counter) };
         let gzip = n == 2 && head == GZIP_MAGIC;
-        let reader: Box<dyn Read + Send> = if gzip {
-            Box::new(MultiGzDecoder::new(counted))
-        } else {
-            Box::new(counted)
-        };
+        let reader: Box<dyn Read + Send> =
+            if gzip { Box::new(MultiGzDecoder::new(counted)) } else { Box::new(counted) };
         Ok(Source {
             buf: Vec::new(),
             pos: 0,
