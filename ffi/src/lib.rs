@@ -1,0 +1,1204 @@
+//! roce-parser-ffi: roce-parser behind a C ABI.
+//!
+//! The parser crate is `forbid(unsafe_code)`; the only unsafe code of the project is here, at
+//! the boundary, and it does three things only: turn a caller's pointer and length into a
+//! slice, read a caller's options struct, and write the caller's output struct. Each of these
+//! checks for null (answered by [`ROCE_ERR_NULL`]), for misalignment and impossible lengths
+//! (answered by [`ROCE_ERR_INVALID_ARG`]) before touching memory. Everything else is safe
+//! code converting [`roce_parser::Packet`] into the plain C structs below.
+//!
+//! No function allocates, keeps state between calls or reads global state: every call can run
+//! on any thread, concurrently with any other call on other output structs. Nothing here
+//! panics (the crate denies `unwrap`, `expect`, `panic!` and slice indexing, as the parser
+//! does); should a panic ever happen, `extern "C"` functions abort the process rather than
+//! unwind into C.
+//!
+//! The header `include/roce_parser.h` is generated from this file by cbindgen (see
+//! `tests/header.rs`); the doc comments below are the header's documentation.
+#![allow(non_camel_case_types)]
+
+use core::ffi::{c_char, c_int, CStr};
+use core::net::IpAddr;
+
+use roce_parser::error::ErrorKind;
+use roce_parser::{
+    opcode, Config, Error, IcrcStatus, Layer, Packet, Problem, Problems, Roce, RoceVersion,
+    ROCEV2_UDP_PORT,
+};
+
+// ---------------------------------------------------------------------------------------------
+// Status codes
+// ---------------------------------------------------------------------------------------------
+
+/// The status codes the parse functions return (as `int`). `ROCE_OK` is 0, everything else
+/// is negative; `ROCE_ERR_NOT_ROCE` is not an error in the frame and can be told apart from
+/// the errors. `roce_status_str()` describes each.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum roce_status {
+    /// A RoCE packet was found: `out->roce_version` is 1 or 2 and the BTH is decoded. The
+    /// packet may still be damaged: look at `out->problems` and `out->stop`.
+    ROCE_OK = 0,
+    /// A required pointer (the input or `out`) is NULL. `out`, when not NULL, is zeroed.
+    ROCE_ERR_NULL = -1,
+    /// The input ends inside a header before the BTH could be decoded (an empty input, a
+    /// short Ethernet/IP/UDP header, a BTH cut short). `out` holds every layer that was
+    /// complete and `out->stop` says where parsing stopped.
+    ROCE_ERR_TRUNCATED = -2,
+    /// A header below the BTH holds values it cannot be parsed with (IP version neither 4 nor
+    /// 6, IPv4 total length shorter than its header, UDP length below 8, ...). `out` holds
+    /// every layer decoded before it and `out->stop` says where.
+    ROCE_ERR_MALFORMED = -3,
+    /// Not an error in the frame: it parsed cleanly but carries no RoCE (ARP, TCP, UDP to
+    /// another port, an IP fragment). `out` holds the layers decoded (Ethernet, IP, UDP).
+    ROCE_ERR_NOT_ROCE = -4,
+    /// An argument is unusable although not NULL: a pointer not aligned for its type, or a
+    /// length above `PTRDIFF_MAX`. `out`, when usable, is zeroed.
+    ROCE_ERR_INVALID_ARG = -5,
+}
+
+impl roce_status {
+    /// The status as the C functions return it.
+    pub const fn code(self) -> c_int {
+        self as c_int
+    }
+}
+
+// The codes as `int`, for this file (not `pub`: cbindgen exports the enum, not these).
+pub(crate) const ROCE_OK: c_int = roce_status::ROCE_OK.code();
+pub(crate) const ROCE_ERR_NULL: c_int = roce_status::ROCE_ERR_NULL.code();
+pub(crate) const ROCE_ERR_TRUNCATED: c_int = roce_status::ROCE_ERR_TRUNCATED.code();
+pub(crate) const ROCE_ERR_MALFORMED: c_int = roce_status::ROCE_ERR_MALFORMED.code();
+pub(crate) const ROCE_ERR_NOT_ROCE: c_int = roce_status::ROCE_ERR_NOT_ROCE.code();
+pub(crate) const ROCE_ERR_INVALID_ARG: c_int = roce_status::ROCE_ERR_INVALID_ARG.code();
+
+// ---------------------------------------------------------------------------------------------
+// ICRC status, AETH kinds, versions
+// ---------------------------------------------------------------------------------------------
+
+/// `icrc_status`: not verified (verification disabled by `skip_icrc`, no RoCE packet, or the
+/// UDP-payload entry point, which lacks the IP and UDP headers the ICRC covers).
+pub const ROCE_ICRC_NOT_CHECKED: u8 = 0;
+/// `icrc_status`: the stored ICRC equals the recomputed one.
+pub const ROCE_ICRC_OK: u8 = 1;
+/// `icrc_status`: the stored ICRC differs; `icrc_computed` is what it should be.
+pub const ROCE_ICRC_BAD: u8 = 2;
+/// `icrc_status`: the frame is shorter than its lengths say (snap length, damage), so there is
+/// nothing to verify.
+pub const ROCE_ICRC_UNVERIFIABLE: u8 = 3;
+
+/// `aeth.kind`: ACK (syndrome bits 6..5 = 00); `aeth.value` is the credit count.
+pub const ROCE_AETH_ACK: u8 = 0;
+/// `aeth.kind`: RNR NAK (01); `aeth.value` is the RNR timer code.
+pub const ROCE_AETH_RNR_NAK: u8 = 1;
+/// `aeth.kind`: reserved (10).
+pub const ROCE_AETH_RESERVED: u8 = 2;
+/// `aeth.kind`: NAK (11); `aeth.value` is the NAK code (0 PSN sequence error, 1 invalid
+/// request, 2 remote access error, 3 remote operational error, 4 invalid RD request).
+pub const ROCE_AETH_NAK: u8 = 3;
+
+/// The UDP destination port of RoCEv2, used when `roce_options.udp_port` is 0.
+pub const ROCE_V2_UDP_PORT: u16 = 4791;
+
+/// The layout version of the structs in this header. Compare with `roce_parser_abi_version()`
+/// when loading the shared library: a mismatch means the header and the library disagree.
+pub const ROCE_PARSER_ABI_VERSION: u32 = 1;
+
+// ---------------------------------------------------------------------------------------------
+// Problems (bits of roce_packet.problems; the same bits as roce_parser::Problem)
+// ---------------------------------------------------------------------------------------------
+
+/// BTH TVer is not 0.
+pub const ROCE_PROBLEM_TVER_NONZERO: u32 = 1 << 0;
+/// PadCnt does not bring payload + pad to a multiple of 4 bytes.
+pub const ROCE_PROBLEM_PADCNT_INCONSISTENT: u32 = 1 << 1;
+/// Pad bytes are not zero.
+pub const ROCE_PROBLEM_PAD_NONZERO: u32 = 1 << 2;
+/// The opcode carries no payload but the packet has some.
+pub const ROCE_PROBLEM_UNEXPECTED_PAYLOAD: u32 = 1 << 3;
+/// ATOMIC_WRITE with a payload other than 8 bytes.
+pub const ROCE_PROBLEM_ATOMIC_WRITE_LENGTH: u32 = 1 << 4;
+/// UDP length disagrees with the IP payload length.
+pub const ROCE_PROBLEM_UDP_LENGTH_MISMATCH: u32 = 1 << 5;
+/// IP length disagrees with the frame.
+pub const ROCE_PROBLEM_IP_LENGTH_MISMATCH: u32 = 1 << 6;
+/// The frame ends before its lengths say it does (snap length or damage).
+pub const ROCE_PROBLEM_TRUNCATED: u32 = 1 << 7;
+/// Reserved bits are set (BTH, AETH, RDETH, DETH, XRCETH, FETH, CNP).
+pub const ROCE_PROBLEM_RESERVED_BITS: u32 = 1 << 8;
+/// Opcode reserved by the IBTA for its transport (decoded to the BTH only).
+pub const ROCE_PROBLEM_RESERVED_OPCODE: u32 = 1 << 9;
+/// Opcode in the manufacturer-specific range 0xC0-0xFF (decoded to the BTH only).
+pub const ROCE_PROBLEM_VENDOR_OPCODE: u32 = 1 << 10;
+/// The packet is too short for the headers its opcode implies.
+pub const ROCE_PROBLEM_SHORT_FOR_OPCODE: u32 = 1 << 11;
+/// A CNP whose body is not 16 bytes.
+pub const ROCE_PROBLEM_CNP_LENGTH: u32 = 1 << 12;
+/// A CNP without BECN.
+pub const ROCE_PROBLEM_CNP_BECN_CLEAR: u32 = 1 << 13;
+/// A CNP with a PSN other than 0.
+pub const ROCE_PROBLEM_CNP_PSN_NONZERO: u32 = 1 << 14;
+/// RD-range opcode whose headers do not fit the RD layout (Mellanox DC reuses the range).
+pub const ROCE_PROBLEM_RD_LAYOUT_MISMATCH: u32 = 1 << 15;
+/// A UD packet to QP1 without the GSI Q_Key 0x80010000.
+pub const ROCE_PROBLEM_QP1_QKEY: u32 = 1 << 16;
+/// IPv4 header checksum wrong.
+pub const ROCE_PROBLEM_IPV4_CHECKSUM: u32 = 1 << 17;
+/// IP fragment: RoCE must not be fragmented.
+pub const ROCE_PROBLEM_IP_FRAGMENT: u32 = 1 << 18;
+/// The MAD is shorter than its header or its attribute's layout.
+pub const ROCE_PROBLEM_MAD_TRUNCATED: u32 = 1 << 19;
+/// The MAD's base or class version is not one we know.
+pub const ROCE_PROBLEM_MAD_UNKNOWN_VERSION: u32 = 1 << 20;
+/// A CM MAD with an attribute ID that is not a CM message.
+pub const ROCE_PROBLEM_MAD_UNKNOWN_ATTRIBUTE: u32 = 1 << 21;
+/// The ICRC does not match the recomputed value.
+pub const ROCE_PROBLEM_ICRC_BAD: u32 = 1 << 22;
+/// The RoCEv1 GRH next header is not 0x1B (BTH).
+pub const ROCE_PROBLEM_GRH_NEXT_HEADER: u32 = 1 << 23;
+/// Every problem bit this version knows (other bits are never set).
+pub const ROCE_PROBLEM_ALL: u32 = (1 << 24) - 1;
+
+// ---------------------------------------------------------------------------------------------
+// Layers (roce_packet.stop_layer)
+// ---------------------------------------------------------------------------------------------
+
+/// `stop_layer`: parsing did not stop early.
+pub const ROCE_LAYER_NONE: u8 = 0;
+/// `stop_layer`: Ethernet header.
+pub const ROCE_LAYER_ETHERNET: u8 = 1;
+/// `stop_layer`: an 802.1Q / 802.1ad tag.
+pub const ROCE_LAYER_VLAN: u8 = 2;
+/// `stop_layer`: IPv4 header.
+pub const ROCE_LAYER_IPV4: u8 = 3;
+/// `stop_layer`: IPv6 header.
+pub const ROCE_LAYER_IPV6: u8 = 4;
+/// `stop_layer`: IPv6 extension headers.
+pub const ROCE_LAYER_IPV6_EXTENSIONS: u8 = 5;
+/// `stop_layer`: UDP header.
+pub const ROCE_LAYER_UDP: u8 = 6;
+/// `stop_layer`: RoCEv1 GRH.
+pub const ROCE_LAYER_GRH: u8 = 7;
+/// `stop_layer`: BTH.
+pub const ROCE_LAYER_BTH: u8 = 8;
+/// `stop_layer`: RDETH.
+pub const ROCE_LAYER_RDETH: u8 = 9;
+/// `stop_layer`: DETH.
+pub const ROCE_LAYER_DETH: u8 = 10;
+/// `stop_layer`: XRCETH.
+pub const ROCE_LAYER_XRCETH: u8 = 11;
+/// `stop_layer`: RETH.
+pub const ROCE_LAYER_RETH: u8 = 12;
+/// `stop_layer`: AtomicETH.
+pub const ROCE_LAYER_ATOMIC_ETH: u8 = 13;
+/// `stop_layer`: AETH.
+pub const ROCE_LAYER_AETH: u8 = 14;
+/// `stop_layer`: AtomicAckETH.
+pub const ROCE_LAYER_ATOMIC_ACK_ETH: u8 = 15;
+/// `stop_layer`: ImmDt.
+pub const ROCE_LAYER_IMMDT: u8 = 16;
+/// `stop_layer`: IETH.
+pub const ROCE_LAYER_IETH: u8 = 17;
+/// `stop_layer`: FETH.
+pub const ROCE_LAYER_FETH: u8 = 18;
+/// `stop_layer`: a layer this header version does not name.
+pub const ROCE_LAYER_OTHER: u8 = 255;
+
+// ---------------------------------------------------------------------------------------------
+// Structs
+// ---------------------------------------------------------------------------------------------
+
+/// Parse options. A zero-initialized struct (`roce_options o = {0};`) means the defaults:
+/// RoCEv2 on UDP port 4791, ICRC (and IPv4 header checksum) verified.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct roce_options {
+    /// UDP destination port that marks RoCEv2; 0 means 4791 (`ROCE_V2_UDP_PORT`).
+    pub udp_port: u16,
+    /// Non-zero: do not verify the ICRC nor the IPv4 header checksum (`icrc_status` is then
+    /// `ROCE_ICRC_NOT_CHECKED`).
+    pub skip_icrc: u8,
+}
+
+/// One 802.1Q / 802.1ad tag.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct roce_vlan {
+    /// The TPID that announced the tag (0x8100, 0x88a8, 0x9100).
+    pub tpid: u16,
+    /// Priority code point, 0..7.
+    pub pcp: u8,
+    /// Drop eligible indicator.
+    pub dei: bool,
+    /// VLAN identifier, 0..4095.
+    pub vid: u16,
+}
+
+/// Ethernet II header (absent for `roce_parse_ip`, `roce_parse_udp_payload`,
+/// `roce_parse_ethertype`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct roce_eth {
+    /// The header was decoded; every other field is 0 when false.
+    pub present: bool,
+    /// Number of VLAN tags recorded in `vlans` (0..2; deeper stacks are skipped).
+    pub vlan_count: u8,
+    /// The EtherType after any VLAN tags (0x0800 IPv4, 0x86dd IPv6, 0x8915 RoCEv1).
+    pub ethertype: u16,
+    /// Destination MAC address.
+    pub dst: [u8; 6],
+    /// Source MAC address.
+    pub src: [u8; 6],
+    /// The first `vlan_count` tags, outermost first.
+    pub vlans: [roce_vlan; 2],
+}
+
+/// IPv4 or IPv6 header (RoCEv2). RoCEv1 has a GRH instead (`roce_packet.grh`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct roce_ip {
+    /// The header was decoded; every other field is 0 when false.
+    pub present: bool,
+    /// 4 or 6.
+    pub version: u8,
+    /// DSCP, 0..63.
+    pub dscp: u8,
+    /// ECN, 0..3 (3 = CE, congestion experienced).
+    pub ecn: u8,
+    /// TTL (IPv4) or hop limit (IPv6).
+    pub ttl: u8,
+    /// IPv4 protocol or IPv6 next header after any extension headers (17 = UDP).
+    pub protocol: u8,
+    /// IPv4 identification (0 for IPv6).
+    pub identification: u16,
+    /// IPv6 flow label (0 for IPv4).
+    pub flow_label: u32,
+    /// Source address in network byte order. IPv6: the 16 bytes. IPv4: IPv4-mapped
+    /// (`::ffff:a.b.c.d`), so the four IPv4 bytes are `src + 12`.
+    pub src: [u8; 16],
+    /// Destination address, as `src`.
+    pub dst: [u8; 16],
+    /// Offset of the IP header in the input.
+    pub offset: usize,
+    /// IPv4 header length with options, or 40 for IPv6.
+    pub header_len: usize,
+    /// Length of the IPv6 extension headers (0 for IPv4).
+    pub ext_len: usize,
+    /// Length the header announces: IPv4 total length, IPv6 40 + payload length.
+    pub total_len: usize,
+}
+
+/// UDP header (RoCEv2).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct roce_udp {
+    /// The header was decoded; every other field is 0 when false.
+    pub present: bool,
+    /// Source port (flow entropy for RoCEv2: not meaningful).
+    pub sport: u16,
+    /// Destination port (4791 for RoCEv2).
+    pub dport: u16,
+    /// UDP length (header included).
+    pub len: u16,
+    /// UDP checksum as stored (RoCEv2 senders usually leave it 0).
+    pub checksum: u16,
+    /// Offset of the UDP header in the input.
+    pub offset: usize,
+}
+
+/// RoCEv1 Global Route Header (40 bytes, IPv6-shaped).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct roce_grh {
+    /// The header was decoded (RoCEv1 only); every other field is 0 when false.
+    pub present: bool,
+    /// IP version field (6).
+    pub ipver: u8,
+    /// Traffic class.
+    pub tclass: u8,
+    /// Next header (0x1B = BTH).
+    pub nxthdr: u8,
+    /// Hop limit.
+    pub hoplmt: u8,
+    /// Payload length (BTH to ICRC).
+    pub paylen: u16,
+    /// Flow label (20 bits).
+    pub flow_label: u32,
+    /// Source GID.
+    pub sgid: [u8; 16],
+    /// Destination GID.
+    pub dgid: [u8; 16],
+}
+
+/// Base Transport Header (12 bytes). Valid when `roce_packet.roce_version` is not 0.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct roce_bth {
+    /// OpCode: bits 7..5 the transport, 4..0 the operation. Name: `roce_opcode_name()`.
+    pub opcode: u8,
+    /// Solicited event.
+    pub se: bool,
+    /// MigReq.
+    pub m: bool,
+    /// Pad bytes before the ICRC, 0..3.
+    pub padcnt: u8,
+    /// Transport header version, 0..15; must be 0.
+    pub tver: u8,
+    /// FECN.
+    pub fecn: bool,
+    /// BECN (set in CNPs).
+    pub becn: bool,
+    /// AckReq.
+    pub ackreq: bool,
+    /// Partition key.
+    pub pkey: u16,
+    /// The six reserved bits after FECN/BECN.
+    pub resv6: u8,
+    /// The seven reserved bits after AckReq.
+    pub resv7: u8,
+    /// Destination QP (24 bits).
+    pub dest_qp: u32,
+    /// Packet sequence number (24 bits).
+    pub psn: u32,
+}
+
+/// RDETH (RD; 4 bytes).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct roce_rdeth {
+    /// The header is in the packet; its fields are 0 when false.
+    pub present: bool,
+    /// Reserved byte.
+    pub reserved: u8,
+    /// EE context (24 bits).
+    pub eecnxt: u32,
+}
+
+/// DETH (UD, RD requests; 8 bytes).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct roce_deth {
+    /// The header is in the packet; its fields are 0 when false.
+    pub present: bool,
+    /// Reserved byte.
+    pub reserved: u8,
+    /// Q_Key (0x80010000 for GSI, QP1).
+    pub qkey: u32,
+    /// Source QP (24 bits).
+    pub src_qp: u32,
+}
+
+/// XRCETH (XRC requests; 4 bytes).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct roce_xrceth {
+    /// The header is in the packet; its fields are 0 when false.
+    pub present: bool,
+    /// Reserved byte.
+    pub reserved: u8,
+    /// XRC SRQ number (24 bits).
+    pub xrcsrq: u32,
+}
+
+/// RETH (RDMA WRITE first/only, READ request, FLUSH, ATOMIC_WRITE; 16 bytes).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct roce_reth {
+    /// The header is in the packet; its fields are 0 when false.
+    pub present: bool,
+    /// Remote key.
+    pub rkey: u32,
+    /// DMA length.
+    pub dma_len: u32,
+    /// Virtual address.
+    pub va: u64,
+}
+
+/// AtomicETH (COMPARE_SWAP, FETCH_ADD; 28 bytes).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct roce_atomic_eth {
+    /// The header is in the packet; its fields are 0 when false.
+    pub present: bool,
+    /// Remote key.
+    pub rkey: u32,
+    /// Virtual address.
+    pub va: u64,
+    /// Swap (COMPARE_SWAP) or add (FETCH_ADD) data.
+    pub swap_add: u64,
+    /// Compare data.
+    pub compare: u64,
+}
+
+/// AETH (ACK, NAK, read responses; 4 bytes).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct roce_aeth {
+    /// The header is in the packet; its fields are 0 when false.
+    pub present: bool,
+    /// The syndrome byte as on the wire.
+    pub syndrome: u8,
+    /// Syndrome bits 6..5: `ROCE_AETH_ACK`, `ROCE_AETH_RNR_NAK`, `ROCE_AETH_RESERVED`,
+    /// `ROCE_AETH_NAK`.
+    pub kind: u8,
+    /// Syndrome bits 4..0: credit count (ACK), timer code (RNR NAK) or NAK code (NAK).
+    pub value: u8,
+    /// Message sequence number (24 bits).
+    pub msn: u32,
+}
+
+/// AtomicAckETH (ATOMIC_ACKNOWLEDGE; 8 bytes).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct roce_atomic_ack_eth {
+    /// The header is in the packet; its fields are 0 when false.
+    pub present: bool,
+    /// Original remote data.
+    pub orig: u64,
+}
+
+/// ImmDt (..._WITH_IMMEDIATE; 4 bytes).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct roce_immdt {
+    /// The header is in the packet; its fields are 0 when false.
+    pub present: bool,
+    /// Immediate data, as a big-endian number.
+    pub data: u32,
+}
+
+/// IETH (SEND ..._WITH_INVALIDATE; 4 bytes).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct roce_ieth {
+    /// The header is in the packet; its fields are 0 when false.
+    pub present: bool,
+    /// R_Key to invalidate.
+    pub rkey: u32,
+}
+
+/// FETH (FLUSH; 4 bytes).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct roce_feth {
+    /// The header is in the packet; its fields are 0 when false.
+    pub present: bool,
+    /// Selectivity level (bits 5..4).
+    pub selectivity: u8,
+    /// Placement type (bits 3..0).
+    pub placement: u8,
+    /// The 26 reserved bits.
+    pub reserved: u32,
+}
+
+/// Everything decoded from one input. Every call writes the whole struct (fields of absent
+/// layers are 0), so it can be reused across calls without clearing. It holds offsets into the
+/// caller's buffer, never pointers: it stays valid after the buffer is freed, and the payload
+/// is `buffer + payload_offset`, `payload_captured` bytes long.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct roce_packet {
+    /// 0: no RoCE packet; 1: RoCEv1 (EtherType 0x8915, GRH); 2: RoCEv2 (UDP).
+    pub roce_version: u8,
+    /// The opcode is in the IBTA table; false for reserved and vendor opcodes, whose bytes
+    /// after the BTH are left undecoded (`opaque_offset`, `opaque_len`).
+    pub opcode_known: bool,
+    /// `ROCE_ICRC_NOT_CHECKED`, `ROCE_ICRC_OK`, `ROCE_ICRC_BAD` or `ROCE_ICRC_UNVERIFIABLE`.
+    pub icrc_status: u8,
+    /// The ICRC was captured (the packet's lengths reach it and the frame holds it).
+    pub icrc_present: bool,
+    /// The ICRC as stored: the little-endian u32 of the packet's last four bytes.
+    pub icrc: u32,
+    /// With `ROCE_ICRC_BAD`: the ICRC the packet should carry; 0 otherwise.
+    pub icrc_computed: u32,
+    /// Everything found wrong, across layers: a mask of `ROCE_PROBLEM_*` bits
+    /// (`roce_problem_str()` describes each bit). Parsing goes on past problems.
+    pub problems: u32,
+    /// Ethernet header and VLAN tags.
+    pub eth: roce_eth,
+    /// IPv4 / IPv6 header (RoCEv2).
+    pub ip: roce_ip,
+    /// UDP header (RoCEv2).
+    pub udp: roce_udp,
+    /// Global route header (RoCEv1).
+    pub grh: roce_grh,
+    /// Base transport header.
+    pub bth: roce_bth,
+    /// RDETH.
+    pub rdeth: roce_rdeth,
+    /// DETH.
+    pub deth: roce_deth,
+    /// XRCETH.
+    pub xrceth: roce_xrceth,
+    /// RETH.
+    pub reth: roce_reth,
+    /// AtomicETH.
+    pub atomic_eth: roce_atomic_eth,
+    /// AETH.
+    pub aeth: roce_aeth,
+    /// AtomicAckETH.
+    pub atomic_ack_eth: roce_atomic_ack_eth,
+    /// ImmDt.
+    pub immdt: roce_immdt,
+    /// IETH.
+    pub ieth: roce_ieth,
+    /// FETH.
+    pub feth: roce_feth,
+    /// Offset of the BTH in the input.
+    pub bth_offset: usize,
+    /// Bytes from the start of the BTH to the payload, as the opcode table gives it (12 for
+    /// opcodes outside the table).
+    pub header_len: usize,
+    /// Offset of the payload in the input: `bth_offset + header_len`, clamped to the input
+    /// length when the input ends before the payload. Always
+    /// `payload_offset + payload_captured <= len`.
+    pub payload_offset: usize,
+    /// Payload length the packet's lengths announce (UDP or GRH length minus headers, pad and
+    /// ICRC); 0 when those lengths are too short even for the headers.
+    pub payload_len: usize,
+    /// Payload bytes present in the input at `payload_offset` (below `payload_len` when the
+    /// frame is truncated). Only these bytes may be read.
+    pub payload_captured: usize,
+    /// Pad bytes present in the input, right after the payload.
+    pub pad_captured: usize,
+    /// For opcodes outside the table: offset of the undecoded bytes after the BTH (clamped
+    /// to the input length). Always `opaque_offset + opaque_len <= len`.
+    pub opaque_offset: usize,
+    /// For opcodes outside the table: number of undecoded bytes (up to the ICRC).
+    pub opaque_len: usize,
+    /// Where lax parsing stopped early: 0 if it did not, else `ROCE_ERR_TRUNCATED` or
+    /// `ROCE_ERR_MALFORMED`. With `ROCE_OK` this means an extended header is cut short: the
+    /// headers before it are decoded.
+    pub stop: i32,
+    /// The layer where parsing stopped: a `ROCE_LAYER_*` value (`roce_layer_name()`).
+    pub stop_layer: u8,
+    /// Offset of the layer where parsing stopped.
+    pub stop_offset: usize,
+    /// Bytes that layer needed (0 when not a length problem).
+    pub stop_needed: usize,
+    /// Bytes available from `stop_offset` (0 when not a length problem).
+    pub stop_available: usize,
+}
+
+// ---------------------------------------------------------------------------------------------
+// Conversion (safe code)
+// ---------------------------------------------------------------------------------------------
+
+fn status_of_error(e: &Error) -> c_int {
+    match e.kind {
+        ErrorKind::Truncated => ROCE_ERR_TRUNCATED,
+        _ => ROCE_ERR_MALFORMED,
+    }
+}
+
+fn layer_code(l: Layer) -> u8 {
+    match l {
+        Layer::Ethernet => ROCE_LAYER_ETHERNET,
+        Layer::Vlan => ROCE_LAYER_VLAN,
+        Layer::Ipv4 => ROCE_LAYER_IPV4,
+        Layer::Ipv6 => ROCE_LAYER_IPV6,
+        Layer::Ipv6Extensions => ROCE_LAYER_IPV6_EXTENSIONS,
+        Layer::Udp => ROCE_LAYER_UDP,
+        Layer::Grh => ROCE_LAYER_GRH,
+        Layer::Bth => ROCE_LAYER_BTH,
+        Layer::Rdeth => ROCE_LAYER_RDETH,
+        Layer::Deth => ROCE_LAYER_DETH,
+        Layer::Xrceth => ROCE_LAYER_XRCETH,
+        Layer::Reth => ROCE_LAYER_RETH,
+        Layer::AtomicEth => ROCE_LAYER_ATOMIC_ETH,
+        Layer::Aeth => ROCE_LAYER_AETH,
+        Layer::AtomicAckEth => ROCE_LAYER_ATOMIC_ACK_ETH,
+        Layer::ImmDt => ROCE_LAYER_IMMDT,
+        Layer::Ieth => ROCE_LAYER_IETH,
+        Layer::Feth => ROCE_LAYER_FETH,
+        _ => ROCE_LAYER_OTHER,
+    }
+}
+
+fn set_stop(out: &mut roce_packet, e: &Error) {
+    out.stop = status_of_error(e);
+    out.stop_layer = layer_code(e.layer);
+    out.stop_offset = e.offset;
+    out.stop_needed = e.needed;
+    out.stop_available = e.available;
+}
+
+fn ip16(a: IpAddr) -> [u8; 16] {
+    match a {
+        IpAddr::V4(v4) => v4.to_ipv6_mapped().octets(),
+        IpAddr::V6(v6) => v6.octets(),
+    }
+}
+
+fn icrc_code(s: IcrcStatus) -> (u8, u32) {
+    match s {
+        IcrcStatus::NotChecked => (ROCE_ICRC_NOT_CHECKED, 0),
+        IcrcStatus::Ok => (ROCE_ICRC_OK, 0),
+        IcrcStatus::Bad { computed } => (ROCE_ICRC_BAD, computed),
+        IcrcStatus::Unverifiable => (ROCE_ICRC_UNVERIFIABLE, 0),
+    }
+}
+
+/// Offset of `sub` in `data` when `sub` lies inside it, else `fallback`.
+fn offset_in(data: &[u8], sub: &[u8], fallback: usize) -> usize {
+    let base = data.as_ptr() as usize;
+    let at = sub.as_ptr() as usize;
+    match at.checked_sub(base) {
+        Some(off) if off.saturating_add(sub.len()) <= data.len() && !sub.is_empty() => off,
+        _ => fallback,
+    }
+}
+
+/// Fills the RoCE part of `out` (which must be zeroed) from `r`.
+fn fill_roce(out: &mut roce_packet, data: &[u8], r: &Roce<'_>, problems: Problems) {
+    out.roce_version = match r.version {
+        RoceVersion::V1 => 1,
+        RoceVersion::V2 => 2,
+    };
+    out.opcode_known = r.info.is_some();
+    let (status, computed) = icrc_code(r.icrc_status);
+    out.icrc_status = status;
+    out.icrc_computed = computed;
+    out.icrc_present = r.icrc.is_some();
+    out.icrc = r.icrc.unwrap_or(0);
+    out.problems = problems.bits();
+    if let Some(g) = &r.grh {
+        out.grh = roce_grh {
+            present: true,
+            ipver: g.ipver,
+            tclass: g.tclass,
+            nxthdr: g.nxthdr,
+            hoplmt: g.hoplmt,
+            paylen: g.paylen,
+            flow_label: g.flow_label,
+            sgid: g.sgid,
+            dgid: g.dgid,
+        };
+    }
+    let b = &r.bth;
+    out.bth = roce_bth {
+        opcode: b.opcode,
+        se: b.se,
+        m: b.migreq,
+        padcnt: b.padcnt,
+        tver: b.tver,
+        fecn: b.fecn,
+        becn: b.becn,
+        ackreq: b.ackreq,
+        pkey: b.pkey,
+        resv6: b.resv6,
+        resv7: b.resv7,
+        dest_qp: b.dest_qp,
+        psn: b.psn,
+    };
+    let h = &r.headers;
+    if let Some(x) = h.rdeth {
+        out.rdeth = roce_rdeth { present: true, reserved: x.reserved, eecnxt: x.eecnxt };
+    }
+    if let Some(x) = h.deth {
+        out.deth =
+            roce_deth { present: true, reserved: x.reserved, qkey: x.qkey, src_qp: x.src_qp };
+    }
+    if let Some(x) = h.xrceth {
+        out.xrceth = roce_xrceth { present: true, reserved: x.reserved, xrcsrq: x.xrcsrq };
+    }
+    if let Some(x) = h.reth {
+        out.reth = roce_reth { present: true, rkey: x.rkey, dma_len: x.dma_len, va: x.va };
+    }
+    if let Some(x) = h.atomic_eth {
+        out.atomic_eth = roce_atomic_eth {
+            present: true,
+            rkey: x.rkey,
+            va: x.va,
+            swap_add: x.swap_add,
+            compare: x.compare,
+        };
+    }
+    if let Some(x) = h.aeth {
+        out.aeth = roce_aeth {
+            present: true,
+            syndrome: x.syndrome,
+            kind: (x.syndrome >> 5) & 3,
+            value: x.value(),
+            msn: x.msn,
+        };
+    }
+    if let Some(x) = h.atomic_ack_eth {
+        out.atomic_ack_eth = roce_atomic_ack_eth { present: true, orig: x.orig };
+    }
+    if let Some(x) = h.immdt {
+        out.immdt = roce_immdt { present: true, data: x.data };
+    }
+    if let Some(x) = h.ieth {
+        out.ieth = roce_ieth { present: true, rkey: x.rkey };
+    }
+    if let Some(x) = h.feth {
+        out.feth = roce_feth {
+            present: true,
+            selectivity: x.selectivity,
+            placement: x.placement,
+            reserved: x.reserved,
+        };
+    }
+    let hl = r.info.map_or(12, |i| usize::from(i.header_len));
+    out.bth_offset = r.bth_offset;
+    out.header_len = hl;
+    // Offsets are clamped to the input, so `buffer + offset` is always a valid C pointer.
+    out.payload_offset = offset_in(data, r.payload, r.bth_offset + hl).min(data.len());
+    out.payload_len = r.payload_len;
+    out.payload_captured = r.payload.len();
+    out.pad_captured = r.pad.len();
+    out.opaque_offset = offset_in(data, r.opaque, r.bth_offset + 12).min(data.len());
+    out.opaque_len = r.opaque.len();
+}
+
+/// Fills `out` (which must be zeroed) from a parsed packet and returns the status.
+fn fill_packet(out: &mut roce_packet, p: &Packet<'_>) -> c_int {
+    if let Some(eth) = &p.eth {
+        out.eth.present = true;
+        out.eth.dst = eth.dst;
+        out.eth.src = eth.src;
+        out.eth.ethertype = eth.ethertype;
+        let mut n = 0u8;
+        for (slot, tag) in out.eth.vlans.iter_mut().zip(p.vlans.iter().flatten()) {
+            *slot = roce_vlan { tpid: tag.tpid, pcp: tag.pcp, dei: tag.dei, vid: tag.vid };
+            n += 1;
+        }
+        out.eth.vlan_count = n;
+    }
+    if let Some(ip) = &p.ip {
+        out.ip = roce_ip {
+            present: true,
+            version: ip.version,
+            dscp: ip.dscp,
+            ecn: ip.ecn,
+            ttl: ip.ttl,
+            protocol: ip.protocol,
+            identification: ip.identification,
+            flow_label: ip.flow_label,
+            src: ip16(ip.src),
+            dst: ip16(ip.dst),
+            offset: ip.offset,
+            header_len: ip.header_len,
+            ext_len: ip.ext_len,
+            total_len: ip.total_len,
+        };
+    }
+    if let Some(udp) = &p.udp {
+        out.udp = roce_udp {
+            present: true,
+            sport: udp.sport,
+            dport: udp.dport,
+            len: udp.len,
+            checksum: udp.checksum,
+            offset: udp.offset,
+        };
+    }
+    if let Some(r) = &p.roce {
+        fill_roce(out, p.data, r, p.problems);
+    }
+    out.problems = p.problems.bits();
+    if let Some(e) = &p.stop {
+        set_stop(out, e);
+    }
+    match (&p.roce, &p.stop) {
+        (Some(_), _) => ROCE_OK,
+        (None, Some(e)) => status_of_error(e),
+        (None, None) => ROCE_ERR_NOT_ROCE,
+    }
+}
+
+/// Fills `out` (zeroed) for an error returned before any layer was decoded.
+fn fill_error(out: &mut roce_packet, e: &Error) -> c_int {
+    set_stop(out, e);
+    status_of_error(e)
+}
+
+fn config_of(o: roce_options) -> Config {
+    Config {
+        udp_port: if o.udp_port == 0 { ROCEV2_UDP_PORT } else { o.udp_port },
+        verify: o.skip_icrc == 0,
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The safe core of each entry point: what the C functions call once the pointers are checked.
+// Public so that Rust tests and benchmarks can measure the conversion without the boundary.
+// ---------------------------------------------------------------------------------------------
+
+/// Safe form of `roce_parse_frame_opts`: parses an Ethernet frame into `out`.
+pub fn parse_frame_into(frame: &[u8], opts: roce_options, out: &mut roce_packet) -> c_int {
+    *out = roce_packet::default();
+    match roce_parser::parse_ethernet(frame, &config_of(opts)) {
+        Ok(p) => fill_packet(out, &p),
+        Err(e) => fill_error(out, &e),
+    }
+}
+
+/// Safe form of `roce_parse_ip_opts`: parses an IPv4 or IPv6 packet into `out`.
+pub fn parse_ip_into(packet: &[u8], opts: roce_options, out: &mut roce_packet) -> c_int {
+    *out = roce_packet::default();
+    match roce_parser::parse_ip(packet, &config_of(opts)) {
+        Ok(p) => fill_packet(out, &p),
+        Err(e) => fill_error(out, &e),
+    }
+}
+
+/// Safe form of `roce_parse_ethertype`: parses what follows an EtherType into `out`.
+pub fn parse_ethertype_into(
+    ethertype: u16,
+    data: &[u8],
+    opts: roce_options,
+    out: &mut roce_packet,
+) -> c_int {
+    *out = roce_packet::default();
+    let p = roce_parser::parse_ethertype_payload(ethertype, data, &config_of(opts));
+    fill_packet(out, &p)
+}
+
+/// Safe form of `roce_parse_udp_payload`: parses a UDP payload (BTH to ICRC) into `out`.
+pub fn parse_udp_payload_into(payload: &[u8], out: &mut roce_packet) -> c_int {
+    *out = roce_packet::default();
+    match roce_parser::parse_udp_payload(payload, &Config::default()) {
+        Ok((r, problems)) => {
+            fill_roce(out, payload, &r, problems);
+            ROCE_OK
+        }
+        Err(e) => fill_error(out, &e),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The boundary: the only unsafe code of the project.
+// ---------------------------------------------------------------------------------------------
+
+/// The output struct behind `out`, zeroed, or the status to return.
+///
+/// # Safety
+/// `out` must be NULL or valid for writes of a `roce_packet`, and no other reference to that
+/// memory may be used while the returned one lives.
+unsafe fn output<'a>(out: *mut roce_packet) -> Result<&'a mut roce_packet, c_int> {
+    if out.is_null() {
+        return Err(ROCE_ERR_NULL);
+    }
+    if !out.is_aligned() {
+        return Err(ROCE_ERR_INVALID_ARG);
+    }
+    // SAFETY: `out` is non-null and aligned, and the caller guarantees it is valid for
+    // writes of a `roce_packet`. The memory may be uninitialized, so it is written whole
+    // (never read) before a reference to it is made.
+    unsafe {
+        out.write(roce_packet::default());
+        Ok(&mut *out)
+    }
+}
+
+/// The caller's bytes as a slice, or the status to return.
+///
+/// # Safety
+/// `ptr` must be NULL or valid for reads of `len` bytes that nobody writes during the call.
+unsafe fn input<'a>(ptr: *const u8, len: usize) -> Result<&'a [u8], c_int> {
+    if ptr.is_null() {
+        return Err(ROCE_ERR_NULL);
+    }
+    if len > isize::MAX as usize {
+        return Err(ROCE_ERR_INVALID_ARG);
+    }
+    // SAFETY: `ptr` is non-null (and `u8` needs no alignment), `len` fits `isize`, and the
+    // caller guarantees `len` readable bytes that stay unchanged while the slice lives, which
+    // is the duration of this call.
+    Ok(unsafe { core::slice::from_raw_parts(ptr, len) })
+}
+
+/// The caller's options, or the defaults for NULL.
+///
+/// # Safety
+/// `opts` must be NULL or valid for reads of a `roce_options`.
+unsafe fn options(opts: *const roce_options) -> Result<roce_options, c_int> {
+    if opts.is_null() {
+        return Ok(roce_options::default());
+    }
+    if !opts.is_aligned() {
+        return Err(ROCE_ERR_INVALID_ARG);
+    }
+    // SAFETY: non-null, aligned, and valid for reads by the caller's contract; every bit
+    // pattern is a valid `roce_options` (two integers), so reading it cannot be undefined.
+    Ok(unsafe { opts.read() })
+}
+
+/// Checks the three pointers of an entry point, then runs `parse` on safe values.
+///
+/// # Safety
+/// As [`output`], [`input`] and [`options`].
+unsafe fn call(
+    data: *const u8,
+    len: usize,
+    opts: *const roce_options,
+    out: *mut roce_packet,
+    parse: impl FnOnce(&[u8], roce_options, &mut roce_packet) -> c_int,
+) -> c_int {
+    // SAFETY: forwarded from the caller.
+    let out = match unsafe { output(out) } {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
+    // SAFETY: forwarded from the caller.
+    let opts = match unsafe { options(opts) } {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
+    // SAFETY: forwarded from the caller.
+    match unsafe { input(data, len) } {
+        Ok(data) => parse(data, opts, out),
+        Err(code) => code,
+    }
+}
+
+/// Parses an Ethernet II frame (802.1Q / 802.1ad tags, IPv4 / IPv6 / UDP 4791 for RoCEv2,
+/// EtherType 0x8915 for RoCEv1) with the default options: UDP port 4791, ICRC verified.
+///
+/// Returns `ROCE_OK` when a RoCE packet was decoded, `ROCE_ERR_NOT_ROCE` for a clean frame
+/// without RoCE, `ROCE_ERR_TRUNCATED` / `ROCE_ERR_MALFORMED` when the frame ends or breaks
+/// below the BTH, `ROCE_ERR_NULL` / `ROCE_ERR_INVALID_ARG` for unusable arguments. Unless
+/// `out` is NULL or misaligned, `*out` is completely written in every case.
+///
+/// # Safety
+/// `frame` must be NULL or point to `len` readable bytes, unchanged during the call (`len` may
+/// be 0). `out` must be NULL or point to writable memory for one `roce_packet` (it need not be
+/// initialized) that does not overlap the frame. No other thread may use `*out` during the
+/// call.
+#[no_mangle]
+pub unsafe extern "C" fn roce_parse_frame(
+    frame: *const u8,
+    len: usize,
+    out: *mut roce_packet,
+) -> c_int {
+    // SAFETY: the caller's contract is this function's.
+    unsafe { call(frame, len, core::ptr::null(), out, parse_frame_into) }
+}
+
+/// `roce_parse_frame` with options (`opts` may be NULL for the defaults), e.g. RoCEv2 on
+/// another UDP port, or no ICRC verification.
+///
+/// # Safety
+/// As `roce_parse_frame`; `opts` must be NULL or point to a readable `roce_options`.
+#[no_mangle]
+pub unsafe extern "C" fn roce_parse_frame_opts(
+    frame: *const u8,
+    len: usize,
+    opts: *const roce_options,
+    out: *mut roce_packet,
+) -> c_int {
+    // SAFETY: the caller's contract is this function's.
+    unsafe { call(frame, len, opts, out, parse_frame_into) }
+}
+
+/// Parses an IP packet (IPv4 or IPv6 by its version nibble), for captures and stacks without
+/// an Ethernet header. `out->eth.present` is false; offsets count from the IP header.
+/// Returns as `roce_parse_frame`; an empty input is `ROCE_ERR_TRUNCATED`, a version nibble
+/// other than 4 or 6 is `ROCE_ERR_MALFORMED`.
+///
+/// # Safety
+/// As `roce_parse_frame`, with `packet` for `frame`.
+#[no_mangle]
+pub unsafe extern "C" fn roce_parse_ip(
+    packet: *const u8,
+    len: usize,
+    out: *mut roce_packet,
+) -> c_int {
+    // SAFETY: the caller's contract is this function's.
+    unsafe { call(packet, len, core::ptr::null(), out, parse_ip_into) }
+}
+
+/// `roce_parse_ip` with options (`opts` may be NULL for the defaults).
+///
+/// # Safety
+/// As `roce_parse_frame_opts`, with `packet` for `frame`.
+#[no_mangle]
+pub unsafe extern "C" fn roce_parse_ip_opts(
+    packet: *const u8,
+    len: usize,
+    opts: *const roce_options,
+    out: *mut roce_packet,
+) -> c_int {
+    // SAFETY: the caller's contract is this function's.
+    unsafe { call(packet, len, opts, out, parse_ip_into) }
+}
+
+/// Parses what follows an EtherType, for link types that give the EtherType without an
+/// Ethernet header (Linux cooked capture): 0x0800 IPv4, 0x86dd IPv6, 0x8915 RoCEv1; any other
+/// EtherType gives `ROCE_ERR_NOT_ROCE`. `opts` may be NULL for the defaults.
+///
+/// # Safety
+/// As `roce_parse_frame_opts`, with `data` for `frame`.
+#[no_mangle]
+pub unsafe extern "C" fn roce_parse_ethertype(
+    ethertype: u16,
+    data: *const u8,
+    len: usize,
+    opts: *const roce_options,
+    out: *mut roce_packet,
+) -> c_int {
+    // SAFETY: the caller's contract is this function's.
+    unsafe { call(data, len, opts, out, |d, o, out| parse_ethertype_into(ethertype, d, o, out)) }
+}
+
+/// Parses a UDP payload that starts with the BTH and ends with the ICRC, for stacks that
+/// already stripped L2-L4 (the whole input is taken as the packet: strip Ethernet padding
+/// first). The ICRC cannot be verified without the IP and UDP headers: `icrc_status` is
+/// `ROCE_ICRC_NOT_CHECKED` (or `ROCE_ICRC_UNVERIFIABLE` below 4 bytes after the BTH).
+/// Returns `ROCE_OK`, or `ROCE_ERR_TRUNCATED` when the input is shorter than a BTH.
+///
+/// # Safety
+/// As `roce_parse_frame`, with `payload` for `frame`.
+#[no_mangle]
+pub unsafe extern "C" fn roce_parse_udp_payload(
+    payload: *const u8,
+    len: usize,
+    out: *mut roce_packet,
+) -> c_int {
+    // SAFETY: the caller's contract is this function's.
+    unsafe {
+        call(payload, len, core::ptr::null(), out, |d, _, out| parse_udp_payload_into(d, out))
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Strings and versions: static NUL-terminated strings, never freed, never NULL.
+// ---------------------------------------------------------------------------------------------
+
+/// A `&'static CStr` of a `const` `&str` expression, built at compile time (the string must
+/// hold no NUL byte, or the build fails). Lets the C interface hand out the parser's own
+/// strings without a second copy of them here.
+macro_rules! const_cstr {
+    ($s:expr) => {{
+        const S: &str = $s;
+        const N: usize = S.len() + 1;
+        const B: [u8; N] = nul_terminated::<N>(S);
+        const C: &CStr = match CStr::from_bytes_with_nul(&B) {
+            Ok(c) => c,
+            #[allow(clippy::panic)] // evaluated by the compiler: a build error, never at run time
+            Err(_) => panic!("string holds a NUL byte"),
+        };
+        C
+    }};
+}
+
+/// `s` followed by a NUL byte, as an array of `N` = `s.len() + 1` bytes.
+#[allow(clippy::indexing_slicing)] // const evaluation: out of range fails the build
+const fn nul_terminated<const N: usize>(s: &str) -> [u8; N] {
+    let b = s.as_bytes();
+    let mut out = [0u8; N];
+    let mut i = 0;
+    while i < b.len() {
+        out[i] = b[i];
+        i += 1;
+    }
+    out
+}
+
+/// A one-line description of a status code returned by the parse functions ("ok",
+/// "truncated", ...); "unknown status" for other values.
+#[no_mangle]
+pub extern "C" fn roce_status_str(status: c_int) -> *const c_char {
+    let s: &CStr = match status {
+        ROCE_OK => c"ok",
+        ROCE_ERR_NULL => c"null pointer argument",
+        ROCE_ERR_TRUNCATED => c"input truncated before the BTH",
+        ROCE_ERR_MALFORMED => c"malformed header below the BTH",
+        ROCE_ERR_NOT_ROCE => c"not a RoCE packet",
+        ROCE_ERR_INVALID_ARG => c"invalid argument (misaligned pointer or length too large)",
+        _ => c"unknown status",
+    };
+    s.as_ptr()
+}
+
+/// The opcode's name from the parser's opcode table, prefixed by its transport
+/// ("RC_SEND_ONLY", "UD_SEND_ONLY", "CNP"); "RC_RESERVED", "UC_RESERVED", ... for reserved
+/// opcodes and "VENDOR_SPECIFIC" for 0xC0-0xFF. Never NULL.
+#[no_mangle]
+pub extern "C" fn roce_opcode_name(opcode: u8) -> *const c_char {
+    opcode::name_with_nul(opcode).as_ptr().cast()
+}
+
+/// The parser's description of one problem bit (`ROCE_PROBLEM_*`); "unknown problem" when
+/// `bit` is not exactly one known bit. Never NULL.
+#[no_mangle]
+pub extern "C" fn roce_problem_str(bit: u32) -> *const c_char {
+    match Problem::ALL.iter().find(|p| **p as u32 == bit) {
+        Some(p) => problem_cstr(*p).as_ptr(),
+        None => c"unknown problem".as_ptr(),
+    }
+}
+
+fn problem_cstr(p: Problem) -> &'static CStr {
+    macro_rules! msg {
+        ($($v:ident)*) => {
+            match p {
+                $(Problem::$v => const_cstr!(Problem::$v.message()),)*
+            }
+        };
+    }
+    msg!(
+        TverNonZero PadCntInconsistent PadNonZero UnexpectedPayload AtomicWriteLength
+        UdpLengthMismatch IpLengthMismatch Truncated ReservedBits ReservedOpcode VendorOpcode
+        ShortForOpcode CnpLength CnpBecnClear CnpPsnNonZero RdLayoutMismatch Qp1QKey
+        Ipv4Checksum IpFragment MadTruncated MadUnknownVersion MadUnknownAttribute IcrcBad
+        GrhNextHeader
+    )
+}
+
+/// The name of a `ROCE_LAYER_*` value ("IPv4", "BTH", "AETH", ...); "none" for
+/// `ROCE_LAYER_NONE`, "unknown layer" for other values. Never NULL.
+#[no_mangle]
+pub extern "C" fn roce_layer_name(layer: u8) -> *const c_char {
+    macro_rules! names {
+        ($($code:ident => $l:ident,)*) => {
+            match layer {
+                ROCE_LAYER_NONE => c"none",
+                $($code => const_cstr!(Layer::$l.name()),)*
+                _ => c"unknown layer",
+            }
+        };
+    }
+    let s: &CStr = names!(
+        ROCE_LAYER_ETHERNET => Ethernet,
+        ROCE_LAYER_VLAN => Vlan,
+        ROCE_LAYER_IPV4 => Ipv4,
+        ROCE_LAYER_IPV6 => Ipv6,
+        ROCE_LAYER_IPV6_EXTENSIONS => Ipv6Extensions,
+        ROCE_LAYER_UDP => Udp,
+        ROCE_LAYER_GRH => Grh,
+        ROCE_LAYER_BTH => Bth,
+        ROCE_LAYER_RDETH => Rdeth,
+        ROCE_LAYER_DETH => Deth,
+        ROCE_LAYER_XRCETH => Xrceth,
+        ROCE_LAYER_RETH => Reth,
+        ROCE_LAYER_ATOMIC_ETH => AtomicEth,
+        ROCE_LAYER_AETH => Aeth,
+        ROCE_LAYER_ATOMIC_ACK_ETH => AtomicAckEth,
+        ROCE_LAYER_IMMDT => ImmDt,
+        ROCE_LAYER_IETH => Ieth,
+        ROCE_LAYER_FETH => Feth,
+    );
+    s.as_ptr()
+}
+
+/// The library version, "MAJOR.MINOR.PATCH" (the roce-parser-ffi crate version).
+#[no_mangle]
+pub extern "C" fn roce_parser_version() -> *const c_char {
+    const_cstr!(env!("CARGO_PKG_VERSION")).as_ptr()
+}
+
+/// `ROCE_PARSER_ABI_VERSION` of the library: compare with the header's constant to detect
+/// a header and a shared library that disagree on struct layouts.
+#[no_mangle]
+pub extern "C" fn roce_parser_abi_version() -> u32 {
+    ROCE_PARSER_ABI_VERSION
+}
+
+/// `sizeof(roce_packet)` as the library sees it: another check against a stale header.
+#[no_mangle]
+pub extern "C" fn roce_packet_size() -> usize {
+    core::mem::size_of::<roce_packet>()
+}

@@ -1,0 +1,334 @@
+//! The C interface called from Rust: constants against the parser's, strings, argument
+//! checking (NULL, zero length, misalignment, impossible lengths) and the SPEC.md vectors.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::indexing_slicing,
+    clippy::undocumented_unsafe_blocks
+)]
+
+use std::ffi::{c_int, CStr};
+use std::mem::MaybeUninit;
+
+use roce_parser::{opcode, Layer, Problem};
+use roce_parser_ffi::*;
+
+const V1: &str = "248a07a8fa22248a07a8fa22080045010040047840004011b4d5c0a80007c0a80007c00012b7002caca22460ffff000000d300cf17104630818be28935d90e9a95505401be885e50000078f353f3";
+const V2: &str = "e41d2dab2bc27cfe90643b32080045c2003c718c4000401191610a0011010a001201000012b7002800008100ffff40000118000000000000000000000000000000000000000082fd002a";
+const V3: &str = "ffffffffffff02fc0000000186dd62012345001c1140fe800000000000000000000000000001fe800000000000000000000000000002c35012b7001c4bf11100ffff40000011000000051f0000076afb05a0";
+
+fn hex(s: &str) -> Vec<u8> {
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+}
+
+fn s(p: *const std::ffi::c_char) -> &'static str {
+    assert!(!p.is_null());
+    unsafe { CStr::from_ptr(p) }.to_str().unwrap()
+}
+
+const OK: c_int = roce_status::ROCE_OK as c_int;
+const NULL: c_int = roce_status::ROCE_ERR_NULL as c_int;
+const TRUNCATED: c_int = roce_status::ROCE_ERR_TRUNCATED as c_int;
+const MALFORMED: c_int = roce_status::ROCE_ERR_MALFORMED as c_int;
+const NOT_ROCE: c_int = roce_status::ROCE_ERR_NOT_ROCE as c_int;
+const INVALID: c_int = roce_status::ROCE_ERR_INVALID_ARG as c_int;
+
+fn frame(bytes: &[u8]) -> (c_int, roce_packet) {
+    let mut out = MaybeUninit::<roce_packet>::uninit();
+    let st = unsafe { roce_parse_frame(bytes.as_ptr(), bytes.len(), out.as_mut_ptr()) };
+    (st, unsafe { out.assume_init() })
+}
+
+#[test]
+fn problem_constants_are_the_parser_bits() {
+    let table = [
+        (ROCE_PROBLEM_TVER_NONZERO, Problem::TverNonZero),
+        (ROCE_PROBLEM_PADCNT_INCONSISTENT, Problem::PadCntInconsistent),
+        (ROCE_PROBLEM_PAD_NONZERO, Problem::PadNonZero),
+        (ROCE_PROBLEM_UNEXPECTED_PAYLOAD, Problem::UnexpectedPayload),
+        (ROCE_PROBLEM_ATOMIC_WRITE_LENGTH, Problem::AtomicWriteLength),
+        (ROCE_PROBLEM_UDP_LENGTH_MISMATCH, Problem::UdpLengthMismatch),
+        (ROCE_PROBLEM_IP_LENGTH_MISMATCH, Problem::IpLengthMismatch),
+        (ROCE_PROBLEM_TRUNCATED, Problem::Truncated),
+        (ROCE_PROBLEM_RESERVED_BITS, Problem::ReservedBits),
+        (ROCE_PROBLEM_RESERVED_OPCODE, Problem::ReservedOpcode),
+        (ROCE_PROBLEM_VENDOR_OPCODE, Problem::VendorOpcode),
+        (ROCE_PROBLEM_SHORT_FOR_OPCODE, Problem::ShortForOpcode),
+        (ROCE_PROBLEM_CNP_LENGTH, Problem::CnpLength),
+        (ROCE_PROBLEM_CNP_BECN_CLEAR, Problem::CnpBecnClear),
+        (ROCE_PROBLEM_CNP_PSN_NONZERO, Problem::CnpPsnNonZero),
+        (ROCE_PROBLEM_RD_LAYOUT_MISMATCH, Problem::RdLayoutMismatch),
+        (ROCE_PROBLEM_QP1_QKEY, Problem::Qp1QKey),
+        (ROCE_PROBLEM_IPV4_CHECKSUM, Problem::Ipv4Checksum),
+        (ROCE_PROBLEM_IP_FRAGMENT, Problem::IpFragment),
+        (ROCE_PROBLEM_MAD_TRUNCATED, Problem::MadTruncated),
+        (ROCE_PROBLEM_MAD_UNKNOWN_VERSION, Problem::MadUnknownVersion),
+        (ROCE_PROBLEM_MAD_UNKNOWN_ATTRIBUTE, Problem::MadUnknownAttribute),
+        (ROCE_PROBLEM_ICRC_BAD, Problem::IcrcBad),
+        (ROCE_PROBLEM_GRH_NEXT_HEADER, Problem::GrhNextHeader),
+    ];
+    assert_eq!(
+        table.len(),
+        Problem::ALL.len(),
+        "a Problem was added: give it a ROCE_PROBLEM_* constant"
+    );
+    let mut all = 0;
+    for (bit, p) in table {
+        assert_eq!(bit, p as u32, "{p:?}");
+        assert_eq!(s(roce_problem_str(bit)), p.message());
+        all |= bit;
+    }
+    assert_eq!(all, ROCE_PROBLEM_ALL);
+    assert_eq!(s(roce_problem_str(0)), "unknown problem");
+    assert_eq!(s(roce_problem_str(3)), "unknown problem");
+    assert_eq!(s(roce_problem_str(1 << 31)), "unknown problem");
+}
+
+#[test]
+fn opcode_names_come_from_the_table() {
+    for op in 0..=u8::MAX {
+        assert_eq!(s(roce_opcode_name(op)), opcode::name(op), "{op:#04x}");
+    }
+    assert_eq!(s(roce_opcode_name(0x04)), "RC_SEND_ONLY");
+    assert_eq!(s(roce_opcode_name(0x81)), "CNP");
+    assert_eq!(s(roce_opcode_name(0x15)), "RC_RESERVED");
+    assert_eq!(s(roce_opcode_name(0xC0)), "VENDOR_SPECIFIC");
+}
+
+#[test]
+fn layer_names_and_status_strings() {
+    let layers = [
+        (ROCE_LAYER_ETHERNET, Layer::Ethernet),
+        (ROCE_LAYER_VLAN, Layer::Vlan),
+        (ROCE_LAYER_IPV4, Layer::Ipv4),
+        (ROCE_LAYER_IPV6, Layer::Ipv6),
+        (ROCE_LAYER_IPV6_EXTENSIONS, Layer::Ipv6Extensions),
+        (ROCE_LAYER_UDP, Layer::Udp),
+        (ROCE_LAYER_GRH, Layer::Grh),
+        (ROCE_LAYER_BTH, Layer::Bth),
+        (ROCE_LAYER_RDETH, Layer::Rdeth),
+        (ROCE_LAYER_DETH, Layer::Deth),
+        (ROCE_LAYER_XRCETH, Layer::Xrceth),
+        (ROCE_LAYER_RETH, Layer::Reth),
+        (ROCE_LAYER_ATOMIC_ETH, Layer::AtomicEth),
+        (ROCE_LAYER_AETH, Layer::Aeth),
+        (ROCE_LAYER_ATOMIC_ACK_ETH, Layer::AtomicAckEth),
+        (ROCE_LAYER_IMMDT, Layer::ImmDt),
+        (ROCE_LAYER_IETH, Layer::Ieth),
+        (ROCE_LAYER_FETH, Layer::Feth),
+    ];
+    for (code, layer) in layers {
+        assert_eq!(s(roce_layer_name(code)), layer.name());
+    }
+    assert_eq!(s(roce_layer_name(ROCE_LAYER_NONE)), "none");
+    assert_eq!(s(roce_layer_name(200)), "unknown layer");
+
+    let codes = [OK, NULL, TRUNCATED, MALFORMED, NOT_ROCE, INVALID];
+    assert_eq!(codes, [0, -1, -2, -3, -4, -5]);
+    let strs: Vec<&str> = codes.iter().map(|&c| s(roce_status_str(c))).collect();
+    for (i, a) in strs.iter().enumerate() {
+        assert_ne!(*a, "unknown status");
+        assert!(strs[i + 1..].iter().all(|b| a != b), "duplicate {a}");
+    }
+    assert_eq!(s(roce_status_str(1)), "unknown status");
+    assert_eq!(s(roce_status_str(c_int::MIN)), "unknown status");
+}
+
+#[test]
+fn versions() {
+    assert_eq!(s(roce_parser_version()), env!("CARGO_PKG_VERSION"));
+    assert_eq!(roce_parser_abi_version(), ROCE_PARSER_ABI_VERSION);
+    assert_eq!(roce_packet_size(), std::mem::size_of::<roce_packet>());
+    assert_eq!(ROCE_V2_UDP_PORT, roce_parser::ROCEV2_UDP_PORT);
+}
+
+#[test]
+fn null_pointers_zero_lengths_and_bad_arguments() {
+    let f = hex(V1);
+    let mut out = roce_packet { roce_version: 7, ..Default::default() };
+    unsafe {
+        // NULL output: nothing written, nothing read.
+        assert_eq!(roce_parse_frame(f.as_ptr(), f.len(), std::ptr::null_mut()), NULL);
+        assert_eq!(roce_parse_udp_payload(f.as_ptr(), f.len(), std::ptr::null_mut()), NULL);
+        // NULL input, with and without a length: `out` zeroed.
+        for len in [0, 1, 64] {
+            assert_eq!(roce_parse_frame(std::ptr::null(), len, &mut out), NULL);
+            assert_eq!(out, roce_packet::default());
+            out.roce_version = 7;
+            assert_eq!(roce_parse_ip(std::ptr::null(), len, &mut out), NULL);
+            assert_eq!(out, roce_packet::default());
+            assert_eq!(roce_parse_udp_payload(std::ptr::null(), len, &mut out), NULL);
+            assert_eq!(
+                roce_parse_ethertype(0x0800, std::ptr::null(), len, std::ptr::null(), &mut out),
+                NULL
+            );
+        }
+        // Zero length with a valid pointer: truncated, at the first layer.
+        assert_eq!(roce_parse_frame(f.as_ptr(), 0, &mut out), TRUNCATED);
+        assert_eq!(out.stop, TRUNCATED);
+        assert_eq!(out.stop_layer, ROCE_LAYER_ETHERNET);
+        assert_eq!((out.stop_needed, out.stop_available), (14, 0));
+        assert_eq!(roce_parse_ip(f.as_ptr(), 0, &mut out), TRUNCATED);
+        assert_eq!(roce_parse_udp_payload(f.as_ptr(), 0, &mut out), TRUNCATED);
+        assert_eq!(out.stop_layer, ROCE_LAYER_BTH);
+        assert_eq!(
+            roce_parse_ethertype(0x0800, f.as_ptr(), 0, std::ptr::null(), &mut out),
+            TRUNCATED
+        );
+        assert_eq!(
+            roce_parse_ethertype(0x0806, f.as_ptr(), 0, std::ptr::null(), &mut out),
+            NOT_ROCE
+        );
+        // A length no object can have.
+        assert_eq!(roce_parse_frame(f.as_ptr(), usize::MAX, &mut out), INVALID);
+        assert_eq!(out, roce_packet::default());
+        // A misaligned output or options struct.
+        let mut buf = vec![MaybeUninit::<roce_packet>::uninit(); 2];
+        let odd = buf.as_mut_ptr().cast::<u8>().wrapping_add(1).cast::<roce_packet>();
+        assert_eq!(roce_parse_frame(f.as_ptr(), f.len(), odd), INVALID);
+        let opts = [0u16; 4];
+        let odd_opts = opts.as_ptr().cast::<u8>().wrapping_add(1).cast::<roce_options>();
+        assert_eq!(roce_parse_frame_opts(f.as_ptr(), f.len(), odd_opts, &mut out), INVALID);
+        // NULL options are the defaults.
+        assert_eq!(roce_parse_frame_opts(f.as_ptr(), f.len(), std::ptr::null(), &mut out), OK);
+        assert_eq!(out.icrc_status, ROCE_ICRC_OK);
+    }
+}
+
+#[test]
+fn every_truncation_of_every_vector() {
+    for v in [V1, V2, V3] {
+        let f = hex(v);
+        for n in 0..=f.len() {
+            let (st, p) = frame(&f[..n]);
+            assert!([OK, TRUNCATED].contains(&st), "{n}: {st}");
+            assert!(p.payload_offset + p.payload_captured + p.pad_captured <= n);
+            assert!(p.opaque_offset + p.opaque_len <= n);
+            if p.payload_captured > 0 {
+                assert_eq!(p.payload_offset, p.bth_offset + p.header_len);
+            }
+            if st == OK && n < f.len() {
+                assert_ne!(p.icrc_status, ROCE_ICRC_OK);
+            }
+        }
+    }
+}
+
+#[test]
+fn v1_ipv4_uc_send_only() {
+    let f = hex(V1);
+    let (st, p) = frame(&f);
+    assert_eq!(st, OK);
+    assert_eq!(p.roce_version, 2);
+    assert!(p.opcode_known && p.eth.present && p.ip.present && p.udp.present);
+    assert_eq!(s(roce_opcode_name(p.bth.opcode)), "UC_SEND_ONLY");
+    assert_eq!((p.bth.padcnt, p.bth.dest_qp), (2, 0xd3));
+    assert_eq!((p.icrc, p.icrc_status), (0xF353_F378, ROCE_ICRC_OK));
+    assert_eq!((p.payload_len, p.payload_captured, p.pad_captured), (18, 18, 2));
+    assert_eq!(p.payload_offset, 14 + 20 + 8 + 12);
+    assert_eq!(p.ip.version, 4);
+    assert_eq!(&p.ip.src[..12], &[0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff]);
+    assert_eq!(&p.ip.src[12..], &[192, 168, 0, 7]);
+    assert_eq!(p.udp.dport, 4791);
+    assert_eq!(p.problems, 0);
+    assert_eq!(p.stop, 0);
+
+    // The same packet from the IP header and from the UDP payload.
+    let mut out = roce_packet::default();
+    assert_eq!(unsafe { roce_parse_ip(f[14..].as_ptr(), f.len() - 14, &mut out) }, OK);
+    assert_eq!((out.bth, out.icrc_status), (p.bth, ROCE_ICRC_OK));
+    assert_eq!(out.payload_offset, p.payload_offset - 14);
+    assert!(!out.eth.present);
+    let bth = 14 + 20 + 8;
+    assert_eq!(unsafe { roce_parse_udp_payload(f[bth..].as_ptr(), f.len() - bth, &mut out) }, OK);
+    assert_eq!((out.bth, out.icrc_status), (p.bth, ROCE_ICRC_NOT_CHECKED));
+    assert_eq!((out.payload_len, out.icrc), (18, 0xF353_F378));
+
+    // Another port: not RoCE, lower layers still there. No verification: not checked.
+    let port = roce_options { udp_port: 4792, skip_icrc: 0 };
+    assert_eq!(unsafe { roce_parse_frame_opts(f.as_ptr(), f.len(), &port, &mut out) }, NOT_ROCE);
+    assert!(out.udp.present && out.roce_version == 0);
+    let skip = roce_options { udp_port: 0, skip_icrc: 1 };
+    assert_eq!(unsafe { roce_parse_frame_opts(f.as_ptr(), f.len(), &skip, &mut out) }, OK);
+    assert_eq!(out.icrc_status, ROCE_ICRC_NOT_CHECKED);
+}
+
+#[test]
+fn v2_cnp_and_v3_ipv6_ack() {
+    let (st, p) = frame(&hex(V2));
+    assert_eq!(st, OK);
+    assert_eq!(s(roce_opcode_name(p.bth.opcode)), "CNP");
+    assert!(p.bth.becn);
+    assert_eq!((p.bth.dest_qp, p.payload_len, p.ip.ecn), (0x118, 16, 2));
+    assert_eq!(p.icrc_status, ROCE_ICRC_OK);
+
+    let (st, p) = frame(&hex(V3));
+    assert_eq!(st, OK);
+    assert_eq!(s(roce_opcode_name(p.bth.opcode)), "RC_ACKNOWLEDGE");
+    assert!(p.aeth.present && !p.reth.present);
+    assert_eq!((p.aeth.syndrome, p.aeth.kind, p.aeth.value), (0x1f, ROCE_AETH_ACK, 0x1f));
+    assert_eq!(p.aeth.msn, 7);
+    assert_eq!((p.ip.version, p.ip.flow_label), (6, 0x12345));
+    assert_eq!(p.ip.src[0], 0xfe);
+    assert_eq!(p.icrc_status, ROCE_ICRC_OK);
+}
+
+#[test]
+fn bad_icrc_gives_the_computed_one() {
+    let mut f = hex(V1);
+    let n = f.len();
+    f[n - 1] ^= 0xff;
+    let (st, p) = frame(&f);
+    assert_eq!(st, OK);
+    assert_eq!(p.icrc_status, ROCE_ICRC_BAD);
+    assert_eq!(p.icrc_computed, 0xF353_F378);
+    assert_ne!(p.problems & ROCE_PROBLEM_ICRC_BAD, 0);
+}
+
+#[test]
+fn non_roce_and_malformed_frames() {
+    // ARP: Ethernet only.
+    let mut arp = vec![0xffu8; 6];
+    arp.extend_from_slice(&[2, 0, 0, 0, 0, 1, 0x08, 0x06]);
+    arp.extend_from_slice(&[0; 28]);
+    let (st, p) = frame(&arp);
+    assert_eq!(st, NOT_ROCE);
+    assert!(p.eth.present && !p.ip.present);
+    assert_eq!(p.eth.ethertype, 0x0806);
+    // A bad IP version under an IPv4 EtherType: malformed, at the IPv4 layer.
+    let mut f = hex(V1);
+    f[14] = 0x55;
+    let (st, p) = frame(&f);
+    assert_eq!(st, MALFORMED);
+    assert_eq!((p.stop, p.stop_layer, p.stop_offset), (MALFORMED, ROCE_LAYER_IPV4, 14));
+    let mut out = roce_packet::default();
+    assert_eq!(unsafe { roce_parse_ip(f[14..].as_ptr(), 40, &mut out) }, MALFORMED);
+}
+
+#[test]
+fn reuse_of_out_leaves_nothing_stale() {
+    let (_, a) = frame(&hex(V3));
+    let mut out = a;
+    let v2 = hex(V2);
+    unsafe { roce_parse_frame(v2.as_ptr(), v2.len(), &mut out) };
+    assert_eq!(out, frame(&v2).1);
+    assert!(!out.aeth.present);
+}
+
+#[test]
+fn many_threads_at_once() {
+    let frames: Vec<Vec<u8>> = [V1, V2, V3].iter().map(|v| hex(v)).collect();
+    let expected: Vec<(c_int, roce_packet)> = frames.iter().map(|f| frame(f)).collect();
+    std::thread::scope(|sc| {
+        for t in 0..8 {
+            let (frames, expected) = (&frames, &expected);
+            sc.spawn(move || {
+                for i in 0..3000 {
+                    let k = (i + t) % frames.len();
+                    assert_eq!(frame(&frames[k]), expected[k]);
+                }
+            });
+        }
+    });
+}
