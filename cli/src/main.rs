@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use roce_inspect::input::InputError;
-use roce_inspect::{dissect, gen, stats};
+use roce_inspect::{check, dissect, gen, stats};
 use roce_parser::Config;
 
 #[derive(Parser)]
@@ -88,6 +88,44 @@ enum Command {
         #[command(flatten)]
         common: Common,
     },
+    /// Check a capture against the InfiniBand transport rules: replay it through a
+    /// reference queue-pair model and report which side broke which rule, with frames.
+    ///
+    /// Exit status: 0 when no error-severity finding (warnings alone leave it 0), 1 when at
+    /// least one, 2 when the input could not be read or the command line was wrong.
+    Check {
+        /// Capture file (pcap or pcapng, optionally gzip-compressed), or '-' for stdin
+        file: PathBuf,
+        /// Output format
+        #[arg(long, value_enum, default_value_t = check::Format::Text)]
+        format: check::Format,
+        /// The capture is lossless (mirror port with counters checked, generated traffic):
+        /// PSN gaps are requester faults instead of capture loss
+        #[arg(long)]
+        assume_complete: bool,
+        /// PMTU in bytes when no CM exchange was captured (otherwise inferred)
+        #[arg(long, value_parser = parse_pmtu)]
+        pmtu: Option<u32>,
+        /// How long a response may precede its request in the capture, in microseconds
+        #[arg(long, default_value_t = 500, value_name = "US")]
+        reorder_window: u64,
+        /// Silence after which a retransmission counts as a timeout retry, in microseconds
+        #[arg(long, default_value_t = 1000, value_name = "US")]
+        retx_timeout: u64,
+        /// Flows tracked at once; the least recently used is evicted (and reported)
+        #[arg(long, default_value_t = 65536)]
+        max_flows: usize,
+        /// Turn a rule off (repeatable); `roce-inspect rules` lists them
+        #[arg(long, value_name = "RULE")]
+        disable: Vec<String>,
+        /// Turn only these rules on (repeatable)
+        #[arg(long, value_name = "RULE")]
+        enable: Vec<String>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// List the conformance rules: ID, severity, the side judged, what it checks, source
+    Rules,
     /// Write a generated capture (nanosecond pcap) built with the roce-parser builder.
     Gen {
         #[command(subcommand)]
@@ -141,6 +179,13 @@ fn parse_opcode(s: &str) -> Result<u8, String> {
         .ok_or_else(|| format!("unknown opcode name '{s}' (try RC_SEND_ONLY, RC_ACKNOWLEDGE, UD_SEND_ONLY, CNP, or a number)"))
 }
 
+fn parse_pmtu(s: &str) -> Result<u32, String> {
+    match s.parse::<u32>() {
+        Ok(m @ (256 | 512 | 1024 | 2048 | 4096)) => Ok(m),
+        _ => Err(format!("'{s}' is not a PMTU: use 256, 512, 1024, 2048 or 4096")),
+    }
+}
+
 fn parse_range(s: &str) -> Result<std::ops::RangeInclusive<u64>, String> {
     let bad = || format!("'{s}' is not a frame range like 10-20, 10- or 7");
     let (a, b) = match s.split_once('-') {
@@ -187,6 +232,51 @@ fn main() -> ExitCode {
             format,
             common,
         } => stats::run(&file, format, &common.config()),
+        Command::Check {
+            file,
+            format,
+            assume_complete,
+            pmtu,
+            reorder_window,
+            retx_timeout,
+            max_flows,
+            disable,
+            enable,
+            common,
+        } => {
+            let mut rules = roce_conformance::RuleSet::default();
+            if !enable.is_empty() {
+                rules.disable_all();
+            }
+            let set = enable
+                .iter()
+                .try_for_each(|r| rules.enable(r))
+                .and_then(|()| disable.iter().try_for_each(|r| rules.disable(r)));
+            if let Err(e) = set {
+                eprintln!("roce-inspect: error: {e}");
+                return ExitCode::from(2);
+            }
+            let opts = roce_conformance::Options {
+                assume_complete,
+                pmtu,
+                reorder_window_ns: reorder_window * 1000,
+                retx_timeout_ns: retx_timeout * 1000,
+                max_flows: max_flows.max(1),
+                rules,
+                ..Default::default()
+            };
+            return match check::run(&file, format, &common.config(), opts) {
+                Ok(code) => ExitCode::from(code),
+                Err(e) => {
+                    eprintln!("roce-inspect: error: {e}");
+                    ExitCode::from(2)
+                }
+            };
+        }
+        Command::Rules => {
+            print!("{}", check::list_rules());
+            Ok(())
+        }
         Command::Gen { scenario } => {
             let (trace, output) = match scenario {
                 GenScenario::Sample { output, seed } => (gen::scenarios::sample(seed), output),

@@ -263,6 +263,9 @@ fn roce_tree(p: &Packet<'_>, r: &Roce<'_>, out: &mut impl Write) -> io::Result<(
         b.psn,
         b.psn
     )?;
+    if b.resv6 != 0 || b.resv7 != 0 {
+        writeln!(out, "    reserved: byte 4 bits 0x{:02x}, byte 8 bits 0x{:02x}", b.resv6, b.resv7)?;
+    }
     let h = &r.headers;
     if let Some(x) = h.rdeth {
         writeln!(out, "  RDETH: EE-Context 0x{:06x}", x.eecnxt)?;

@@ -146,6 +146,9 @@ pub struct BthJson {
     pub dqpn: u32,
     pub ackreq: bool,
     pub psn: u32,
+    /// Reserved bits after FECN/BECN (byte 4) and after AckReq (byte 8).
+    pub resv6: u8,
+    pub resv7: u8,
 }
 
 #[derive(Serialize)]
@@ -277,6 +280,8 @@ pub fn roce_json<'a>(r: &Roce<'a>, p: &'a Packet<'a>) -> RoceJson<'a> {
             dqpn: b.dest_qp,
             ackreq: b.ackreq,
             psn: b.psn,
+            resv6: b.resv6,
+            resv7: b.resv7,
         },
         rdeth: h.rdeth.map(|x| RdethJson { eecnxt: x.eecnxt }),
         deth: h.deth.map(|x| DethJson {

@@ -1,0 +1,189 @@
+//! The rule catalog (RULES.md): every rule the checker can report, with a stable ID, its
+//! severity, the side it judges, where it comes from, and one line saying what it checks.
+//! IDs never change once released: users filter and suppress by them.
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Severity {
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+/// Whom a rule judges.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    /// The capture itself (loss, reordering, time), not a NIC.
+    Capture,
+    /// Whoever sent the packet.
+    Sender,
+    Requester,
+    Responder,
+    /// The checker's own limits (state evicted).
+    Checker,
+}
+
+impl Side {
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Side::Capture => "capture",
+            Side::Sender => "sender",
+            Side::Requester => "requester",
+            Side::Responder => "responder",
+            Side::Checker => "checker",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Rule {
+    pub id: &'static str,
+    pub severity: Severity,
+    pub side: Side,
+    pub source: &'static str,
+    pub description: &'static str,
+}
+
+macro_rules! rules {
+    ($($name:ident = $id:literal, $sev:ident, $side:ident, $source:literal, $desc:literal;)*) => {
+        $(pub const $name: Rule = Rule {
+            id: $id,
+            severity: Severity::$sev,
+            side: Side::$side,
+            source: $source,
+            description: $desc,
+        };)*
+        /// Every rule, in report order.
+        pub const ALL: &[Rule] = &[$($name,)*];
+    };
+}
+
+rules! {
+    CAP_GAP = "CAP-GAP", Warning, Capture, "Lumina integrity check",
+        "packets missing from the capture: PSNs skipped with no NAK and no retransmission, or acknowledged without ever being captured";
+    CAP_REORDER = "CAP-REORDER", Warning, Capture, "host capture behaviour",
+        "a response captured before the request it answers (within the reorder window)";
+    CAP_TIME = "CAP-TIME", Warning, Capture, "capture file",
+        "timestamps going backwards";
+    CAP_TRUNCATED = "CAP-TRUNCATED", Warning, Capture, "capture file",
+        "frame cut by the capture's snap length: its ICRC cannot be verified";
+    CAP_EVICT = "CAP-EVICT", Warning, Checker, "checker limits",
+        "connection state evicted (least recently used) because more connections than --max-connections were live";
+    PKT_ICRC = "PKT-ICRC", Error, Sender, "IBTA A17; rxe_icrc.c",
+        "ICRC matches the recomputed value";
+    PKT_TVER = "PKT-TVER", Error, Sender, "rxe_recv.c",
+        "BTH TVer is 0";
+    PKT_OPCODE = "PKT-OPCODE", Error, Sender, "IBTA 9.2",
+        "opcode defined for its transport (reserved ones flagged; vendor range and Mellanox DC are warnings)";
+    PKT_LENGTH = "PKT-LENGTH", Error, Sender, "IBTA 9.2; rxe_hdr.h",
+        "UDP/IP lengths consistent with the frame; long enough for the opcode's headers; no payload where the opcode has none; ATOMIC_WRITE payload exactly 8";
+    PKT_PAD = "PKT-PAD", Error, Sender, "IBTA 9.2.2",
+        "PadCnt = (-payload_len) & 3, non-zero only on a message's last/only packet; pad bytes zero";
+    PKT_RESERVED = "PKT-RESERVED", Warning, Sender, "IBTA 9.2",
+        "reserved bits zero (BTH resv6/resv7, AETH bit 7, RDETH/DETH/XRCETH reserved byte, FETH)";
+    PKT_CNP = "PKT-CNP", Error, Sender, "IBTA A17",
+        "CNP has 16 payload bytes (BECN set and PSN 0 are reported as warnings)";
+    PKT_UD_QKEY = "PKT-UD-QKEY", Error, Sender, "IBTA 13.x",
+        "UD to QP1 uses Q_Key 0x80010000";
+    REQ_PSN = "REQ-PSN", Error, Requester, "rxe_req.c",
+        "each new packet's PSN = previous + 1; a READ of n bytes consumes max(1, ceil(n / PMTU)) PSNs (UC too)";
+    REQ_MSG_SEQ = "REQ-MSG-SEQ", Error, Requester, "IBTA 9.4; rxe_resp.c",
+        "FIRST, MIDDLE..., LAST, or ONLY; messages never interleave; no MIDDLE/LAST without FIRST (UC too)";
+    REQ_LENGTH = "REQ-LENGTH", Error, Requester, "C9-92 area; rxe_resp.c",
+        "FIRST and MIDDLE carry exactly PMTU; LAST 1..PMTU; ONLY 0..PMTU (UC, UD too)";
+    REQ_DMALEN = "REQ-DMALEN", Error, Requester, "C9-92, C9-94",
+        "bytes of a WRITE message = RETH DMA Length; DMA Length <= 2^31";
+    REQ_ATOMIC_ALIGN = "REQ-ATOMIC-ALIGN", Error, Requester, "IBTA 9.4.5",
+        "atomic VA 8-byte aligned";
+    REQ_RETX_SAME = "REQ-RETX-SAME", Error, Requester, "IBTA 9.7.5",
+        "a retransmitted PSN repeats the original's opcode, length and headers";
+    REQ_GBN = "REQ-GBN", Error, Requester, "rxe_req.c; Lumina",
+        "after a NAK \"PSN sequence error\" naming PSN e, the requester resends from e, in order (go-back-N)";
+    REQ_READ_RETRY = "REQ-READ-RETRY", Error, Requester, "rxe_req.c",
+        "a re-issued READ starts inside the original's PSN range; its VA advances by (k - first) * PMTU and its end address is unchanged";
+    REQ_RNR_WAIT = "REQ-RNR-WAIT", Error, Requester, "IBTA 9.7.5.2.8",
+        "after an RNR NAK, no retransmission before its timer expires";
+    REQ_RETX_CAUSE = "REQ-RETX-CAUSE", Warning, Requester, "Lumina",
+        "a retransmission is explained by a NAK, an implicit NAK, or a timeout gap";
+    RSP_ACK_RANGE = "RSP-ACK-RANGE", Error, Responder, "IBTA 9.7.5",
+        "an ACK/NAK PSN refers to a PSN the requester actually sent";
+}
+
+/// Looks a rule up by ID (case-insensitive).
+pub fn find(id: &str) -> Option<&'static Rule> {
+    ALL.iter().find(|r| r.id.eq_ignore_ascii_case(id))
+}
+
+/// Which rules are on. All are, unless disabled.
+#[derive(Debug, Clone, Default)]
+pub struct RuleSet {
+    disabled: Vec<&'static str>,
+}
+
+impl RuleSet {
+    /// Turns a rule off; `Err` names an unknown ID.
+    pub fn disable(&mut self, id: &str) -> Result<(), String> {
+        let r = find(id).ok_or_else(|| unknown(id))?;
+        if !self.disabled.contains(&r.id) {
+            self.disabled.push(r.id);
+        }
+        Ok(())
+    }
+
+    /// Turns a rule (back) on.
+    pub fn enable(&mut self, id: &str) -> Result<(), String> {
+        let r = find(id).ok_or_else(|| unknown(id))?;
+        self.disabled.retain(|d| *d != r.id);
+        Ok(())
+    }
+
+    /// Turns every rule off (then `enable` the ones wanted).
+    pub fn disable_all(&mut self) {
+        self.disabled = ALL.iter().map(|r| r.id).collect();
+    }
+
+    pub fn is_enabled(&self, rule: &Rule) -> bool {
+        !self.disabled.contains(&rule.id)
+    }
+}
+
+fn unknown(id: &str) -> String {
+    format!("unknown rule '{id}' (roce-inspect rules lists them)")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_and_well_formed() {
+        for (i, r) in ALL.iter().enumerate() {
+            assert!(ALL[..i].iter().all(|o| o.id != r.id), "{}", r.id);
+            assert!(r.id.chars().all(|c| c.is_ascii_uppercase() || c == '-'), "{}", r.id);
+            assert!(!r.description.is_empty() && !r.source.is_empty());
+        }
+        assert_eq!(find("req-gbn"), Some(&REQ_GBN));
+    }
+
+    #[test]
+    fn enable_disable() {
+        let mut s = RuleSet::default();
+        assert!(s.is_enabled(&CAP_GAP));
+        s.disable("CAP-GAP").unwrap();
+        assert!(!s.is_enabled(&CAP_GAP));
+        s.enable("cap-gap").unwrap();
+        assert!(s.is_enabled(&CAP_GAP));
+        assert!(s.disable("NOPE").is_err());
+    }
+}
