@@ -2,12 +2,7 @@
 //! the damage are kept; nothing panics or hangs. The inputs are committed under
 //! testdata/capture/ and built by the functions below; regenerate them with
 //! `ROCE_INSPECT_REGENERATE=1 cargo test -p roce-inspect --test capture_damaged`.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 mod capture_common;
 
@@ -279,11 +274,7 @@ fn input(case: &Case) -> PathBuf {
         std::fs::write(&path, &bytes).unwrap();
     }
     let committed = std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    assert_eq!(
-        committed, bytes,
-        "{} differs from its builder; regenerate it",
-        case.file
-    );
+    assert_eq!(committed, bytes, "{} differs from its builder; regenerate it", case.file);
     path
 }
 
@@ -343,21 +334,12 @@ fn a_missing_file_is_unreadable() {
     let path = testdata().join("no-such-file.pcap");
     let e = capture::open(&path).err().unwrap();
     assert!(e.nothing_read() && e.is_fatal() && e.frame().is_none());
-    assert!(
-        e.to_string()
-            .starts_with(&format!("{}: read error: ", path.display())),
-        "{e}"
-    );
+    assert!(e.to_string().starts_with(&format!("{}: read error: ", path.display())), "{e}");
 }
 
 #[test]
 fn resynchronised_frames_keep_their_numbers() {
-    let path = input(
-        CASES
-            .iter()
-            .find(|c| c.file == "caplen_past_block.pcapng")
-            .unwrap(),
-    );
+    let path = input(CASES.iter().find(|c| c.file == "caplen_past_block.pcapng").unwrap());
     let mut cap = capture::open(&path).unwrap();
     let mut numbers: Vec<Result<u64, u64>> = Vec::new();
     while let Some(r) = cap.next_frame() {
@@ -381,20 +363,14 @@ fn truncated_gzip_keeps_the_frames_before_the_cut() {
     // differently.
     let (before, error, after) = read(&path);
     let error = error.unwrap();
-    assert!(
-        before > 20 && before < 200,
-        "{before} frames before the cut"
-    );
+    assert!(before > 20 && before < 200, "{before} frames before the cut");
     assert_eq!(after, 0);
     assert!(error.is_fatal() && !error.nothing_read());
     assert_eq!(error.frame(), Some(before + 1));
     let message = error.to_string();
     let prefix = format!("{}: frame {} at byte offset ", path.display(), before + 1);
     assert!(message.starts_with(&prefix), "{message}");
-    assert!(
-        message.contains("gzip data is damaged or truncated"),
-        "{message}"
-    );
+    assert!(message.contains("gzip data is damaged or truncated"), "{message}");
 }
 
 /// Every prefix of a file, and many corrupted copies, read to the end without a panic, with

@@ -1,11 +1,6 @@
 //! Reading every supported container variant: pcap in both resolutions and byte orders,
 //! pcapng with several interfaces, resolutions, sections and block kinds, gzip, and stdin.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 mod capture_common;
 
@@ -33,10 +28,7 @@ fn pcap_microsecond_little_endian() {
         (f.number, f.ts_ns, f.caplen, f.len),
         (1, 1_700_000_000 * SEC + 123_456_000, 60, 60)
     );
-    assert_eq!(
-        (f.link_type, f.interface, f.offset),
-        (LinkType::Ethernet, 0, 24)
-    );
+    assert_eq!((f.link_type, f.interface, f.offset), (LinkType::Ethernet, 0, 24));
     assert_eq!(f.data, &ethernet_frame(60, 1)[..]);
     let f = cap.next_frame().unwrap().unwrap();
     assert_eq!(
@@ -73,11 +65,7 @@ fn pcap_microsecond_big_endian_and_nanosecond_little_endian() {
         p.record(10, 7, &ethernet_frame(80, 5));
         let mut cap = Capture::from_bytes("x.pcap", p.bytes()).unwrap();
         let f = cap.next_frame().unwrap().unwrap();
-        assert_eq!(
-            f.ts_ns,
-            10 * SEC + if nano { 7 } else { 7_000 },
-            "big {big} nano {nano}"
-        );
+        assert_eq!(f.ts_ns, 10 * SEC + if nano { 7 } else { 7_000 }, "big {big} nano {nano}");
         assert_eq!(f.data, &ethernet_frame(80, 5)[..]);
     }
 }
@@ -103,22 +91,13 @@ fn pcapng_two_interfaces_with_their_own_link_types_and_resolutions() {
     assert_eq!(cap.format().resolution, None);
 
     let f = cap.next_frame().unwrap().unwrap();
-    assert_eq!(
-        (f.number, f.interface, f.link_type),
-        (1, 0, LinkType::Ethernet)
-    );
+    assert_eq!((f.number, f.interface, f.link_type), (1, 0, LinkType::Ethernet));
     assert_eq!(f.ts_ns, 1_700_000_000_000_001_000);
     let f = cap.next_frame().unwrap().unwrap();
-    assert_eq!(
-        (f.number, f.interface, f.link_type),
-        (2, 1, LinkType::LinuxSll)
-    );
+    assert_eq!((f.number, f.interface, f.link_type), (2, 1, LinkType::LinuxSll));
     assert_eq!(f.ts_ns, 1_700_000_000_000_000_002 - 10 * SEC);
     let f = cap.next_frame().unwrap().unwrap();
-    assert_eq!(
-        (f.number, f.interface, f.link_type, f.caplen),
-        (3, 2, LinkType::Raw, 28)
-    );
+    assert_eq!((f.number, f.interface, f.link_type, f.caplen), (3, 2, LinkType::Raw, 28));
     assert_eq!(f.ts_ns, 3 * SEC + SEC / 2);
     let f = cap.next_frame().unwrap().unwrap();
     assert_eq!((f.number, f.interface, f.data.len()), (4, 0, 61));
@@ -151,22 +130,13 @@ fn pcapng_sections_with_different_byte_orders_unknown_blocks_pb_and_spb() {
     assert!(cap.format().big_endian);
 
     let f = cap.next_frame().unwrap().unwrap();
-    assert_eq!(
-        (f.number, f.interface, f.ts_ns, f.link_type),
-        (1, 0, 5 * SEC, LinkType::Ethernet)
-    );
+    assert_eq!((f.number, f.interface, f.ts_ns, f.link_type), (1, 0, 5 * SEC, LinkType::Ethernet));
     assert_eq!(f.data, &ethernet_frame(70, 1)[..]);
     let f = cap.next_frame().unwrap().unwrap();
-    assert_eq!(
-        (f.number, f.interface, f.ts_ns, f.link_type),
-        (2, 1, 7 * SEC, LinkType::LinuxSll2)
-    );
+    assert_eq!((f.number, f.interface, f.ts_ns, f.link_type), (2, 1, 7 * SEC, LinkType::LinuxSll2));
     assert_eq!(f.caplen, 24);
     let f = cap.next_frame().unwrap().unwrap();
-    assert_eq!(
-        (f.number, f.interface, f.ts_ns, f.caplen, f.len),
-        (3, 1, 0, 30, 30)
-    );
+    assert_eq!((f.number, f.interface, f.ts_ns, f.caplen, f.len), (3, 1, 0, 30, 30));
     let f = cap.next_frame().unwrap().unwrap();
     assert_eq!((f.number, f.interface, f.caplen, f.len), (4, 2, 40, 100));
     assert_eq!(f.data, &ethernet_frame(100, 9)[..40]);
@@ -184,11 +154,7 @@ fn gzip_pcap_and_pcapng_from_memory_and_file() {
     let mut ng = PcapNg::new(false);
     ng.interface(1, 0, Some(9), None);
     for i in 0..100u32 {
-        ng.epb(
-            0,
-            u64::from(i) * 3 + u64::from(i) * SEC,
-            &ethernet_frame(60 + i as usize, i as u8),
-        );
+        ng.epb(0, u64::from(i) * 3 + u64::from(i) * SEC, &ethernet_frame(60 + i as usize, i as u8));
     }
     let dir = std::env::temp_dir();
     for (name, bytes) in [("g.pcap", p.bytes()), ("g.pcapng", ng.bytes())] {
@@ -206,11 +172,7 @@ fn gzip_pcap_and_pcapng_from_memory_and_file() {
         assert!(cap.format().gzip);
         assert_eq!(cap.bytes_total(), Some(zipped.len() as u64));
         assert_eq!(all_frames(&mut cap), plain, "{name} gzip file");
-        assert_eq!(
-            cap.bytes_read(),
-            zipped.len() as u64,
-            "progress counts compressed bytes"
-        );
+        assert_eq!(cap.bytes_read(), zipped.len() as u64, "progress counts compressed bytes");
         std::fs::remove_file(&path).unwrap();
     }
 }
@@ -224,10 +186,7 @@ fn concatenated_gzip_members_are_one_stream() {
     let tail = bytes.split_off(split);
     let mut two = gzip(&bytes);
     two.extend(gzip(&tail));
-    assert_eq!(
-        all_frames(&mut Capture::from_bytes("two-members.pcap.gz", two).unwrap()).len(),
-        1
-    );
+    assert_eq!(all_frames(&mut Capture::from_bytes("two-members.pcap.gz", two).unwrap()).len(), 1);
 }
 
 #[test]
@@ -236,18 +195,12 @@ fn large_file_is_read_through_the_window() {
     let mut p = Pcap::new(false, false, 65535, 1);
     let n = 5000u32;
     for i in 0..n {
-        p.record(
-            i,
-            0,
-            &ethernet_frame(200 + (i as usize * 37) % 1300, i as u8),
-        );
+        p.record(i, 0, &ethernet_frame(200 + (i as usize * 37) % 1300, i as u8));
     }
     let bytes = p.bytes();
     assert!(bytes.len() > 3 << 20);
-    let path = std::env::temp_dir().join(format!(
-        "roce-inspect-test-{}-large.pcap",
-        std::process::id()
-    ));
+    let path =
+        std::env::temp_dir().join(format!("roce-inspect-test-{}-large.pcap", std::process::id()));
     std::fs::write(&path, &bytes).unwrap();
     let mut cap = capture::open(&path).unwrap();
     let mut offset = 24u64;
@@ -255,10 +208,7 @@ fn large_file_is_read_through_the_window() {
     while let Some(f) = cap.next_frame() {
         let f = f.unwrap();
         assert_eq!(f.offset, offset);
-        assert_eq!(
-            f.data,
-            &ethernet_frame(200 + (count as usize * 37) % 1300, count as u8)[..]
-        );
+        assert_eq!(f.data, &ethernet_frame(200 + (count as usize * 37) % 1300, count as u8)[..]);
         offset += 16 + u64::from(f.caplen);
         count += 1;
         assert!(cap.bytes_read() <= cap.bytes_total().unwrap());
@@ -283,33 +233,19 @@ fn stdin_is_read_for_dash() {
         p.record(i, 0, &ethernet_frame(64, i as u8));
     }
     for (bytes, gz) in [(p.bytes(), false), (gzip(&p.bytes()), true)] {
-        let path = std::env::temp_dir().join(format!(
-            "roce-inspect-test-{}-stdin-{gz}",
-            std::process::id()
-        ));
+        let path = std::env::temp_dir()
+            .join(format!("roce-inspect-test-{}-stdin-{gz}", std::process::id()));
         std::fs::write(&path, &bytes).unwrap();
         let out = std::process::Command::new(std::env::current_exe().unwrap())
-            .args([
-                "stdin_is_read_for_dash",
-                "--exact",
-                "--nocapture",
-                "--test-threads=1",
-            ])
+            .args(["stdin_is_read_for_dash", "--exact", "--nocapture", "--test-threads=1"])
             .env("ROCE_INSPECT_STDIN_CHILD", "1")
             .stdin(std::fs::File::open(&path).unwrap())
             .output()
             .unwrap();
         std::fs::remove_file(&path).unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout);
-        assert!(
-            out.status.success(),
-            "{stdout}{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        assert!(
-            stdout.contains(&format!("STDIN-FRAMES 10 gzip {gz}")),
-            "{stdout}"
-        );
+        assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+        assert!(stdout.contains(&format!("STDIN-FRAMES 10 gzip {gz}")), "{stdout}");
     }
 }
 

@@ -1,12 +1,7 @@
 //! Every real capture in ../shared/pcaps/real must give the frame count of its README, and the
 //! native InfiniBand (ERF) ones must iterate but get the clear unsupported-link-type message.
 //! Without ../shared the tests skip with a note, except under CI=true, where they fail.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 mod capture_common;
 
@@ -21,15 +16,9 @@ fn real_dir() -> Option<PathBuf> {
         return Some(dir);
     }
     if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!(
-            "{} is missing: CI must have ../shared beside the project",
-            dir.display()
-        );
+        panic!("{} is missing: CI must have ../shared beside the project", dir.display());
     }
-    eprintln!(
-        "note: {} not found, skipping the real-capture test",
-        dir.display()
-    );
+    eprintln!("note: {} not found, skipping the real-capture test", dir.display());
     None
 }
 
@@ -42,9 +31,7 @@ fn expected(dir: &Path) -> Vec<(String, String, u64)> {
         if cells.len() < 6 || !(cells[1].ends_with(".pcap") || cells[1].ends_with(".pcapng")) {
             continue;
         }
-        let frames = cells[4]
-            .parse()
-            .unwrap_or_else(|_| panic!("frames column of {line}"));
+        let frames = cells[4].parse().unwrap_or_else(|_| panic!("frames column of {line}"));
         rows.push((cells[1].to_string(), cells[3].to_string(), frames));
     }
     rows
@@ -54,20 +41,13 @@ fn expected(dir: &Path) -> Vec<(String, String, u64)> {
 fn real_captures_give_their_frame_counts() {
     let Some(dir) = real_dir() else { return };
     let rows = expected(&dir);
-    assert!(
-        rows.len() >= 20,
-        "README table not parsed: {} rows",
-        rows.len()
-    );
+    assert!(rows.len() >= 20, "README table not parsed: {} rows", rows.len());
 
     // Every capture in the folder is in the table.
     for entry in fs::read_dir(&dir).unwrap() {
         let name = entry.unwrap().file_name().into_string().unwrap();
         if name.ends_with(".pcap") || name.ends_with(".pcapng") {
-            assert!(
-                rows.iter().any(|r| r.0 == name),
-                "{name} is not in the README"
-            );
+            assert!(rows.iter().any(|r| r.0 == name), "{name} is not in the README");
         }
     }
 
@@ -81,10 +61,7 @@ fn real_captures_give_their_frame_counts() {
             count += 1;
             assert_eq!(frame.number, count, "{file}");
             assert_eq!(frame.data.len(), frame.caplen as usize, "{file}");
-            assert!(
-                frame.ts_ns > 1_000_000_000 * 1_000_000_000,
-                "{file}: timestamp before 2001"
-            );
+            assert!(frame.ts_ns > 1_000_000_000 * 1_000_000_000, "{file}: timestamp before 2001");
             last_ts = frame.ts_ns;
             match l2_start(frame.link_type, frame.data) {
                 L2Start::Unsupported(e @ L2Error::LinkType(LinkType::Erf)) => {
@@ -100,11 +77,7 @@ fn real_captures_give_their_frame_counts() {
         }
         assert_eq!(count, *frames, "{file}: frame count");
         assert!(last_ts > 0);
-        assert_eq!(
-            cap.bytes_read(),
-            cap.bytes_total().unwrap(),
-            "{file}: progress at the end"
-        );
+        assert_eq!(cap.bytes_read(), cap.bytes_total().unwrap(), "{file}: progress at the end");
     }
 }
 

@@ -13,11 +13,7 @@ pub struct Pcap {
 
 impl Pcap {
     pub fn new(big: bool, nano: bool, snaplen: u32, link_type: u32) -> Pcap {
-        let mut p = Pcap {
-            big,
-            nano,
-            out: Vec::new(),
-        };
+        let mut p = Pcap { big, nano, out: Vec::new() };
         let magic: u32 = if nano { 0xA1B2_3C4D } else { 0xA1B2_C3D4 };
         p.u32(magic);
         p.u16(2);
@@ -34,20 +30,12 @@ impl Pcap {
     }
 
     fn u32(&mut self, v: u32) {
-        let b = if self.big {
-            v.to_be_bytes()
-        } else {
-            v.to_le_bytes()
-        };
+        let b = if self.big { v.to_be_bytes() } else { v.to_le_bytes() };
         self.out.extend_from_slice(&b);
     }
 
     fn u16(&mut self, v: u16) {
-        let b = if self.big {
-            v.to_be_bytes()
-        } else {
-            v.to_le_bytes()
-        };
+        let b = if self.big { v.to_be_bytes() } else { v.to_le_bytes() };
         self.out.extend_from_slice(&b);
     }
 
@@ -87,10 +75,7 @@ pub struct PcapNg {
 
 impl PcapNg {
     pub fn new(big: bool) -> PcapNg {
-        let mut p = PcapNg {
-            big,
-            out: Vec::new(),
-        };
+        let mut p = PcapNg { big, out: Vec::new() };
         p.section(big);
         p
     }
@@ -163,11 +148,7 @@ impl PcapNg {
             self.option(&mut body, 9, &[r]);
         }
         if let Some(o) = tsoffset {
-            let b = if self.big {
-                o.to_be_bytes()
-            } else {
-                o.to_le_bytes()
-            };
+            let b = if self.big { o.to_be_bytes() } else { o.to_le_bytes() };
             self.option(&mut body, 14, &b);
         }
         self.option(&mut body, 0, &[]);
