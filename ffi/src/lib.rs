@@ -650,6 +650,7 @@ fn offset_in(data: &[u8], sub: &[u8], fallback: usize) -> usize {
 }
 
 /// Fills the RoCE part of `out` (which must be zeroed) from `r`.
+#[inline]
 fn fill_roce(out: &mut roce_packet, data: &[u8], r: &Roce<'_>, problems: Problems) {
     out.roce_version = match r.version {
         RoceVersion::V1 => 1,
@@ -753,6 +754,7 @@ fn fill_roce(out: &mut roce_packet, data: &[u8], r: &Roce<'_>, problems: Problem
 }
 
 /// Fills `out` (which must be zeroed) from a parsed packet and returns the status.
+#[inline]
 fn fill_packet(out: &mut roce_packet, p: &Packet<'_>) -> c_int {
     if let Some(eth) = &p.eth {
         out.eth.present = true;
@@ -829,19 +831,13 @@ fn config_of(o: roce_options) -> Config {
 /// Safe form of `roce_parse_frame_opts`: parses an Ethernet frame into `out`.
 pub fn parse_frame_into(frame: &[u8], opts: roce_options, out: &mut roce_packet) -> c_int {
     *out = roce_packet::default();
-    match roce_parser::parse_ethernet(frame, &config_of(opts)) {
-        Ok(p) => fill_packet(out, &p),
-        Err(e) => fill_error(out, &e),
-    }
+    frame_into_zeroed(frame, opts, out)
 }
 
 /// Safe form of `roce_parse_ip_opts`: parses an IPv4 or IPv6 packet into `out`.
 pub fn parse_ip_into(packet: &[u8], opts: roce_options, out: &mut roce_packet) -> c_int {
     *out = roce_packet::default();
-    match roce_parser::parse_ip(packet, &config_of(opts)) {
-        Ok(p) => fill_packet(out, &p),
-        Err(e) => fill_error(out, &e),
-    }
+    ip_into_zeroed(packet, opts, out)
 }
 
 /// Safe form of `roce_parse_ethertype`: parses what follows an EtherType into `out`.
@@ -852,19 +848,53 @@ pub fn parse_ethertype_into(
     out: &mut roce_packet,
 ) -> c_int {
     *out = roce_packet::default();
-    let p = roce_parser::parse_ethertype_payload(ethertype, data, &config_of(opts));
-    fill_packet(out, &p)
+    ethertype_into_zeroed(ethertype, data, opts, out)
 }
 
 /// Safe form of `roce_parse_udp_payload`: parses a UDP payload (BTH to ICRC) into `out`.
 pub fn parse_udp_payload_into(payload: &[u8], out: &mut roce_packet) -> c_int {
     *out = roce_packet::default();
-    match roce_parser::parse_udp_payload(payload, &Config::default()) {
+    udp_payload_into_zeroed(payload, out)
+}
+
+// The same, into an `out` already zeroed (the C entry points zero it once, at the boundary).
+// The parse result is matched by reference: moving the `Packet` out would copy it.
+
+#[inline]
+fn frame_into_zeroed(frame: &[u8], opts: roce_options, out: &mut roce_packet) -> c_int {
+    match &roce_parser::parse_ethernet(frame, &config_of(opts)) {
+        Ok(p) => fill_packet(out, p),
+        Err(e) => fill_error(out, e),
+    }
+}
+
+#[inline]
+fn ip_into_zeroed(packet: &[u8], opts: roce_options, out: &mut roce_packet) -> c_int {
+    match &roce_parser::parse_ip(packet, &config_of(opts)) {
+        Ok(p) => fill_packet(out, p),
+        Err(e) => fill_error(out, e),
+    }
+}
+
+#[inline]
+fn ethertype_into_zeroed(
+    ethertype: u16,
+    data: &[u8],
+    opts: roce_options,
+    out: &mut roce_packet,
+) -> c_int {
+    let p = roce_parser::parse_ethertype_payload(ethertype, data, &config_of(opts));
+    fill_packet(out, &p)
+}
+
+#[inline]
+fn udp_payload_into_zeroed(payload: &[u8], out: &mut roce_packet) -> c_int {
+    match &roce_parser::parse_udp_payload(payload, &Config::default()) {
         Ok((r, problems)) => {
-            fill_roce(out, payload, &r, problems);
+            fill_roce(out, payload, r, *problems);
             ROCE_OK
         }
-        Err(e) => fill_error(out, &e),
+        Err(e) => fill_error(out, e),
     }
 }
 
@@ -886,9 +916,12 @@ unsafe fn output<'a>(out: *mut roce_packet) -> Result<&'a mut roce_packet, c_int
     }
     // SAFETY: `out` is non-null and aligned, and the caller guarantees it is valid for
     // writes of a `roce_packet`. The memory may be uninitialized, so it is written whole
-    // (never read) before a reference to it is made.
+    // (never read) before a reference to it is made. All-zero bytes are a valid
+    // `roce_packet`, equal to `roce_packet::default()`: every field is an integer, a `bool`
+    // (0 is `false`) or an array or struct of those (`zeroed_is_default` in tests/api.rs).
+    // A memset is cheaper than building the default value and copying it.
     unsafe {
-        out.write(roce_packet::default());
+        out.write_bytes(0, 1);
         Ok(&mut *out)
     }
 }
@@ -926,7 +959,8 @@ unsafe fn options(opts: *const roce_options) -> Result<roce_options, c_int> {
     Ok(unsafe { opts.read() })
 }
 
-/// Checks the three pointers of an entry point, then runs `parse` on safe values.
+/// Checks the three pointers of an entry point, then runs `parse` on safe values (with `out`
+/// zeroed).
 ///
 /// # Safety
 /// As [`output`], [`input`] and [`options`].
@@ -974,7 +1008,7 @@ pub unsafe extern "C" fn roce_parse_frame(
     out: *mut roce_packet,
 ) -> c_int {
     // SAFETY: the caller's contract is this function's.
-    unsafe { call(frame, len, core::ptr::null(), out, parse_frame_into) }
+    unsafe { call(frame, len, core::ptr::null(), out, frame_into_zeroed) }
 }
 
 /// `roce_parse_frame` with options (`opts` may be NULL for the defaults), e.g. RoCEv2 on
@@ -990,7 +1024,7 @@ pub unsafe extern "C" fn roce_parse_frame_opts(
     out: *mut roce_packet,
 ) -> c_int {
     // SAFETY: the caller's contract is this function's.
-    unsafe { call(frame, len, opts, out, parse_frame_into) }
+    unsafe { call(frame, len, opts, out, frame_into_zeroed) }
 }
 
 /// Parses an IP packet (IPv4 or IPv6 by its version nibble), for captures and stacks without
@@ -1007,7 +1041,7 @@ pub unsafe extern "C" fn roce_parse_ip(
     out: *mut roce_packet,
 ) -> c_int {
     // SAFETY: the caller's contract is this function's.
-    unsafe { call(packet, len, core::ptr::null(), out, parse_ip_into) }
+    unsafe { call(packet, len, core::ptr::null(), out, ip_into_zeroed) }
 }
 
 /// `roce_parse_ip` with options (`opts` may be NULL for the defaults).
@@ -1022,7 +1056,7 @@ pub unsafe extern "C" fn roce_parse_ip_opts(
     out: *mut roce_packet,
 ) -> c_int {
     // SAFETY: the caller's contract is this function's.
-    unsafe { call(packet, len, opts, out, parse_ip_into) }
+    unsafe { call(packet, len, opts, out, ip_into_zeroed) }
 }
 
 /// Parses what follows an EtherType, for link types that give the EtherType without an
@@ -1040,7 +1074,7 @@ pub unsafe extern "C" fn roce_parse_ethertype(
     out: *mut roce_packet,
 ) -> c_int {
     // SAFETY: the caller's contract is this function's.
-    unsafe { call(data, len, opts, out, |d, o, out| parse_ethertype_into(ethertype, d, o, out)) }
+    unsafe { call(data, len, opts, out, |d, o, out| ethertype_into_zeroed(ethertype, d, o, out)) }
 }
 
 /// Parses a UDP payload that starts with the BTH and ends with the ICRC, for stacks that
@@ -1059,7 +1093,7 @@ pub unsafe extern "C" fn roce_parse_udp_payload(
 ) -> c_int {
     // SAFETY: the caller's contract is this function's.
     unsafe {
-        call(payload, len, core::ptr::null(), out, |d, _, out| parse_udp_payload_into(d, out))
+        call(payload, len, core::ptr::null(), out, |d, _, out| udp_payload_into_zeroed(d, out))
     }
 }
 

@@ -41,6 +41,16 @@ fn frame(bytes: &[u8]) -> (c_int, roce_packet) {
 }
 
 #[test]
+fn zeroed_is_default() {
+    // The boundary zeroes `out` with a memset: that must be `roce_packet::default()`.
+    let mut out = MaybeUninit::<roce_packet>::uninit();
+    unsafe { out.as_mut_ptr().write_bytes(0xa5, 1) };
+    let st = unsafe { roce_parse_frame(std::ptr::null(), 0, out.as_mut_ptr()) };
+    assert_eq!(st, NULL);
+    assert_eq!(unsafe { out.assume_init() }, roce_packet::default());
+}
+
+#[test]
 fn problem_constants_are_the_parser_bits() {
     let table = [
         (ROCE_PROBLEM_TVER_NONZERO, Problem::TverNonZero),

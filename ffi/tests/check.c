@@ -1,0 +1,574 @@
+/*
+ * Proof from C: parses the SPEC.md vectors and every frame of the captures named in the
+ * expected file through the C interface (roce_parser.h), prints every field of each
+ * roce_packet in the format of ffi/examples/c_expected.rs, and compares line by line with
+ * what the Rust API decoded. Also exercises NULL pointers, zero and impossible lengths,
+ * options, strings and versions.
+ *
+ *   check EXPECTED.txt
+ *
+ * Captures are read by this file's own reader (c/capture.h), and every input is handed to the
+ * library in a heap buffer of exactly its length, so that AddressSanitizer sees any read past
+ * the end. Exits 0 when everything matches, 1 otherwise.
+ */
+#define _POSIX_C_SOURCE 200809L /* strtok_r */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "roce_parser.h"
+#include "c/capture.h"
+
+#define LINE_MAX_LEN 8192
+#define MAX_REPORTED 20
+
+#define N_VECTORS 5
+/* The SPEC.md vectors; V1QQ: V1 with an 802.1ad and an 802.1Q tag; V1M: V1 with IP version 5. */
+static const char *const VECTOR_NAMES[N_VECTORS] = {"V1", "V2", "V3", "V1QQ", "V1M"};
+static const char *const VECTOR_HEX[N_VECTORS] = {
+    "248a07a8fa22248a07a8fa22080045010040047840004011b4d5c0a80007c0a80007c00012b7002caca22460"
+    "ffff000000d300cf17104630818be28935d90e9a95505401be885e50000078f353f3",
+    "e41d2dab2bc27cfe90643b32080045c2003c718c4000401191610a0011010a001201000012b7002800008100"
+    "ffff40000118000000000000000000000000000000000000000082fd002a",
+    "ffffffffffff02fc0000000186dd62012345001c1140fe80000000000000000000000000000"
+    "1fe800000000000000000000000000002c35012b7001c4bf11100ffff40000011000000051f0000076afb05a0",
+    "248a07a8fa22248a07a8fa2288a8a06481007123080045010040047840004011b4d5c0a80007c0a80007c0"
+    "0012b7002caca22460ffff000000d300cf17104630818be28935d90e9a95505401be885e50000078f353f3",
+    "248a07a8fa22248a07a8fa22080055010040047840004011b4d5c0a80007c0a80007c00012b700"
+    "2caca22460ffff000000d300cf17104630818be28935d90e9a95505401be885e50000078f353f3",
+};
+
+/* ---------------------------------------------------------------------------------------- */
+/* Failure accounting                                                                        */
+/* ---------------------------------------------------------------------------------------- */
+
+static unsigned long g_passed, g_failed, g_fields;
+static char g_where[512] = "start";
+
+static void fail(const char *fmt, ...) {
+    va_list ap;
+    g_failed++;
+    if (g_failed > MAX_REPORTED)
+        return;
+    fprintf(stderr, "FAIL [%s] ", g_where);
+    va_start(ap, fmt);
+    vfprintf(stderr, fmt, ap);
+    va_end(ap);
+    fputc('\n', stderr);
+}
+
+#define CHECK(cond)                                                                           \
+    do {                                                                                      \
+        if (cond)                                                                             \
+            g_passed++;                                                                       \
+        else                                                                                  \
+            fail("%s:%d: %s", __FILE__, __LINE__, #cond);                                     \
+    } while (0)
+
+/* ---------------------------------------------------------------------------------------- */
+/* Formatting one roce_packet (the format of c_expected.rs)                                  */
+/* ---------------------------------------------------------------------------------------- */
+
+typedef struct sbuf {
+    char *p;
+    size_t cap, len;
+} sbuf;
+
+static void put(sbuf *b, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(b->p + b->len, b->cap - b->len, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= b->cap - b->len) {
+        fprintf(stderr, "line buffer too small\n");
+        exit(2);
+    }
+    b->len += (size_t)n;
+}
+
+static void put_hex(sbuf *b, const uint8_t *p, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        put(b, "%02x", p[i]);
+}
+
+static uint32_t fnv(const uint8_t *p, size_t n) {
+    uint32_t h = 0x811c9dc5u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ p[i]) * 0x01000193u;
+    return h;
+}
+
+static void format_packet(char *out, size_t cap, const char *tag, int st, const roce_packet *p,
+                          const uint8_t *data, size_t len) {
+    sbuf b = {out, cap, 0};
+    out[0] = 0;
+    put(&b, "%s st=%d", tag, st);
+    put(&b, " eth=%d emac=", p->eth.present);
+    put_hex(&b, p->eth.dst, 6);
+    put(&b, "-");
+    put_hex(&b, p->eth.src, 6);
+    put(&b, " et=%04x vl=%u", p->eth.ethertype, p->eth.vlan_count);
+    for (int i = 0; i < 2; i++) {
+        const roce_vlan *v = &p->eth.vlans[i];
+        put(&b, " v%d=%04x:%u:%d:%u", i, v->tpid, v->pcp, v->dei, v->vid);
+    }
+    put(&b, " ip=%d ipv=%u isrc=", p->ip.present, p->ip.version);
+    put_hex(&b, p->ip.src, 16);
+    put(&b, " idst=");
+    put_hex(&b, p->ip.dst, 16);
+    put(&b, " dscp=%u ecn=%u ttl=%u proto=%u ipid=%u fl=%" PRIu32 " ioff=%zu ihl=%zu iext=%zu itot=%zu",
+        p->ip.dscp, p->ip.ecn, p->ip.ttl, p->ip.protocol, p->ip.identification, p->ip.flow_label,
+        p->ip.offset, p->ip.header_len, p->ip.ext_len, p->ip.total_len);
+    put(&b, " udp=%d sp=%u dp=%u ul=%u uck=%04x uoff=%zu", p->udp.present, p->udp.sport,
+        p->udp.dport, p->udp.len, p->udp.checksum, p->udp.offset);
+    put(&b, " grh=%d gv=%u gtc=%u gnh=%u ghop=%u gpl=%u gfl=%" PRIu32 " sgid=", p->grh.present,
+        p->grh.ipver, p->grh.tclass, p->grh.nxthdr, p->grh.hoplmt, p->grh.paylen,
+        p->grh.flow_label);
+    put_hex(&b, p->grh.sgid, 16);
+    put(&b, " dgid=");
+    put_hex(&b, p->grh.dgid, 16);
+    const roce_bth *t = &p->bth;
+    put(&b,
+        " rv=%u known=%d op=%02x name=%s se=%d m=%d pc=%u tv=%u fe=%d be=%d ar=%d pk=%04x r6=%u "
+        "r7=%u qp=%06" PRIx32 " psn=%06" PRIx32,
+        p->roce_version, p->opcode_known, t->opcode,
+        p->roce_version ? roce_opcode_name(t->opcode) : "-", t->se, t->m, t->padcnt, t->tver,
+        t->fecn, t->becn, t->ackreq, t->pkey, t->resv6, t->resv7, t->dest_qp, t->psn);
+    put(&b, " rdeth=%d:%u:%" PRIu32, p->rdeth.present, p->rdeth.reserved, p->rdeth.eecnxt);
+    put(&b, " deth=%d:%u:%08" PRIx32 ":%" PRIu32, p->deth.present, p->deth.reserved, p->deth.qkey,
+        p->deth.src_qp);
+    put(&b, " xrceth=%d:%u:%" PRIu32, p->xrceth.present, p->xrceth.reserved, p->xrceth.xrcsrq);
+    put(&b, " reth=%d:%016" PRIx64 ":%08" PRIx32 ":%" PRIu32, p->reth.present, p->reth.va,
+        p->reth.rkey, p->reth.dma_len);
+    put(&b, " atomiceth=%d:%016" PRIx64 ":%08" PRIx32 ":%016" PRIx64 ":%016" PRIx64,
+        p->atomic_eth.present, p->atomic_eth.va, p->atomic_eth.rkey, p->atomic_eth.swap_add,
+        p->atomic_eth.compare);
+    put(&b, " aeth=%d:%02x:%u:%u:%" PRIu32, p->aeth.present, p->aeth.syndrome, p->aeth.kind,
+        p->aeth.value, p->aeth.msn);
+    put(&b, " atomicack=%d:%016" PRIx64, p->atomic_ack_eth.present, p->atomic_ack_eth.orig);
+    put(&b, " immdt=%d:%08" PRIx32, p->immdt.present, p->immdt.data);
+    put(&b, " ieth=%d:%08" PRIx32, p->ieth.present, p->ieth.rkey);
+    put(&b, " feth=%d:%u:%u:%" PRIu32, p->feth.present, p->feth.selectivity, p->feth.placement,
+        p->feth.reserved);
+    /* The library promises offset + captured <= len: check it before reading the bytes. */
+    if (p->payload_offset + p->payload_captured + p->pad_captured > len ||
+        p->opaque_offset + p->opaque_len > len) {
+        fail("offsets past the input: po=%zu pcap=%zu pad=%zu oo=%zu ol=%zu len=%zu",
+             p->payload_offset, p->payload_captured, p->pad_captured, p->opaque_offset,
+             p->opaque_len, len);
+        put(&b, " OFFSETS-OUT-OF-RANGE");
+        return;
+    }
+    put(&b, " bo=%zu hl=%zu po=%zu pl=%zu pcap=%zu pfnv=%08" PRIx32 " pad=%zu oo=%zu ol=%zu ofnv=%08" PRIx32,
+        p->bth_offset, p->header_len, p->payload_offset, p->payload_len, p->payload_captured,
+        fnv(data + p->payload_offset, p->payload_captured), p->pad_captured, p->opaque_offset,
+        p->opaque_len, fnv(data + p->opaque_offset, p->opaque_len));
+    put(&b, " icp=%d ic=%08" PRIx32 " is=%u icc=%08" PRIx32, p->icrc_present, p->icrc,
+        p->icrc_status, p->icrc_computed);
+    char layer[64];
+    snprintf(layer, sizeof layer, "%s", roce_layer_name(p->stop_layer));
+    for (char *c = layer; *c; c++)
+        if (*c == ' ')
+            *c = '_';
+    put(&b, " pr=%08" PRIx32 " stop=%d sl=%s so=%zu sn=%zu sa=%zu", p->problems, p->stop, layer,
+        p->stop_offset, p->stop_needed, p->stop_available);
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* Comparing with the expected file                                                          */
+/* ---------------------------------------------------------------------------------------- */
+
+static FILE *g_expected;
+static char g_exp_line[LINE_MAX_LEN];
+
+/* The next expected line without its newline, or NULL at the end of the file. */
+static const char *next_expected(void) {
+    if (!fgets(g_exp_line, sizeof g_exp_line, g_expected))
+        return NULL;
+    size_t n = strlen(g_exp_line);
+    if (n && g_exp_line[n - 1] == '\n')
+        g_exp_line[--n] = 0;
+    return g_exp_line;
+}
+
+/* Reports the fields (space-separated key=value tokens) that differ. */
+static void report_fields(const char *tag, const char *want, const char *got) {
+    char a[LINE_MAX_LEN], b[LINE_MAX_LEN];
+    snprintf(a, sizeof a, "%s", want);
+    snprintf(b, sizeof b, "%s", got);
+    char *sa = NULL, *sb = NULL;
+    char *ta = strtok_r(a, " ", &sa), *tb = strtok_r(b, " ", &sb);
+    int shown = 0;
+    while (ta || tb) {
+        if (!ta || !tb || strcmp(ta, tb) != 0) {
+            fail("mode %s: Rust %s, C %s", tag, ta ? ta : "(nothing)", tb ? tb : "(nothing)");
+            if (++shown == 8)
+                return;
+        }
+        ta = ta ? strtok_r(NULL, " ", &sa) : NULL;
+        tb = tb ? strtok_r(NULL, " ", &sb) : NULL;
+    }
+}
+
+static unsigned long count_fields(const char *line) {
+    unsigned long n = 0;
+    for (const char *c = line; *c; c++)
+        n += *c == '=';
+    return n;
+}
+
+/* A control line ("vector V1", "file X", "frame ..."): must match exactly, else give up. */
+static void expect_control(const char *mine) {
+    const char *want = next_expected();
+    if (!want || strcmp(want, mine) != 0) {
+        fail("structure differs: Rust '%s', C '%s'", want ? want : "(end of file)", mine);
+        fprintf(stderr, "%lu passed, %lu failed\n", g_passed, g_failed);
+        exit(1);
+    }
+    g_passed++;
+}
+
+/* Compares one parse with the next expected line. */
+static void compare(const char *tag, int st, const roce_packet *p, const uint8_t *data,
+                    size_t len) {
+    static char got[LINE_MAX_LEN];
+    format_packet(got, sizeof got, tag, st, p, data, len);
+    const char *want = next_expected();
+    if (!want) {
+        fail("expected file ends before mode %s", tag);
+        exit(1);
+    }
+    char want_tag[32];
+    snprintf(want_tag, sizeof want_tag, "%.*s", (int)strcspn(want, " "), want);
+    if (strcmp(want_tag, tag) != 0) {
+        fail("Rust ran mode %s where C ran mode %s", want_tag, tag);
+        fprintf(stderr, "%lu passed, %lu failed\n", g_passed, g_failed);
+        exit(1);
+    }
+    g_fields += count_fields(want);
+    if (strcmp(want, got) == 0)
+        g_passed++;
+    else
+        report_fields(tag, want, got);
+}
+
+/* A heap copy of exactly n bytes, so that ASan catches any read past the end. */
+static uint8_t *exact_copy(const uint8_t *src, size_t n) {
+    uint8_t *p = (uint8_t *)malloc(n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "out of memory\n");
+        exit(2);
+    }
+    if (n)
+        memcpy(p, src, n);
+    else
+        p[0] = 0;
+    return p;
+}
+
+typedef int (*parse_fn)(const uint8_t *, size_t, roce_packet *);
+
+static int parse_copy(parse_fn f, const uint8_t *data, size_t len, roce_packet *out,
+                      uint8_t **copy) {
+    *copy = exact_copy(data, len);
+    return f(*copy, len, out);
+}
+
+static void run_mode(const char *tag, parse_fn f, const uint8_t *data, size_t len,
+                     roce_packet *out) {
+    uint8_t *copy;
+    int st = parse_copy(f, data, len, out, &copy);
+    compare(tag, st, out, copy, len);
+    free(copy);
+}
+
+static const roce_options *g_opts;
+static uint16_t g_ethertype;
+static int with_opts(const uint8_t *d, size_t n, roce_packet *o) {
+    return roce_parse_frame_opts(d, n, g_opts, o);
+}
+static int ethertype_payload(const uint8_t *d, size_t n, roce_packet *o) {
+    return roce_parse_ethertype(g_ethertype, d, n, NULL, o);
+}
+
+/* Every mode of c_expected.rs, in its order. */
+static void modes(const uint8_t *frame, size_t len, int vector) {
+    roce_packet full, out;
+    uint8_t *copy;
+    int st = parse_copy(roce_parse_frame, frame, len, &full, &copy);
+    compare("F", st, &full, copy, len);
+    free(copy);
+
+    roce_options noverify = {0};
+    noverify.skip_icrc = 1;
+    g_opts = &noverify;
+    run_mode("N", with_opts, frame, len, &out);
+    if (vector) {
+        for (size_t k = 0; k < len; k++) {
+            char tag[32];
+            snprintf(tag, sizeof tag, "T%zu", k);
+            run_mode(tag, roce_parse_frame, frame, k, &out);
+        }
+        roce_options port = {0};
+        port.udp_port = 4792;
+        g_opts = &port;
+        run_mode("P", with_opts, frame, len, &out);
+    } else {
+        run_mode("H", roce_parse_frame, frame, len / 2, &out);
+    }
+    if (full.ip.present)
+        run_mode("I", roce_parse_ip, frame + full.ip.offset, len - full.ip.offset, &out);
+    if (full.eth.present && full.eth.vlan_count == 0 && len >= 14) {
+        g_ethertype = full.eth.ethertype;
+        run_mode("E", ethertype_payload, frame + 14, len - 14, &out);
+    }
+    if (full.roce_version == 2 && full.udp.present && full.udp.len >= 8) {
+        size_t start = full.udp.offset + 8;
+        size_t end = full.udp.offset + full.udp.len;
+        if (end > len)
+            end = len;
+        if (start <= end)
+            run_mode("U", roce_parse_udp_payload, frame + start, end - start, &out);
+    }
+}
+
+static size_t unhex(const char *h, uint8_t *out, size_t cap) {
+    size_t n = strlen(h) / 2;
+    if (n > cap)
+        n = cap;
+    for (size_t i = 0; i < n; i++) {
+        unsigned v;
+        sscanf(h + 2 * i, "%2x", &v);
+        out[i] = (uint8_t)v;
+    }
+    return n;
+}
+
+static int compare_all(const char *expected_path) {
+    g_expected = fopen(expected_path, "r");
+    if (!g_expected) {
+        perror(expected_path);
+        return 1;
+    }
+    expect_control("roce-parser-ffi expected v1");
+    unsigned long frames = 0, vectors = 0, captures = 0;
+    for (;;) {
+        long at = ftell(g_expected);
+        const char *l = next_expected();
+        if (!l) {
+            fail("expected file has no end line");
+            break;
+        }
+        char line[LINE_MAX_LEN];
+        snprintf(line, sizeof line, "%s", l);
+        fseek(g_expected, at, SEEK_SET);
+        if (strncmp(line, "vector ", 7) == 0) {
+            int i;
+            for (i = 0; i < N_VECTORS && strcmp(line + 7, VECTOR_NAMES[i]) != 0; i++)
+                ;
+            if (i == N_VECTORS) {
+                fail("unknown vector %s", line + 7);
+                return 1;
+            }
+            char mine[32];
+            snprintf(mine, sizeof mine, "vector %s", VECTOR_NAMES[i]);
+            expect_control(mine);
+            snprintf(g_where, sizeof g_where, "vector %s", VECTOR_NAMES[i]);
+            uint8_t buf[256];
+            size_t n = unhex(VECTOR_HEX[i], buf, sizeof buf);
+            modes(buf, n, 1);
+            vectors++;
+        } else if (strncmp(line, "file ", 5) == 0) {
+            const char *path = line + 5;
+            expect_control(line);
+            cap_reader r;
+            if (cap_open(&r, path) != 0) {
+                fail("cannot open %s", path);
+                return 1;
+            }
+            captures++;
+            const uint8_t *data;
+            size_t caplen;
+            uint32_t lt;
+            unsigned long n = 0;
+            int rc;
+            while ((rc = cap_next(&r, &data, &caplen, &lt)) == 1) {
+                char mine[128];
+                n++;
+                frames++;
+                snprintf(mine, sizeof mine, "frame %lu len=%zu lt=%" PRIu32 "%s", n, caplen, lt,
+                         lt == 1 ? "" : " skip");
+                expect_control(mine);
+                snprintf(g_where, sizeof g_where, "%.300s frame %lu", path, n);
+                if (lt == 1)
+                    modes(data, caplen, 0);
+            }
+            cap_close(&r);
+            if (rc < 0) {
+                fail("%s: damaged capture", path);
+                return 1;
+            }
+        } else if (strncmp(line, "end ", 4) == 0) {
+            char mine[64];
+            snprintf(mine, sizeof mine, "end frames=%lu", frames);
+            expect_control(mine);
+            break;
+        } else {
+            fail("unexpected line in the expected file: %.80s", line);
+            return 1;
+        }
+    }
+    fclose(g_expected);
+    printf("check: %lu vectors, %lu captures, %lu frames; %lu fields compared with the Rust "
+           "API\n",
+           vectors, captures, frames, g_fields);
+    return 0;
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The API contract from C                                                                   */
+/* ---------------------------------------------------------------------------------------- */
+
+static const uint8_t NO_BYTES[1] = {0};
+
+static void format_simple(char *out, size_t cap, const roce_packet *p, const uint8_t *data,
+                          size_t len) {
+    format_packet(out, cap, "x", 0, p, data, len);
+}
+
+static void api_checks(void) {
+    uint8_t v1[128];
+    size_t n1 = unhex(VECTOR_HEX[0], v1, sizeof v1);
+    roce_packet out, zero;
+    char a[LINE_MAX_LEN], b[LINE_MAX_LEN];
+    memset(&zero, 0, sizeof zero);
+    format_simple(b, sizeof b, &zero, NO_BYTES, 0);
+
+    snprintf(g_where, sizeof g_where, "versions");
+    CHECK(roce_packet_size() == sizeof(roce_packet));
+    CHECK(roce_parser_abi_version() == ROCE_PARSER_ABI_VERSION);
+    CHECK(roce_parser_version() != NULL && roce_parser_version()[0] >= '0' &&
+          roce_parser_version()[0] <= '9');
+
+    snprintf(g_where, sizeof g_where, "NULL arguments");
+    CHECK(roce_parse_frame(v1, n1, NULL) == ROCE_ERR_NULL);
+    CHECK(roce_parse_frame_opts(v1, n1, NULL, NULL) == ROCE_ERR_NULL);
+    CHECK(roce_parse_ip(v1 + 14, n1 - 14, NULL) == ROCE_ERR_NULL);
+    CHECK(roce_parse_ip_opts(v1 + 14, n1 - 14, NULL, NULL) == ROCE_ERR_NULL);
+    CHECK(roce_parse_udp_payload(v1 + 42, n1 - 42, NULL) == ROCE_ERR_NULL);
+    CHECK(roce_parse_ethertype(0x0800, v1 + 14, n1 - 14, NULL, NULL) == ROCE_ERR_NULL);
+    size_t lens[3] = {0, 1, 60};
+    for (int i = 0; i < 3; i++) {
+        memset(&out, 0xa5, sizeof out);
+        CHECK(roce_parse_frame(NULL, lens[i], &out) == ROCE_ERR_NULL);
+        format_simple(a, sizeof a, &out, NO_BYTES, 0);
+        CHECK(strcmp(a, b) == 0); /* out zeroed */
+        memset(&out, 0xa5, sizeof out);
+        CHECK(roce_parse_ip(NULL, lens[i], &out) == ROCE_ERR_NULL);
+        CHECK(out.roce_version == 0 && !out.ip.present && out.stop == 0);
+        CHECK(roce_parse_udp_payload(NULL, lens[i], &out) == ROCE_ERR_NULL);
+        CHECK(roce_parse_ethertype(0x8915, NULL, lens[i], NULL, &out) == ROCE_ERR_NULL);
+        CHECK(roce_parse_frame_opts(NULL, lens[i], NULL, &out) == ROCE_ERR_NULL);
+    }
+
+    snprintf(g_where, sizeof g_where, "zero and impossible lengths");
+    uint8_t *one = exact_copy(v1, 1);
+    CHECK(roce_parse_frame(one, 0, &out) == ROCE_ERR_TRUNCATED);
+    CHECK(out.stop == ROCE_ERR_TRUNCATED && out.stop_layer == ROCE_LAYER_ETHERNET);
+    CHECK(out.stop_needed == 14 && out.stop_available == 0);
+    CHECK(roce_parse_ip(one, 0, &out) == ROCE_ERR_TRUNCATED);
+    CHECK(roce_parse_udp_payload(one, 0, &out) == ROCE_ERR_TRUNCATED);
+    CHECK(out.stop_layer == ROCE_LAYER_BTH);
+    CHECK(roce_parse_ethertype(0x0800, one, 0, NULL, &out) == ROCE_ERR_TRUNCATED);
+    CHECK(roce_parse_ethertype(0x0806, one, 0, NULL, &out) == ROCE_ERR_NOT_ROCE);
+    CHECK(roce_parse_frame(one, 1, &out) == ROCE_ERR_TRUNCATED);
+    CHECK(roce_parse_frame(one, SIZE_MAX, &out) == ROCE_ERR_INVALID_ARG);
+    CHECK(roce_parse_frame(one, (size_t)PTRDIFF_MAX + 1, &out) == ROCE_ERR_INVALID_ARG);
+    free(one);
+
+    snprintf(g_where, sizeof g_where, "truncated frames");
+    for (size_t k = 0; k < n1; k++) {
+        uint8_t *c = exact_copy(v1, k);
+        int st = roce_parse_frame(c, k, &out);
+        CHECK(st == ROCE_OK || st == ROCE_ERR_TRUNCATED);
+        CHECK(out.icrc_status != ROCE_ICRC_OK && out.icrc_status != ROCE_ICRC_BAD);
+        CHECK(out.payload_offset + out.payload_captured + out.pad_captured <= k);
+        if (st == ROCE_OK) /* the BTH is there: the frame reaches past byte 42 + 12 */
+            CHECK(k >= 54 && out.bth.dest_qp == 0xd3 && (out.problems & ROCE_PROBLEM_TRUNCATED));
+        free(c);
+    }
+
+    snprintf(g_where, sizeof g_where, "options and results");
+    roce_options opts;
+    memset(&opts, 0, sizeof opts);
+    CHECK(roce_parse_frame_opts(v1, n1, &opts, &out) == ROCE_OK);
+    format_simple(a, sizeof a, &out, v1, n1);
+    CHECK(roce_parse_frame(v1, n1, &out) == ROCE_OK);
+    format_simple(b, sizeof b, &out, v1, n1);
+    CHECK(strcmp(a, b) == 0); /* {0} options are the defaults */
+    CHECK(out.roce_version == 2 && out.icrc_status == ROCE_ICRC_OK && out.problems == 0);
+    CHECK(strcmp(roce_opcode_name(out.bth.opcode), "UC_SEND_ONLY") == 0);
+    CHECK(out.payload_len == 18 && memcmp(v1 + out.payload_offset, "\x46\x30\x81\x8b", 4) == 0);
+    CHECK(out.ip.version == 4 && memcmp(out.ip.src + 12, "\xc0\xa8\x00\x07", 4) == 0);
+    opts.udp_port = 4792;
+    CHECK(roce_parse_frame_opts(v1, n1, &opts, &out) == ROCE_ERR_NOT_ROCE);
+    CHECK(out.udp.present && out.udp.dport == 4791 && out.roce_version == 0);
+    v1[n1 - 1] ^= 0xff;
+    CHECK(roce_parse_frame(v1, n1, &out) == ROCE_OK);
+    CHECK(out.icrc_status == ROCE_ICRC_BAD && out.icrc_computed == 0xf353f378u);
+    CHECK((out.problems & ROCE_PROBLEM_ICRC_BAD) != 0);
+    opts.udp_port = 0;
+    opts.skip_icrc = 1;
+    CHECK(roce_parse_frame_opts(v1, n1, &opts, &out) == ROCE_OK);
+    CHECK(out.icrc_status == ROCE_ICRC_NOT_CHECKED && out.problems == 0);
+    v1[n1 - 1] ^= 0xff;
+    v1[14] = 0x55; /* IP version 5 */
+    CHECK(roce_parse_frame(v1, n1, &out) == ROCE_ERR_MALFORMED);
+    CHECK(out.stop_layer == ROCE_LAYER_IPV4 && out.stop_offset == 14);
+    CHECK(roce_parse_ip(v1 + 14, n1 - 14, &out) == ROCE_ERR_MALFORMED);
+
+    snprintf(g_where, sizeof g_where, "strings");
+    const int codes[6] = {ROCE_OK, ROCE_ERR_NULL, ROCE_ERR_TRUNCATED, ROCE_ERR_MALFORMED,
+                          ROCE_ERR_NOT_ROCE, ROCE_ERR_INVALID_ARG};
+    for (int i = 0; i < 6; i++) {
+        CHECK(roce_status_str(codes[i]) != NULL);
+        CHECK(strcmp(roce_status_str(codes[i]), "unknown status") != 0);
+        for (int j = 0; j < i; j++)
+            CHECK(strcmp(roce_status_str(codes[i]), roce_status_str(codes[j])) != 0);
+    }
+    CHECK(ROCE_OK == 0 && ROCE_ERR_NOT_ROCE < 0 && ROCE_ERR_NULL < 0);
+    CHECK(strcmp(roce_status_str(42), "unknown status") == 0);
+    for (int op = 0; op < 256; op++)
+        CHECK(roce_opcode_name((uint8_t)op) != NULL && roce_opcode_name((uint8_t)op)[0] != 0);
+    CHECK(strcmp(roce_opcode_name(0x81), "CNP") == 0);
+    CHECK(strcmp(roce_opcode_name(0x64), "UD_SEND_ONLY") == 0);
+    CHECK(strcmp(roce_opcode_name(0x15), "RC_RESERVED") == 0);
+    CHECK(strcmp(roce_opcode_name(0xff), "VENDOR_SPECIFIC") == 0);
+    for (int bit = 0; bit < 32; bit++) {
+        uint32_t m = (uint32_t)1 << bit;
+        int known = (ROCE_PROBLEM_ALL & m) != 0;
+        CHECK(roce_problem_str(m) != NULL);
+        CHECK((strcmp(roce_problem_str(m), "unknown problem") != 0) == known);
+    }
+    CHECK(strcmp(roce_problem_str(ROCE_PROBLEM_ICRC_BAD), "ICRC does not match the recomputed value") == 0);
+    CHECK(strcmp(roce_layer_name(ROCE_LAYER_AETH), "AETH") == 0);
+    CHECK(strcmp(roce_layer_name(ROCE_LAYER_NONE), "none") == 0);
+    CHECK(strcmp(roce_layer_name(200), "unknown layer") == 0);
+}
+
+int main(int argc, char **argv) {
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s EXPECTED.txt\n", argv[0]);
+        return 2;
+    }
+    printf("check: roce-parser-ffi %s (ABI %u), sizeof(roce_packet) = %zu\n",
+           roce_parser_version(), roce_parser_abi_version(), sizeof(roce_packet));
+    api_checks();
+    compare_all(argv[1]);
+    if (g_failed > MAX_REPORTED)
+        fprintf(stderr, "... %lu more failures not shown\n", g_failed - MAX_REPORTED);
+    printf("check: %lu passed, %lu failed\n", g_passed, g_failed);
+    return g_failed ? 1 : 0;
+}

@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Proof from C and C++ that the C interface of roce-parser returns what the Rust API returns.
+#
+#  1. builds libroce_parser_ffi.a / .so (release) and the two examples;
+#  2. dumps, from the Rust API, every field of the SPEC.md vectors (and every truncation of
+#     them) and of every frame of every capture in ../shared/pcaps/real (examples/c_expected.rs);
+#  3. compiles ffi/tests/check.c with the system C compiler (-Wall -Wextra -Werror) against the
+#     static library, runs it: it reads the captures itself, parses through roce_parser.h and
+#     compares every field line by line; then again with -fsanitize=address,undefined, and
+#     once against the shared library;
+#  4. compiles and runs ffi/tests/check.cpp (C++17, threads), plain and sanitized;
+#  5. checks the header alone under -pedantic C99 / C++11, and the pkg-config file;
+#  6. prints the per-frame cost through the C interface next to the Rust API (never asserted).
+#
+# Run from anywhere: paths are relative to the repository root, captures are read from
+# ../shared beside it. With CI=true a missing ../shared is an error, not a skip.
+# Any mismatch, warning or sanitizer report exits non-zero.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+step() { printf '\n--- ffi: %s ---\n' "$*"; }
+
+TARGET="${CARGO_TARGET_DIR:-target}"
+LIBDIR="$TARGET/release"
+OUT="$TARGET/ffi-c"
+REAL=../shared/pcaps/real
+BENCH_CAPTURE="$REAL/magnate3_linux-riscv-dev_rocev2_test.pcap"
+BENCH_ROUNDS="${BENCH_ROUNDS:-300}"
+CC="${CC:-cc}"
+CXX="${CXX:-g++}"
+# What the static library needs from the system (rustc --print native-static-libs, Linux).
+NATIVE_LIBS=(-lgcc_s -lutil -lrt -lpthread -lm -ldl -lc)
+CFLAGS=(-std=c11 -Wall -Wextra -Werror -I ffi/include -I ffi/tests)
+CXXFLAGS=(-std=c++17 -Wall -Wextra -Werror -pthread -I ffi/include -I ffi/tests)
+SAN=(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all -g -O1)
+export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
+
+captures=()
+if [ -d "$REAL" ]; then
+    for f in "$REAL"/*.pcap "$REAL"/*.pcapng; do
+        [ -e "$f" ] && captures+=("$f")
+    done
+    if [ "${#captures[@]}" -eq 0 ]; then
+        echo "error: no captures in $REAL" >&2
+        exit 1
+    fi
+elif [ "${CI:-}" = true ]; then
+    echo "error: $REAL not found (CI=true): the C test needs the real captures" >&2
+    exit 1
+else
+    echo "warning: $REAL not found: checking the SPEC.md vectors only" >&2
+fi
+
+mkdir -p "$OUT"
+
+step "build the static and shared library and the examples (release)"
+cargo build -p roce-parser-ffi --release --lib --examples
+STATIC="$LIBDIR/libroce_parser_ffi.a"
+test -f "$STATIC" && test -f "$LIBDIR/libroce_parser_ffi.so"
+
+step "expected fields from the Rust API"
+"$LIBDIR/examples/c_expected" "$OUT/expected.txt" "${captures[@]}"
+
+step "C: $("$CC" --version | head -n1)"
+"$CC" "${CFLAGS[@]}" -O2 ffi/tests/check.c "$STATIC" "${NATIVE_LIBS[@]}" -o "$OUT/check"
+"$OUT/check" "$OUT/expected.txt"
+
+step "C with -fsanitize=address,undefined"
+"$CC" "${CFLAGS[@]}" "${SAN[@]}" ffi/tests/check.c "$STATIC" "${NATIVE_LIBS[@]}" \
+    -o "$OUT/check-asan"
+"$OUT/check-asan" "$OUT/expected.txt"
+
+step "C against the shared library"
+"$CC" "${CFLAGS[@]}" -O2 ffi/tests/check.c -L "$LIBDIR" -lroce_parser_ffi \
+    -Wl,-rpath,"$PWD/$LIBDIR" -o "$OUT/check-shared"
+"$OUT/check-shared" "$OUT/expected.txt"
+
+step "C++17: $("$CXX" --version | head -n1)"
+"$CXX" "${CXXFLAGS[@]}" -O2 ffi/tests/check.cpp "$STATIC" "${NATIVE_LIBS[@]}" \
+    -o "$OUT/check-cpp"
+"$OUT/check-cpp"
+"$CXX" "${CXXFLAGS[@]}" "${SAN[@]}" ffi/tests/check.cpp "$STATIC" "${NATIVE_LIBS[@]}" \
+    -o "$OUT/check-cpp-asan"
+"$OUT/check-cpp-asan"
+
+step "the header alone: C99 and C++11, -pedantic"
+printf '#include "roce_parser.h"\nint main(void) { roce_packet p; return roce_parse_frame(0, 0, &p) == ROCE_ERR_NULL ? 0 : 1; }\n' \
+    >"$OUT/header_only.c"
+"$CC" -std=c99 -pedantic -Wall -Wextra -Werror -I ffi/include -fsyntax-only "$OUT/header_only.c"
+"$CXX" -std=c++11 -pedantic -Wall -Wextra -Werror -I ffi/include -fsyntax-only -x c++ \
+    "$OUT/header_only.c"
+
+step "pkg-config file (ffi/roce_parser.pc.in)"
+if command -v pkg-config >/dev/null 2>&1; then
+    prefix="$PWD/$OUT/prefix"
+    rm -rf "$prefix" && mkdir -p "$prefix/include" "$prefix/lib/pkgconfig"
+    cp ffi/include/roce_parser.h "$prefix/include/"
+    cp "$STATIC" "$prefix/lib/"
+    version=$(sed -n 's/^version = "\(.*\)"/\1/p' ffi/Cargo.toml | head -n1)
+    sed -e "s|@PREFIX@|$prefix|" -e "s|@VERSION@|$version|" ffi/roce_parser.pc.in \
+        >"$prefix/lib/pkgconfig/roce_parser.pc"
+    # shellcheck disable=SC2046 # word splitting of pkg-config's flags is intended
+    "$CC" "${CFLAGS[@]}" -O2 ffi/tests/check.c \
+        $(PKG_CONFIG_PATH="$prefix/lib/pkgconfig" pkg-config --cflags --libs --static roce_parser) \
+        -o "$OUT/check-pkgconfig"
+    "$OUT/check-pkgconfig" "$OUT/expected.txt" >/dev/null
+    echo "built and ran check.c with: pkg-config --cflags --libs --static roce_parser"
+else
+    echo "pkg-config not installed: skipped"
+fi
+
+if [ -f "$BENCH_CAPTURE" ]; then
+    step "per-frame cost, $(basename "$BENCH_CAPTURE") (printed, not asserted)"
+    "$CC" "${CFLAGS[@]}" -O2 ffi/tests/bench.c "$STATIC" "${NATIVE_LIBS[@]}" -o "$OUT/bench"
+    "$OUT/bench" "$BENCH_CAPTURE" "$BENCH_ROUNDS"
+    "$LIBDIR/examples/bench_rust" "$BENCH_CAPTURE" "$BENCH_ROUNDS"
+    # Wall-clock time moves with the machine's load; instructions do not. callgrind counts
+    # them for the same calls: the whole C call, and the Rust API call made inside it.
+    if command -v valgrind >/dev/null 2>&1 && command -v callgrind_annotate >/dev/null 2>&1; then
+        frames=$("$OUT/bench" "$BENCH_CAPTURE" 1 verify | sed -n 's/.*(\([0-9]*\) frames.*/\1/p')
+        calls=$((frames * 10)) # warm-up and measured passes, 5 runs each, of 1 round
+        for mode in verify skip; do
+            for fn in roce_parse_frame_opts 'roce_parser::packet::parse_ethernet'; do
+                valgrind --tool=callgrind --callgrind-out-file="$OUT/callgrind.out" \
+                    "--toggle-collect=$fn" "$OUT/bench" "$BENCH_CAPTURE" 1 "$mode" >/dev/null 2>&1
+                ir=$(callgrind_annotate "$OUT/callgrind.out" 2>/dev/null |
+                    awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }')
+                printf 'instructions/frame (callgrind), %-6s %-36s %6d\n' \
+                    "$mode" "$fn" $((ir / calls))
+            done
+        done
+    fi
+fi
+
+echo
+echo "ffi: C and C++ checks passed"
