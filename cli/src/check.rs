@@ -18,7 +18,11 @@ pub enum Format {
 }
 
 /// Runs the checker over a capture; returns the report and the capture warnings.
-pub fn check_file(path: &Path, cfg: &Config, opts: Options) -> Result<(Report, Vec<String>), InputError> {
+pub fn check_file(
+    path: &Path,
+    cfg: &Config,
+    opts: Options,
+) -> Result<(Report, Vec<String>), InputError> {
     let mut checker = Checker::new(opts);
     let mut findings: Vec<Finding> = Vec::new();
     let summary = for_each_frame(path, cfg, |d| {
@@ -76,7 +80,9 @@ pub fn run(path: &Path, format: Format, cfg: &Config, opts: Options) -> Result<u
                 connections: &report.connections,
                 capture_warnings: &warnings,
             };
-            serde_json::to_writer_pretty(&mut out, &j).map_err(io::Error::from).and_then(|()| writeln!(out))
+            serde_json::to_writer_pretty(&mut out, &j)
+                .map_err(io::Error::from)
+                .and_then(|()| writeln!(out))
         }
         Format::Text => out.write_all(text(path, &report, &warnings).as_bytes()),
     };
@@ -105,7 +111,11 @@ pub fn text(path: &Path, r: &Report, warnings: &[String]) -> String {
         r.roce_frames,
         r.errors,
         r.warnings,
-        if r.suppressed > 0 { format!(" ({} more findings counted, not listed)", r.suppressed) } else { String::new() }
+        if r.suppressed > 0 {
+            format!(" ({} more findings counted, not listed)", r.suppressed)
+        } else {
+            String::new()
+        }
     );
     let mut by_conn: BTreeMap<Option<ConnId>, Vec<&Finding>> = BTreeMap::new();
     for f in &r.findings {
@@ -127,18 +137,30 @@ pub fn text(path: &Path, r: &Report, warnings: &[String]) -> String {
                 Severity::Warning => "warning",
             };
             let psn = f.psn.map_or(String::new(), |p| format!(" PSN {p}"));
-            let _ = writeln!(t, "  {sev} {:<16} frames {}{psn}: {}", f.rule, frames(&f.frames), f.message);
+            let _ = writeln!(
+                t,
+                "  {sev} {:<16} frames {}{psn}: {}",
+                f.rule,
+                frames(&f.frames),
+                f.message
+            );
         }
     }
     if !r.connections.is_empty() {
         let _ = writeln!(t, "\nConnections");
         for c in &r.connections {
             let pmtu = match (c.pmtu, c.pmtu_source) {
-                (Some(m), Some(s)) => format!("PMTU {m} ({})", serde_json::to_string(&s).unwrap_or_default().trim_matches('"')),
+                (Some(m), Some(s)) => format!(
+                    "PMTU {m} ({})",
+                    serde_json::to_string(&s).unwrap_or_default().trim_matches('"')
+                ),
                 _ => "PMTU unknown".to_string(),
             };
             let paired = c.paired_by.map_or("one direction".to_string(), |p| {
-                format!("paired by {}", serde_json::to_string(&p).unwrap_or_default().trim_matches('"'))
+                format!(
+                    "paired by {}",
+                    serde_json::to_string(&p).unwrap_or_default().trim_matches('"')
+                )
             });
             let _ = writeln!(
                 t,
@@ -167,7 +189,15 @@ pub fn text(path: &Path, r: &Report, warnings: &[String]) -> String {
 pub fn list_rules() -> String {
     let mut t = String::new();
     for r in roce_conformance::rules::ALL {
-        let _ = writeln!(t, "{:<17} {:<8} {:<10} {}  [{}]", r.id, r.severity.as_str(), r.side.as_str(), r.description, r.source);
+        let _ = writeln!(
+            t,
+            "{:<17} {:<8} {:<10} {}  [{}]",
+            r.id,
+            r.severity.as_str(),
+            r.side.as_str(),
+            r.description,
+            r.source
+        );
     }
     t
 }

@@ -41,10 +41,7 @@ struct Common {
 
 impl Common {
     fn config(&self) -> Config {
-        Config {
-            udp_port: self.port,
-            ..Config::default()
-        }
+        Config { udp_port: self.port, ..Config::default() }
     }
 }
 
@@ -210,15 +207,7 @@ fn write_trace(trace: &gen::Trace, path: &std::path::Path) -> Result<(), InputEr
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Dissect {
-            file,
-            verbose,
-            format,
-            qp,
-            opcode,
-            frames,
-            common,
-        } => {
+        Command::Dissect { file, verbose, format, qp, opcode, frames, common } => {
             let opts = dissect::Options {
                 format,
                 verbose,
@@ -227,11 +216,7 @@ fn main() -> ExitCode {
             };
             dissect::run(&file, &opts)
         }
-        Command::Stats {
-            file,
-            format,
-            common,
-        } => stats::run(&file, format, &common.config()),
+        Command::Stats { file, format, common } => stats::run(&file, format, &common.config()),
         Command::Check {
             file,
             format,

@@ -53,7 +53,15 @@ pub struct Sink {
 
 impl Sink {
     pub fn new(rules: RuleSet, cap_per_rule: u32) -> Self {
-        Sink { rules, cap_per_rule, out: Vec::new(), counts: HashMap::new(), suppressed: 0, errors: 0, warnings: 0 }
+        Sink {
+            rules,
+            cap_per_rule,
+            out: Vec::new(),
+            counts: HashMap::new(),
+            suppressed: 0,
+            errors: 0,
+            warnings: 0,
+        }
     }
 
     /// Reports a finding of `rule` (at the rule's severity, or `severity` when given).
@@ -80,7 +88,14 @@ impl Sink {
             self.suppressed += 1;
             return;
         }
-        self.out.push(Finding { rule: rule.id, severity, frames: frames.to_vec(), connection, psn, message: message() });
+        self.out.push(Finding {
+            rule: rule.id,
+            severity,
+            frames: frames.to_vec(),
+            connection,
+            psn,
+            message: message(),
+        });
     }
 
     /// Findings reported since the last call.

@@ -22,7 +22,10 @@
 //! packet (request or READ response), whose payload is exactly one PMTU.
 
 #![forbid(unsafe_code)]
-#![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing))]
+#![cfg_attr(
+    test,
+    allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)
+)]
 
 pub mod finding;
 mod packet_rules;
@@ -38,8 +41,8 @@ use roce_parser::opcode::{Position, Role, Transport};
 use roce_parser::{Packet, Roce};
 use serde::Serialize;
 
-pub use finding::{ConnId, Finding};
 use finding::Sink;
+pub use finding::{ConnId, Finding};
 use requester::{Ctx, Requester};
 pub use rules::{Rule, RuleSet, Severity};
 
@@ -132,6 +135,8 @@ struct Flow {
 }
 
 const INDEXED: usize = 8;
+/// How far below a response's PSN pairing looks for the request it answers.
+const PAIR_LOOKBACK: u32 = 4;
 
 impl Flow {
     fn new(frame: u64) -> Self {
@@ -385,7 +390,13 @@ impl Checker {
         }
     }
 
-    fn request(&mut self, f: &FrameInfo, key: FlowKey, r: &Roce<'_>, info: &roce_parser::OpcodeInfo) {
+    fn request(
+        &mut self,
+        f: &FrameInfo,
+        key: FlowKey,
+        r: &Roce<'_>,
+        info: &roce_parser::OpcodeInfo,
+    ) {
         let flow = self.touch(key, f.number);
         flow.packets += 1;
         flow.transport.get_or_insert(info.transport);
@@ -401,20 +412,32 @@ impl Checker {
             self.pairing.insert((key.src, key.dst, r.bth.psn), key);
         }
         self.infer_pmtu(&key, r, info.position);
-        let ctx = Ctx { conn: Some(self.conn_id(&key)), pmtu: self.pmtu_of(&key), opts: &self.opts };
+        let ctx =
+            Ctx { conn: Some(self.conn_id(&key)), pmtu: self.pmtu_of(&key), opts: &self.opts };
         if let Some(flow) = self.flows.get_mut(&key) {
             flow.req.on_request(&ctx, f, r, info, &mut self.sink);
         }
     }
 
-    fn response(&mut self, f: &FrameInfo, key: FlowKey, r: &Roce<'_>, info: &roce_parser::OpcodeInfo) {
+    fn response(
+        &mut self,
+        f: &FrameInfo,
+        key: FlowKey,
+        r: &Roce<'_>,
+        info: &roce_parser::OpcodeInfo,
+    ) {
         let flow = self.touch(key, f.number);
         flow.packets += 1;
         flow.transport.get_or_insert(info.transport);
         let mut peer = flow.peer.filter(|_| true);
         if peer.is_none() {
-            // Responses B -> A answer the A -> B flow that sent this PSN.
-            if let Some(&cand) = self.pairing.get(&(key.dst, key.src, r.bth.psn)) {
+            // Responses B -> A answer the A -> B flow that sent this PSN, or, when the
+            // capture reordered a response before its request, one of the PSNs just before.
+            let found = (0..=PAIR_LOOKBACK).find_map(|back| {
+                let psn = psn::add(r.bth.psn, (1 << 24) - back);
+                self.pairing.get(&(key.dst, key.src, psn)).copied()
+            });
+            if let Some(cand) = found {
                 if self.flows.get(&cand).is_some_and(|c| c.peer.is_none()) {
                     self.pair(key, cand, PairedBy::Psn);
                     peer = Some(cand);
@@ -426,7 +449,11 @@ impl Checker {
             return;
         }
         self.infer_pmtu(&req_key, r, info.position);
-        let ctx = Ctx { conn: Some(self.conn_id(&req_key)), pmtu: self.pmtu_of(&req_key), opts: &self.opts };
+        let ctx = Ctx {
+            conn: Some(self.conn_id(&req_key)),
+            pmtu: self.pmtu_of(&req_key),
+            opts: &self.opts,
+        };
         if let Some(flow) = self.flows.get_mut(&req_key) {
             flow.req.on_response(&ctx, f, r, info, &mut self.sink);
         }
@@ -434,7 +461,8 @@ impl Checker {
 
     /// Makes `x` and `y` the two directions of one connection.
     fn pair(&mut self, x: FlowKey, y: FlowKey, how: PairedBy) {
-        let pmtu = self.flows.get(&x).and_then(|f| f.pmtu).or(self.flows.get(&y).and_then(|f| f.pmtu));
+        let pmtu =
+            self.flows.get(&x).and_then(|f| f.pmtu).or(self.flows.get(&y).and_then(|f| f.pmtu));
         for (k, other) in [(x, y), (y, x)] {
             if let Some(f) = self.flows.get_mut(&k) {
                 f.peer = Some(other);
@@ -526,7 +554,8 @@ impl Checker {
             }
             let packets: u64 = group.iter().map(|(_, f)| f.packets).sum();
             let missing: u64 = group.iter().map(|(_, f)| f.req.missing).sum();
-            let mut partly: Vec<&'static str> = group.iter().filter_map(|(_, f)| f.req.partly).collect();
+            let mut partly: Vec<&'static str> =
+                group.iter().filter_map(|(_, f)| f.req.partly).collect();
             if f.peer.is_none() && f.transport != Some(Transport::Uc) {
                 partly.push("the other direction was not identified: responses not judged");
             }
@@ -540,9 +569,18 @@ impl Checker {
                 packets,
                 retransmissions: group.iter().map(|(_, f)| f.req.retransmissions).sum(),
                 missing_packets: missing,
-                completeness: if packets + missing == 0 { 1.0 } else { packets as f64 / (packets + missing) as f64 },
+                completeness: if packets + missing == 0 {
+                    1.0
+                } else {
+                    packets as f64 / (packets + missing) as f64
+                },
                 partly_judged: partly,
-                first_frame: group.iter().map(|(_, f)| f.first_frame).filter(|&x| x > 0).min().unwrap_or(0),
+                first_frame: group
+                    .iter()
+                    .map(|(_, f)| f.first_frame)
+                    .filter(|&x| x > 0)
+                    .min()
+                    .unwrap_or(0),
                 last_frame: group.iter().map(|(_, f)| f.last_frame).max().unwrap_or(0),
             });
         }

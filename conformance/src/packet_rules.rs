@@ -28,7 +28,9 @@ pub fn check(f: &FrameInfo, p: &Packet<'_>, r: &Roce<'_>, conn: Option<ConnId>, 
         _ => {}
     }
     if has(Problem::TverNonZero) {
-        sink.report(&rules::PKT_TVER, None, &frames, conn, psn, || format!("BTH TVer is {}, must be 0", r.bth.tver));
+        sink.report(&rules::PKT_TVER, None, &frames, conn, psn, || {
+            format!("BTH TVer is {}, must be 0", r.bth.tver)
+        });
     }
 
     // Mellanox DC reuses the RD opcodes with its own headers: decoding it as RD would report
@@ -56,7 +58,10 @@ pub fn check(f: &FrameInfo, p: &Packet<'_>, r: &Roce<'_>, conn: Option<ConnId>, 
 
     let truncated_on_wire = has(Problem::Truncated) && !snapped;
     for (bad, what) in [
-        (truncated_on_wire, "frame is shorter than its IP/UDP length (captured length = wire length)"),
+        (
+            truncated_on_wire,
+            "frame is shorter than its IP/UDP length (captured length = wire length)",
+        ),
         (has(Problem::UdpLengthMismatch), "UDP length disagrees with the IP payload length"),
         (has(Problem::IpLengthMismatch), "IP total length disagrees with the frame"),
         (has(Problem::ShortForOpcode), "packet too short for the headers its opcode implies"),
@@ -72,19 +77,27 @@ pub fn check(f: &FrameInfo, p: &Packet<'_>, r: &Roce<'_>, conn: Option<ConnId>, 
 
     if has(Problem::PadCntInconsistent) {
         sink.report(&rules::PKT_PAD, None, &frames, conn, psn, || {
-            format!("PadCnt {} does not pad the {}-byte payload to a multiple of 4", r.bth.padcnt, r.payload_len)
+            format!(
+                "PadCnt {} does not pad the {}-byte payload to a multiple of 4",
+                r.bth.padcnt, r.payload_len
+            )
         });
     }
     if let Some(info) = r.info {
         let mid = matches!(info.position, Position::First | Position::Middle);
         if mid && r.bth.padcnt != 0 {
             sink.report(&rules::PKT_PAD, None, &frames, conn, psn, || {
-                format!("{} carries PadCnt {}: only a message's last or only packet may be padded", info.name, r.bth.padcnt)
+                format!(
+                    "{} carries PadCnt {}: only a message's last or only packet may be padded",
+                    info.name, r.bth.padcnt
+                )
             });
         }
     }
     if has(Problem::PadNonZero) {
-        sink.report(&rules::PKT_PAD, Some(Severity::Warning), &frames, conn, psn, || "pad bytes are not zero".into());
+        sink.report(&rules::PKT_PAD, Some(Severity::Warning), &frames, conn, psn, || {
+            "pad bytes are not zero".into()
+        });
     }
     if has(Problem::ReservedBits) {
         sink.report(&rules::PKT_RESERVED, None, &frames, conn, psn, || {
@@ -97,7 +110,9 @@ pub fn check(f: &FrameInfo, p: &Packet<'_>, r: &Roce<'_>, conn: Option<ConnId>, 
         });
     }
     if has(Problem::CnpBecnClear) {
-        sink.report(&rules::PKT_CNP, Some(Severity::Warning), &frames, conn, psn, || "CNP without BECN set".into());
+        sink.report(&rules::PKT_CNP, Some(Severity::Warning), &frames, conn, psn, || {
+            "CNP without BECN set".into()
+        });
     }
     if has(Problem::CnpPsnNonZero) {
         sink.report(&rules::PKT_CNP, Some(Severity::Warning), &frames, conn, psn, || {

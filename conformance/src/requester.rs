@@ -186,7 +186,14 @@ impl Requester {
     }
 
     /// A request packet of this stream.
-    pub fn on_request(&mut self, ctx: &Ctx<'_>, f: &FrameInfo, r: &Roce<'_>, info: &OpcodeInfo, sink: &mut Sink) {
+    pub fn on_request(
+        &mut self,
+        ctx: &Ctx<'_>,
+        f: &FrameInfo,
+        r: &Roce<'_>,
+        info: &OpcodeInfo,
+        sink: &mut Sink,
+    ) {
         self.packets += 1;
         let p = r.bth.psn;
         let n = self.psns_of(r, info, ctx.pmtu);
@@ -233,15 +240,22 @@ impl Requester {
                 let lo = psn::add(max, 1);
                 let hi = psn::add(p, (1 << 24) - 1);
                 if ctx.opts.assume_complete {
-                    sink.report(&rules::REQ_PSN, None, &[self.last_frame, f.number], ctx.conn, Some(p), || {
-                        format!(
-                            "PSN jumps from {} to {}: {skipped} PSN(s) {}..{} were never sent",
-                            fmt_psn(max),
-                            fmt_psn(p),
-                            lo,
-                            hi
-                        )
-                    });
+                    sink.report(
+                        &rules::REQ_PSN,
+                        None,
+                        &[self.last_frame, f.number],
+                        ctx.conn,
+                        Some(p),
+                        || {
+                            format!(
+                                "PSN jumps from {} to {}: {skipped} PSN(s) {}..{} were never sent",
+                                fmt_psn(max),
+                                fmt_psn(p),
+                                lo,
+                                hi
+                            )
+                        },
+                    );
                 } else {
                     self.missing += u64::from(skipped);
                     sink.report(&rules::CAP_GAP, None, &[self.last_frame, f.number], ctx.conn, Some(lo), || {
@@ -298,15 +312,33 @@ impl Requester {
     }
 
     /// A request with a new PSN: message sequence, lengths, DMA length, alignment.
-    fn accept_new(&mut self, ctx: &Ctx<'_>, f: &FrameInfo, r: &Roce<'_>, info: &OpcodeInfo, n: Option<u32>, sink: &mut Sink) {
+    fn accept_new(
+        &mut self,
+        ctx: &Ctx<'_>,
+        f: &FrameInfo,
+        r: &Roce<'_>,
+        info: &OpcodeInfo,
+        n: Option<u32>,
+        sink: &mut Sink,
+    ) {
         let p = r.bth.psn;
         self.check_message(ctx, f, r, info, sink);
         if matches!(info.operation, Operation::CompareSwap | Operation::FetchAdd) {
             if let Some(a) = r.headers.atomic_eth {
                 if a.va % 8 != 0 {
-                    sink.report(&rules::REQ_ATOMIC_ALIGN, None, &[f.number], ctx.conn, Some(p), || {
-                        format!("{} to VA 0x{:016x}, which is not 8-byte aligned", info.name, a.va)
-                    });
+                    sink.report(
+                        &rules::REQ_ATOMIC_ALIGN,
+                        None,
+                        &[f.number],
+                        ctx.conn,
+                        Some(p),
+                        || {
+                            format!(
+                                "{} to VA 0x{:016x}, which is not 8-byte aligned",
+                                info.name, a.va
+                            )
+                        },
+                    );
                 }
             }
         }
@@ -320,7 +352,13 @@ impl Requester {
             if self.reads.len() == READS {
                 self.reads.pop_front();
             }
-            self.reads.push_back(ReadReq { psn: p, n, va: reth.va, len: reth.dma_len, frame: f.number });
+            self.reads.push_back(ReadReq {
+                psn: p,
+                n,
+                va: reth.va,
+                len: reth.dma_len,
+                frame: f.number,
+            });
             if n.is_none() {
                 self.read_slack = Some((p, psn::read_psns(reth.dma_len, 256)));
             }
@@ -340,7 +378,14 @@ impl Requester {
         self.last_ts = f.ts_ns;
     }
 
-    fn check_message(&mut self, ctx: &Ctx<'_>, f: &FrameInfo, r: &Roce<'_>, info: &OpcodeInfo, sink: &mut Sink) {
+    fn check_message(
+        &mut self,
+        ctx: &Ctx<'_>,
+        f: &FrameInfo,
+        r: &Roce<'_>,
+        info: &OpcodeInfo,
+        sink: &mut Sink,
+    ) {
         let p = r.bth.psn;
         let pos = info.position;
         let len = r.payload_len as u64;
@@ -393,10 +438,22 @@ impl Requester {
                 });
                 return;
             }
-            (Msg::InProgress { op: o, first_frame, .. }, Position::Middle | Position::Last) if o != op => {
-                sink.report(&rules::REQ_MSG_SEQ, None, &[first_frame, f.number], ctx.conn, Some(p), || {
-                    format!("{} continues a {o:?} message begun in frame {first_frame}", info.name)
-                });
+            (Msg::InProgress { op: o, first_frame, .. }, Position::Middle | Position::Last)
+                if o != op =>
+            {
+                sink.report(
+                    &rules::REQ_MSG_SEQ,
+                    None,
+                    &[first_frame, f.number],
+                    ctx.conn,
+                    Some(p),
+                    || {
+                        format!(
+                            "{} continues a {o:?} message begun in frame {first_frame}",
+                            info.name
+                        )
+                    },
+                );
                 self.msg = Msg::Idle;
                 return;
             }
@@ -404,7 +461,8 @@ impl Requester {
         }
         match pos {
             Position::First => {
-                self.msg = Msg::InProgress { op, first_frame: f.number, bytes: len, dma_len: reth_len }
+                self.msg =
+                    Msg::InProgress { op, first_frame: f.number, bytes: len, dma_len: reth_len }
             }
             Position::Middle => {
                 if let Msg::InProgress { bytes, .. } = &mut self.msg {
@@ -413,13 +471,19 @@ impl Requester {
             }
             Position::Last | Position::Only => {
                 let (total, dma, first) = match self.msg {
-                    Msg::InProgress { bytes, dma_len, first_frame, .. } => (bytes + len, dma_len, first_frame),
+                    Msg::InProgress { bytes, dma_len, first_frame, .. } => {
+                        (bytes + len, dma_len, first_frame)
+                    }
                     Msg::Idle => (len, reth_len, f.number),
                 };
                 if op == Operation::RdmaWrite {
                     if let Some(d) = dma {
                         if total != u64::from(d) {
-                            let frames = if first == f.number { vec![f.number] } else { vec![first, f.number] };
+                            let frames = if first == f.number {
+                                vec![f.number]
+                            } else {
+                                vec![first, f.number]
+                            };
                             sink.report(&rules::REQ_DMALEN, None, &frames, ctx.conn, Some(p), || {
                                 format!("WRITE message carries {total} bytes but its RETH DMA Length is {d}")
                             });
@@ -432,7 +496,15 @@ impl Requester {
     }
 
     /// A request whose PSN is not new.
-    fn retransmission(&mut self, ctx: &Ctx<'_>, f: &FrameInfo, r: &Roce<'_>, info: &OpcodeInfo, n: Option<u32>, sink: &mut Sink) {
+    fn retransmission(
+        &mut self,
+        ctx: &Ctx<'_>,
+        f: &FrameInfo,
+        r: &Roce<'_>,
+        info: &OpcodeInfo,
+        n: Option<u32>,
+        sink: &mut Sink,
+    ) {
         self.retransmissions += 1;
         let p = r.bth.psn;
         let conn = ctx.conn;
@@ -504,7 +576,13 @@ impl Requester {
             }
         }
         if info.operation == Operation::RdmaRead {
-            if let Some(rd) = self.reads.iter().rev().find(|rd| psn::within(p, rd.psn, psn::add(rd.psn, rd.n.unwrap_or(1) - 1))).copied() {
+            if let Some(rd) = self
+                .reads
+                .iter()
+                .rev()
+                .find(|rd| psn::within(p, rd.psn, psn::add(rd.psn, rd.n.unwrap_or(1) - 1)))
+                .copied()
+            {
                 let k = psn::diff(p, rd.psn) as u64;
                 let reth = r.headers.reth.unwrap_or_default();
                 if let Some(pmtu) = ctx.pmtu {
@@ -546,15 +624,30 @@ impl Requester {
             let same_hdr = info.operation == Operation::RdmaRead || o.digest == digest(r);
             if !(same_op && same_len && same_hdr) {
                 let what = if !same_op {
-                    format!("opcode {} instead of {}", info.name, roce_parser::opcode::name(o.opcode))
+                    format!(
+                        "opcode {} instead of {}",
+                        info.name,
+                        roce_parser::opcode::name(o.opcode)
+                    )
                 } else if !same_len {
                     format!("{} payload bytes instead of {}", r.payload_len, o.payload_len)
                 } else {
                     "different header fields or payload".to_string()
                 };
-                sink.report(&rules::REQ_RETX_SAME, None, &[o.frame, f.number], conn, Some(p), || {
-                    format!("retransmission of PSN {} (first sent in frame {}) carries {what}", fmt_psn(p), o.frame)
-                });
+                sink.report(
+                    &rules::REQ_RETX_SAME,
+                    None,
+                    &[o.frame, f.number],
+                    conn,
+                    Some(p),
+                    || {
+                        format!(
+                            "retransmission of PSN {} (first sent in frame {}) carries {what}",
+                            fmt_psn(p),
+                            o.frame
+                        )
+                    },
+                );
             }
         }
         self.last_frame = f.number;
@@ -562,7 +655,14 @@ impl Requester {
     }
 
     /// A response to this stream's requests.
-    pub fn on_response(&mut self, ctx: &Ctx<'_>, f: &FrameInfo, r: &Roce<'_>, info: &OpcodeInfo, _sink: &mut Sink) {
+    pub fn on_response(
+        &mut self,
+        _ctx: &Ctx<'_>,
+        f: &FrameInfo,
+        r: &Roce<'_>,
+        info: &OpcodeInfo,
+        _sink: &mut Sink,
+    ) {
         self.responses += 1;
         let p = r.bth.psn;
         let Some(max) = self.max_psn else {
@@ -571,7 +671,8 @@ impl Requester {
         };
         if psn::before(max, p) {
             if self.ack_beyond.is_none() {
-                self.ack_beyond = Some(Pending { psn: p, frame: f.number, ts: f.ts_ns, max_then: max });
+                self.ack_beyond =
+                    Some(Pending { psn: p, frame: f.number, ts: f.ts_ns, max_then: max });
             }
         } else if self.highest_resp_psn.is_none_or(|h| psn::before(h, p)) {
             self.highest_resp_psn = Some(p);
@@ -580,7 +681,8 @@ impl Requester {
         match aeth.kind() {
             AethKind::Nak if NakCode::from_value(aeth.value()) == NakCode::PsnSequenceError => {
                 let upto = if psn::before(max, p) { p } else { max };
-                self.gbn = Some(Gbn { nak_psn: p, nak_frame: f.number, expect: p, upto, started: false });
+                self.gbn =
+                    Some(Gbn { nak_psn: p, nak_frame: f.number, expect: p, upto, started: false });
             }
             AethKind::RnrNak => {
                 let timer_us = rnr_timer_us(aeth.value());
@@ -592,24 +694,18 @@ impl Requester {
                     timer_us,
                 });
             }
-            AethKind::Ack if info.operation == Operation::Acknowledge || info.position.ends_message() => {
+            AethKind::Ack
+                if info.operation == Operation::Acknowledge || info.position.ends_message() =>
+            {
+                // Everything up to the NAK'd range acknowledged: go-back-N is over.
                 if let Some(g) = self.gbn {
                     if !psn::before(p, g.upto) {
                         self.gbn = None;
                     }
                 }
-                // Fully acknowledged READs are no longer outstanding.
-                while let Some(rd) = self.reads.front() {
-                    let last = psn::add(rd.psn, rd.n.unwrap_or(1) - 1);
-                    if psn::before(p, last) {
-                        break;
-                    }
-                    self.reads.pop_front();
-                }
             }
             _ => {}
         }
-        let _ = ctx;
     }
 
     /// At the end of the capture: pending evidence becomes a finding.

@@ -5,8 +5,8 @@
 use std::net::IpAddr;
 
 use roce_parser::cm::{
-    self, CmMessage, DrepRepr, DreqRepr, MadHeaderRepr, PortSpace, RdmaCmIpHeader,
-    RepRepr, ReqRepr, RtuRepr,
+    self, CmMessage, DrepRepr, DreqRepr, MadHeaderRepr, PortSpace, RdmaCmIpHeader, RepRepr,
+    ReqRepr, RtuRepr,
 };
 use roce_parser::headers::*;
 use roce_parser::{FrameBuilder, Ipv4Spec, Ipv6Spec, Network};
@@ -189,7 +189,15 @@ impl RcConn {
 
     /// Emits a response packet (ACK, NAK, READ response, atomic ACK) from the responder of
     /// `requester_a`'s requests.
-    pub fn emit_response(&self, t: &mut Trace, requester_a: bool, opcode: u8, psn: u32, headers: ExtHeaders, payload: &[u8]) {
+    pub fn emit_response(
+        &self,
+        t: &mut Trace,
+        requester_a: bool,
+        opcode: u8,
+        psn: u32,
+        headers: ExtHeaders,
+        payload: &[u8],
+    ) {
         let (req, resp) = self.ends(requester_a);
         // Responses travel the uncongested way: ECT(0), never CE.
         t.push(&frame(&resp, &req, bth(opcode, req.qpn, psn), headers, payload, 2));
@@ -197,7 +205,13 @@ impl RcConn {
 
     /// The packets of a SEND (with immediate data if `imm`) or RDMA WRITE message of `len`
     /// bytes, segmented by the PMTU, AckReq on the last; consumes their PSNs.
-    pub fn message(&mut self, from_a: bool, write: bool, len: usize, imm: Option<u32>) -> Vec<Sent> {
+    pub fn message(
+        &mut self,
+        from_a: bool,
+        write: bool,
+        len: usize,
+        imm: Option<u32>,
+    ) -> Vec<Sent> {
         let i = Self::idx(from_a);
         let n = len.div_ceil(self.pmtu).max(1);
         let mut out = Vec::with_capacity(n);
@@ -241,7 +255,14 @@ impl RcConn {
     }
 
     /// A whole SEND or WRITE: the packets, then (RC) the ACK of the last PSN.
-    pub fn send_or_write(&mut self, t: &mut Trace, from_a: bool, write: bool, len: usize, imm: Option<u32>) {
+    pub fn send_or_write(
+        &mut self,
+        t: &mut Trace,
+        from_a: bool,
+        write: bool,
+        len: usize,
+        imm: Option<u32>,
+    ) {
         let pkts = self.message(from_a, write, len, imm);
         for s in &pkts {
             self.emit_request(t, from_a, s);
@@ -257,19 +278,40 @@ impl RcConn {
         let i = Self::idx(requester_a);
         self.sides[i].msn = (self.sides[i].msn + messages) & 0x00ff_ffff;
         let aeth = AethRepr::ack(0x1f, self.sides[i].msn);
-        self.emit_response(t, requester_a, op::ACK, psn, ExtHeaders { aeth: Some(aeth), ..Default::default() }, &[]);
+        self.emit_response(
+            t,
+            requester_a,
+            op::ACK,
+            psn,
+            ExtHeaders { aeth: Some(aeth), ..Default::default() },
+            &[],
+        );
     }
 
     /// A NAK (code 0 = PSN sequence error, naming `psn`) or an RNR NAK (`rnr_timer`).
     pub fn nak(&mut self, t: &mut Trace, requester_a: bool, psn: u32, aeth_syndrome: u8) {
         let i = Self::idx(requester_a);
         let aeth = AethRepr { syndrome: aeth_syndrome, msn: self.sides[i].msn };
-        self.emit_response(t, requester_a, op::ACK, psn, ExtHeaders { aeth: Some(aeth), ..Default::default() }, &[]);
+        self.emit_response(
+            t,
+            requester_a,
+            op::ACK,
+            psn,
+            ExtHeaders { aeth: Some(aeth), ..Default::default() },
+            &[],
+        );
     }
 
     /// An RDMA READ of `len` bytes: the request (consuming max(1, ceil(len / PMTU)) PSNs)
     /// and the responses FIRST/MIDDLE/LAST or ONLY. Returns the request.
     pub fn read(&mut self, t: &mut Trace, from_a: bool, len: usize) -> Sent {
+        let req = self.read_request(t, from_a, len);
+        self.read_responses(t, from_a, req.psn, len, &[]);
+        req
+    }
+
+    /// Only the READ request (the responder's answer is up to the caller).
+    pub fn read_request(&mut self, t: &mut Trace, from_a: bool, len: usize) -> Sent {
         let i = Self::idx(from_a);
         let n = len.div_ceil(self.pmtu).max(1);
         let psn = self.sides[i].next_psn;
@@ -286,9 +328,27 @@ impl RcConn {
         self.va += len as u64;
         self.sides[i].next_psn = (psn + n as u32) & 0x00ff_ffff;
         self.emit_request(t, from_a, &req);
+        req
+    }
+
+    /// The responses to a READ of `len` bytes at `psn`, leaving out those whose index is in
+    /// `lost` (lost before the capture point); the responder's MSN counts the READ once.
+    pub fn read_responses(
+        &mut self,
+        t: &mut Trace,
+        from_a: bool,
+        psn: u32,
+        len: usize,
+        lost: &[usize],
+    ) {
+        let i = Self::idx(from_a);
+        let n = len.div_ceil(self.pmtu).max(1);
         self.sides[i].msn = (self.sides[i].msn + 1) & 0x00ff_ffff;
         let msn = self.sides[i].msn;
         for k in 0..n {
+            if lost.contains(&k) {
+                continue;
+            }
             let (first, last) = (k == 0, k == n - 1);
             let opcode = match (first, last) {
                 (true, true) => op::READ_RESPONSE_ONLY,
@@ -300,9 +360,15 @@ impl RcConn {
             let seg = if last { len - k * self.pmtu } else { self.pmtu };
             let payload: Vec<u8> = (0..seg).map(|x| x as u8).collect();
             let headers = ExtHeaders { aeth, ..Default::default() };
-            self.emit_response(t, from_a, opcode, (psn + k as u32) & 0x00ff_ffff, headers, &payload);
+            self.emit_response(
+                t,
+                from_a,
+                opcode,
+                (psn + k as u32) & 0x00ff_ffff,
+                headers,
+                &payload,
+            );
         }
-        req
     }
 
     /// A FETCH_ADD (or COMPARE_SWAP) and its ATOMIC_ACKNOWLEDGE.
@@ -314,7 +380,12 @@ impl RcConn {
             opcode: if compare_swap { op::COMPARE_SWAP } else { op::FETCH_ADD },
             psn,
             headers: ExtHeaders {
-                atomic_eth: Some(AtomicEthRepr { va: self.va & !7, rkey: 0x9abc, swap_add: 1, compare: 0 }),
+                atomic_eth: Some(AtomicEthRepr {
+                    va: self.va & !7,
+                    rkey: 0x9abc,
+                    swap_add: 1,
+                    compare: 0,
+                }),
                 ..Default::default()
             },
             payload: Vec::new(),
@@ -364,7 +435,10 @@ impl Cm {
         let mut h = bth(op::UD_SEND_ONLY, 1, self.gsi_psn[i]);
         h.migreq = true;
         self.gsi_psn[i] += 1;
-        let headers = ExtHeaders { deth: Some(DethRepr { qkey: cm::GSI_QKEY, reserved: 0, src_qp: 1 }), ..Default::default() };
+        let headers = ExtHeaders {
+            deth: Some(DethRepr { qkey: cm::GSI_QKEY, reserved: 0, src_qp: 1 }),
+            ..Default::default()
+        };
         t.push(&frame(&src1, &dst1, h, headers, &mad, 2));
     }
 
@@ -389,7 +463,13 @@ impl Cm {
         }
         self.mad(t, conn, true, &CmMessage::Req(req));
         t.advance(50_000);
-        let rep = RepRepr::reply_to(&req, self.comm_ids.1, conn.b.qpn, conn.sides[0].next_psn, 0x0002_c903_00aa_bb01);
+        let rep = RepRepr::reply_to(
+            &req,
+            self.comm_ids.1,
+            conn.b.qpn,
+            conn.sides[0].next_psn,
+            0x0002_c903_00aa_bb01,
+        );
         self.mad(t, conn, false, &CmMessage::Rep(rep));
         t.advance(20_000);
         self.mad(t, conn, true, &CmMessage::Rtu(RtuRepr::new(self.comm_ids.0, self.comm_ids.1)));
@@ -398,14 +478,27 @@ impl Cm {
 
     /// DREQ from a, DREP from b.
     pub fn disconnect(&mut self, t: &mut Trace, conn: &RcConn) {
-        self.mad(t, conn, true, &CmMessage::Dreq(DreqRepr::new(self.comm_ids.0, self.comm_ids.1, conn.b.qpn)));
+        self.mad(
+            t,
+            conn,
+            true,
+            &CmMessage::Dreq(DreqRepr::new(self.comm_ids.0, self.comm_ids.1, conn.b.qpn)),
+        );
         t.advance(20_000);
         self.mad(t, conn, false, &CmMessage::Drep(DrepRepr::new(self.comm_ids.1, self.comm_ids.0)));
     }
 }
 
 /// A UD SEND_ONLY (with `imm` if given) from `src` (QP `src.qpn`) to `dst`.
-pub fn ud_send(t: &mut Trace, src: &Endpoint, dst: &Endpoint, qkey: u32, psn: u32, payload: &[u8], imm: Option<u32>) {
+pub fn ud_send(
+    t: &mut Trace,
+    src: &Endpoint,
+    dst: &Endpoint,
+    qkey: u32,
+    psn: u32,
+    payload: &[u8],
+    imm: Option<u32>,
+) {
     let mut h = bth(op::UD_SEND_ONLY + u8::from(imm.is_some()), dst.qpn, psn);
     h.se = imm.is_some();
     let headers = ExtHeaders {

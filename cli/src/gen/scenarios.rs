@@ -20,7 +20,8 @@ pub fn sample(seed: u64) -> Trace {
     let a = Endpoint::new(v4(1), 0x100 | rng.below(0x1000) as u32);
     let b = Endpoint::new(v4(2), 0x100 | rng.below(0x1000) as u32);
     let mut c = RcConn::new(a, b, 1024, rng.u24(), rng.u24());
-    let mut cm = Cm::new(rng.next_u64() & 0xffff_ffff, (rng.next_u64() as u32, rng.next_u64() as u32));
+    let mut cm =
+        Cm::new(rng.next_u64() & 0xffff_ffff, (rng.next_u64() as u32, rng.next_u64() as u32));
     cm.connect(&mut t, &c, 18515);
 
     c.send_or_write(&mut t, true, false, 2500, Some(0xdead_beef)); // SEND FIRST/MIDDLE/LAST_IMM
@@ -83,8 +84,14 @@ pub fn bench(seed: u64, frames: usize, conns: usize) -> Trace {
     t.gap_ns = 200;
     let mut cs: Vec<RcConn> = (0..conns.max(1))
         .map(|i| {
-            let a = Endpoint::new(IpAddr::V4(Ipv4Addr::new(10, 1, (i >> 8) as u8, i as u8)), 0x1000 + i as u32);
-            let b = Endpoint::new(IpAddr::V4(Ipv4Addr::new(10, 2, (i >> 8) as u8, i as u8)), 0x8000 + i as u32);
+            let a = Endpoint::new(
+                IpAddr::V4(Ipv4Addr::new(10, 1, (i >> 8) as u8, i as u8)),
+                0x1000 + i as u32,
+            );
+            let b = Endpoint::new(
+                IpAddr::V4(Ipv4Addr::new(10, 2, (i >> 8) as u8, i as u8)),
+                0x8000 + i as u32,
+            );
             RcConn::new(a, b, 1024, rng.u24(), rng.u24())
         })
         .collect();
@@ -96,7 +103,13 @@ pub fn bench(seed: u64, frames: usize, conns: usize) -> Trace {
             6 | 7 => {
                 c.read(&mut t, true, 32 + rng.below(1024) as usize);
             }
-            _ => c.send_or_write(&mut t, rng.below(2) == 0, false, 16 + rng.below(512) as usize, Some(1)),
+            _ => c.send_or_write(
+                &mut t,
+                rng.below(2) == 0,
+                false,
+                16 + rng.below(512) as usize,
+                Some(1),
+            ),
         }
     }
     t.frames.truncate(frames);
