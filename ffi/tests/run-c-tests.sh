@@ -91,6 +91,36 @@ printf '#include "roce_parser.h"\nint main(void) { roce_packet p; return roce_pa
 "$CXX" -std=c++11 -pedantic -Wall -Wextra -Werror -I ffi/include -fsyntax-only -x c++ \
     "$OUT/header_only.c"
 
+step "the example in ffi/README.md"
+# The C block between the BEGIN/END example.c markers, plus a main() that feeds it V1.
+sed -n '/<!-- BEGIN example.c/,/<!-- END example.c/p' ffi/README.md |
+    sed -e '/^<!--/d' -e '/^```/d' >"$OUT/readme_example.c"
+cat >>"$OUT/readme_example.c" <<'MAIN'
+int main(void) {
+    static const char *v1 = "248a07a8fa22248a07a8fa22080045010040047840004011b4d5c0a80007c0a80007"
+                            "c00012b7002caca22460ffff000000d300cf17104630818be28935d90e9a955054"
+                            "01be885e50000078f353f3";
+    uint8_t f[128];
+    size_t n = 0;
+    for (; v1[2 * n]; n++) {
+        unsigned b;
+        sscanf(v1 + 2 * n, "%2x", &b);
+        f[n] = (uint8_t)b;
+    }
+    on_frame(f, n);
+    return 0;
+}
+MAIN
+"$CC" "${CFLAGS[@]}" -O2 "$OUT/readme_example.c" "$STATIC" "${NATIVE_LIBS[@]}" \
+    -o "$OUT/readme_example"
+got=$("$OUT/readme_example")
+want="UC_SEND_ONLY qp=0x0000d3 psn=13571856 payload=18 icrc=ok"
+echo "$got"
+if [ "$got" != "$want" ]; then
+    echo "error: the README example printed '$got', the README says '$want'" >&2
+    exit 1
+fi
+
 step "pkg-config file (ffi/roce_parser.pc.in)"
 if command -v pkg-config >/dev/null 2>&1; then
     prefix="$PWD/$OUT/prefix"
