@@ -27,23 +27,28 @@
     allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)
 )]
 
+mod congestion;
 pub mod finding;
 mod packet_rules;
 pub mod psn;
 pub mod requester;
+pub mod responder;
 pub mod rules;
 
 use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, Ipv6Addr};
 
 use roce_parser::cm::{CmMessage, TransportServiceType};
+use roce_parser::headers::NakCode;
 use roce_parser::opcode::{Position, Role, Transport};
 use roce_parser::{Packet, Roce};
 use serde::Serialize;
 
+use congestion::Congestion;
 use finding::Sink;
 pub use finding::{ConnId, Finding};
 use requester::{Ctx, Requester};
+use responder::Responder;
 pub use rules::{Rule, RuleSet, Severity};
 
 /// Where a frame sits in the capture.
@@ -77,6 +82,10 @@ pub struct Options {
     pub rules: RuleSet,
     /// Findings kept per (connection, rule); the rest are counted only.
     pub max_findings_per_rule: u32,
+    /// A CE-marked packet needs a CNP to its sender QP within this time before or after it.
+    pub cnp_window_ns: u64,
+    /// An AckReq packet unacknowledged for this long before the capture ends is reported.
+    pub ack_timeout_ns: u64,
 }
 
 impl Default for Options {
@@ -89,6 +98,8 @@ impl Default for Options {
             pmtu: None,
             rules: RuleSet::default(),
             max_findings_per_rule: 100,
+            cnp_window_ns: 1_000_000,
+            ack_timeout_ns: 100_000_000,
         }
     }
 }
@@ -121,6 +132,11 @@ struct FlowKey {
 #[derive(Debug, Clone)]
 struct Flow {
     req: Requester,
+    /// The responder's answers to `req`'s requests.
+    rsp: Responder,
+    /// Frame of a fatal NAK (invalid request, remote access or operational error) this flow
+    /// carried: its sender's QP is in error and must send nothing more.
+    fatal: Option<(u64, bool)>,
     /// The reverse flow (responses to this flow's requests travel there).
     peer: Option<FlowKey>,
     paired_by: Option<PairedBy>,
@@ -142,6 +158,8 @@ impl Flow {
     fn new(frame: u64) -> Self {
         Flow {
             req: Requester::default(),
+            rsp: Responder::default(),
+            fatal: None,
             peer: None,
             paired_by: None,
             pmtu: None,
@@ -178,6 +196,8 @@ pub struct StateStats {
     pub finding_counters: usize,
     /// Requests and READs remembered across all flows.
     pub remembered_requests: usize,
+    /// CE bursts waiting for a CNP, CNP times and CE senders remembered.
+    pub congestion: usize,
     pub evicted: u64,
 }
 
@@ -234,6 +254,7 @@ pub struct Checker {
     frames: u64,
     roce_frames: u64,
     last_ts: u64,
+    congestion: Congestion,
 }
 
 impl Checker {
@@ -252,6 +273,7 @@ impl Checker {
             frames: 0,
             roce_frames: 0,
             last_ts: 0,
+            congestion: Congestion::default(),
         }
     }
 
@@ -268,7 +290,12 @@ impl Checker {
             lru_queue: self.lru.len(),
             cm_pending: self.cm_pending.len(),
             finding_counters: self.sink.tracked(),
-            remembered_requests: self.flows.values().map(|f| f.req.entries()).sum(),
+            remembered_requests: self
+                .flows
+                .values()
+                .map(|f| f.req.entries() + f.rsp.entries())
+                .sum(),
+            congestion: self.congestion.entries(),
             evicted: self.evicted,
         }
     }
@@ -311,13 +338,52 @@ impl Checker {
             return;
         }
         let Some(info) = r.info else { return };
+        if info.role == Role::Congestion {
+            let w = self.opts.cnp_window_ns;
+            self.congestion.cnp(
+                f.number,
+                f.ts_ns,
+                src,
+                dst,
+                r.bth.dest_qp,
+                conn,
+                w,
+                &mut self.sink,
+            );
+            return;
+        }
+        let ce = p.ip.map_or(r.grh.is_some_and(|g| g.tclass & 3 == 3), |ip| ip.ecn == 3);
+        if ce {
+            let sender = match r.headers.deth {
+                Some(d) => Some(d.src_qp),
+                None => self.flows.get(&key).and_then(|fl| fl.peer).map(|pk| pk.dqpn),
+            };
+            let (w, cap) = (self.opts.cnp_window_ns, self.opts.max_flows);
+            self.congestion.mark(f.number, f.ts_ns, src, dst, sender, conn, w, cap, &mut self.sink);
+        }
         if !matches!(info.transport, Transport::Rc | Transport::Uc | Transport::Xrc) {
             return;
         }
+        self.after_fatal_nak(f, key, r);
         match info.role {
             Role::Request => self.request(f, key, r, info),
             Role::Response => self.response(f, key, r, info),
             Role::Congestion => {}
+        }
+    }
+
+    /// RSP-NAK-ERROR: a QP that sent a fatal NAK sends nothing more.
+    fn after_fatal_nak(&mut self, f: &FrameInfo, key: FlowKey, r: &Roce<'_>) {
+        let conn = Some(self.conn_id(&key));
+        let Some(flow) = self.flows.get_mut(&key) else { return };
+        if let Some((nak_frame, reported)) = flow.fatal {
+            if !reported {
+                flow.fatal = Some((nak_frame, true));
+                let name = r.opcode_name();
+                self.sink.report(&rules::RSP_NAK_ERROR, None, &[nak_frame, f.number], conn, Some(r.bth.psn), || {
+                    format!("{name} sent after the fatal NAK in frame {nak_frame}: the QP is in the error state and must stay silent")
+                });
+            }
         }
     }
 
@@ -415,7 +481,8 @@ impl Checker {
         let ctx =
             Ctx { conn: Some(self.conn_id(&key)), pmtu: self.pmtu_of(&key), opts: &self.opts };
         if let Some(flow) = self.flows.get_mut(&key) {
-            flow.req.on_request(&ctx, f, r, info, &mut self.sink);
+            let seen = flow.req.on_request(&ctx, f, r, info, &mut self.sink);
+            flow.rsp.on_request(f, r, info, seen);
         }
     }
 
@@ -455,7 +522,25 @@ impl Checker {
             opts: &self.opts,
         };
         if let Some(flow) = self.flows.get_mut(&req_key) {
+            let max = flow.req.max_psn();
             flow.req.on_response(&ctx, f, r, info, &mut self.sink);
+            if max.is_some() {
+                flow.rsp.on_response(&ctx, f, r, info, max, &mut self.sink);
+            }
+        }
+        // A fatal NAK puts the responder's QP in the error state: this flow must go silent.
+        let fatal = r.headers.aeth.and_then(|a| a.nak_code()).is_some_and(|c| {
+            matches!(
+                c,
+                NakCode::InvalidRequest
+                    | NakCode::RemoteAccessError
+                    | NakCode::RemoteOperationalError
+            )
+        });
+        if fatal {
+            if let Some(flow) = self.flows.get_mut(&key) {
+                flow.fatal.get_or_insert((f.number, false));
+            }
         }
     }
 
@@ -535,8 +620,12 @@ impl Checker {
             let ctx = Ctx { conn: Some(self.conn_id(k)), pmtu: self.pmtu_of(k), opts: &self.opts };
             if let Some(f) = self.flows.get_mut(k) {
                 f.req.finish(&ctx, &mut self.sink);
+                if f.peer.is_some() {
+                    f.rsp.finish(&ctx, self.last_ts, &mut self.sink);
+                }
             }
         }
+        self.congestion.finish(self.last_ts, self.opts.cnp_window_ns, &mut self.sink);
         let mut conns: Vec<ConnectionReport> = Vec::new();
         let mut seen: Vec<FlowKey> = Vec::new();
         for k in &keys {

@@ -114,6 +114,17 @@ pub struct Requester {
     pub partly: Option<&'static str>,
 }
 
+/// How a request was classified.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Seen {
+    /// A PSN not sent before (false: a retransmission).
+    pub new: bool,
+    /// PSNs before it are unknown (first request seen, or a hole in the capture).
+    pub gap: bool,
+    /// PSNs the request consumes (None: a READ while the PMTU is unknown).
+    pub psns: Option<u32>,
+}
+
 /// What a stream needs from its connection.
 pub struct Ctx<'o> {
     pub conn: Option<ConnId>,
@@ -185,7 +196,8 @@ impl Requester {
         pmtu.map(|m| psn::read_psns(len, m))
     }
 
-    /// A request packet of this stream.
+    /// A request packet of this stream; says how it was classified (for the responder
+    /// model, which judges the answers).
     pub fn on_request(
         &mut self,
         ctx: &Ctx<'_>,
@@ -193,7 +205,7 @@ impl Requester {
         r: &Roce<'_>,
         info: &OpcodeInfo,
         sink: &mut Sink,
-    ) {
+    ) -> Seen {
         self.packets += 1;
         let p = r.bth.psn;
         let n = self.psns_of(r, info, ctx.pmtu);
@@ -225,12 +237,12 @@ impl Requester {
                 self.partly.get_or_insert("capture starts inside a message");
             }
             self.accept_new(ctx, f, r, info, n, sink);
-            return;
+            return Seen { new: true, gap: true, psns: n };
         };
         let d = psn::diff(p, max);
         if d <= 0 {
             self.retransmission(ctx, f, r, info, n, sink);
-            return;
+            return Seen { new: false, gap: false, psns: n };
         }
         if d > 1 {
             let skipped = (d - 1) as u32;
@@ -276,6 +288,7 @@ impl Requester {
         }
         self.resolve_pending(ctx, f, p, sink);
         self.accept_new(ctx, f, r, info, n, sink);
+        Seen { new: true, gap: d > 1, psns: n }
     }
 
     /// An ACK named a PSN past the highest request seen: settle it now that request `p`

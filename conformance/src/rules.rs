@@ -30,6 +30,8 @@ pub enum Side {
     Sender,
     Requester,
     Responder,
+    /// The receiver of CE-marked packets, which owes the sender CNPs (DCQCN notification point).
+    NotificationPoint,
     /// The checker's own limits (state evicted).
     Checker,
 }
@@ -41,6 +43,7 @@ impl Side {
             Side::Sender => "sender",
             Side::Requester => "requester",
             Side::Responder => "responder",
+            Side::NotificationPoint => "notification point",
             Side::Checker => "checker",
         }
     }
@@ -118,6 +121,26 @@ rules! {
         "a retransmission is explained by a NAK, an implicit NAK, or a timeout gap";
     RSP_ACK_RANGE = "RSP-ACK-RANGE", Error, Responder, "IBTA 9.7.5",
         "an ACK/NAK PSN refers to a PSN the requester actually sent";
+    RSP_ACK_MONOTONIC = "RSP-ACK-MONOTONIC", Error, Responder, "Lumina",
+        "ACK PSNs never go backwards (duplicates aside)";
+    RSP_NAK_SEQ = "RSP-NAK-SEQ", Error, Responder, "rxe_resp.c; Lumina",
+        "a PSN sequence error NAK names the first missing PSN; one NAK per gap, then silence until it arrives";
+    RSP_MSN = "RSP-MSN", Error, Responder, "C9-148; rxe_resp.c",
+        "MSN rises by exactly one per completed SEND/WRITE message, accepted READ and atomic; never otherwise";
+    RSP_DUP = "RSP-DUP", Error, Responder, "C9-105",
+        "a duplicate SEND/WRITE is not executed again and is acknowledged with PSN ePSN - 1";
+    RSP_READ = "RSP-READ", Error, Responder, "C9-88; rxe_resp.c",
+        "a READ of n bytes gets max(1, ceil(n / PMTU)) responses FIRST/MIDDLE/LAST or ONLY on its PSNs, carrying DMA Length bytes";
+    RSP_ATOMIC = "RSP-ATOMIC", Error, Responder, "rxe_resp.c",
+        "an atomic gets one ATOMIC_ACKNOWLEDGE with its PSN; ATOMIC_WRITE and FLUSH get an empty READ_RESPONSE_ONLY";
+    RSP_NAK_ERROR = "RSP-NAK-ERROR", Error, Responder, "rxe_resp.c",
+        "after an invalid request / remote access / remote operational NAK the responder sends nothing more on that QP";
+    RSP_ACKREQ = "RSP-ACKREQ", Warning, Responder, "IBTA 9.7.5",
+        "every AckReq packet is acknowledged (a coalesced ACK counts) if the capture runs long enough after it";
+    CC_CNP = "CC-CNP", Warning, NotificationPoint, "A17; DCQCN; Lumina cnp_check",
+        "a CE-marked packet has a CNP back to its sender QP within a window before or after it (NICs rate-limit CNPs: one covers a burst)";
+    CC_CNP_TARGET = "CC-CNP-TARGET", Warning, NotificationPoint, "A17",
+        "a CNP's DestQP is a QP that sent CE-marked data to the CNP's sender";
 }
 
 /// Looks a rule up by ID (case-insensitive).

@@ -1,0 +1,162 @@
+//! Congestion rules (CC-*): a flow that keeps receiving ECN-CE marks gets CNPs back to the
+//! QP that sent the marked data, within a window before or after the mark (NICs rate-limit
+//! CNPs per QP, so one CNP covers a burst), and CNPs go to QPs that sent CE-marked data.
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+
+use crate::finding::{ConnId, Sink};
+use crate::rules;
+
+/// CE marks from one sender QP waiting for a CNP.
+#[derive(Debug, Clone, Copy)]
+struct Waiting {
+    /// The QP that sent the marked packets (`None`: not known yet).
+    sender_qp: Option<u32>,
+    first_frame: u64,
+    first_ts: u64,
+    marks: u64,
+    conn: Option<ConnId>,
+}
+
+/// Per host pair (sender, receiver of the marked data).
+type Hosts = (IpAddr, IpAddr);
+
+#[derive(Debug, Default)]
+pub struct Congestion {
+    waiting: HashMap<Hosts, Vec<Waiting>>,
+    /// Last CNP sent by the receiver to a sender QP: (receiver, sender, QP) -> time.
+    last_cnp: HashMap<(IpAddr, IpAddr, u32), u64>,
+    /// Last CNP from the receiver to any QP of the sender.
+    last_cnp_any: HashMap<Hosts, u64>,
+    /// Sender QPs that sent CE-marked data to the receiver.
+    senders: HashMap<Hosts, Vec<Option<u32>>>,
+}
+
+/// Bursts tracked per host pair, and host pairs / QPs remembered, before older state is dropped.
+const WAITING_PER_HOSTS: usize = 64;
+const SENDERS_PER_HOSTS: usize = 256;
+
+impl Congestion {
+    pub fn entries(&self) -> usize {
+        self.waiting.values().map(Vec::len).sum::<usize>()
+            + self.last_cnp.len()
+            + self.last_cnp_any.len()
+            + self.senders.len()
+    }
+
+    /// Keeps the maps within `cap` entries each (history is dropped, never judged wrongly:
+    /// a dropped CNP time only makes a later mark wait for the next CNP).
+    fn bound(&mut self, cap: usize) {
+        if self.last_cnp.len() > cap {
+            self.last_cnp.clear();
+        }
+        if self.last_cnp_any.len() > cap {
+            self.last_cnp_any.clear();
+        }
+        if self.senders.len() > cap {
+            self.senders.clear();
+        }
+    }
+
+    /// A CE-marked packet from `src` to `dst`, sent by QP `sender_qp` (if known).
+    #[allow(clippy::too_many_arguments)]
+    pub fn mark(
+        &mut self,
+        frame: u64,
+        ts: u64,
+        src: IpAddr,
+        dst: IpAddr,
+        sender_qp: Option<u32>,
+        conn: Option<ConnId>,
+        window: u64,
+        cap: usize,
+        sink: &mut Sink,
+    ) {
+        self.bound(cap);
+        let senders = self.senders.entry((src, dst)).or_default();
+        if !senders.contains(&sender_qp) && senders.len() < SENDERS_PER_HOSTS {
+            senders.push(sender_qp);
+        }
+        let recent = |t: Option<&u64>| t.is_some_and(|&c| ts.saturating_sub(c) <= window);
+        let covered = match sender_qp {
+            Some(q) => recent(self.last_cnp.get(&(dst, src, q))),
+            None => recent(self.last_cnp_any.get(&(dst, src))),
+        };
+        self.expire((src, dst), ts, window, sink);
+        if covered {
+            return;
+        }
+        let list = self.waiting.entry((src, dst)).or_default();
+        if let Some(w) = list.iter_mut().find(|w| w.sender_qp == sender_qp) {
+            w.marks += 1;
+        } else if list.len() < WAITING_PER_HOSTS {
+            list.push(Waiting { sender_qp, first_frame: frame, first_ts: ts, marks: 1, conn });
+        }
+    }
+
+    /// A CNP from `src` (the receiver of marked data) to QP `qp` on `dst`.
+    pub fn cnp(
+        &mut self,
+        frame: u64,
+        ts: u64,
+        src: IpAddr,
+        dst: IpAddr,
+        qp: u32,
+        conn: Option<ConnId>,
+        window: u64,
+        sink: &mut Sink,
+    ) {
+        self.last_cnp.insert((src, dst, qp), ts);
+        self.last_cnp_any.insert((src, dst), ts);
+        let hosts = (dst, src);
+        self.expire(hosts, ts, window, sink);
+        if let Some(list) = self.waiting.get_mut(&hosts) {
+            list.retain(|w| {
+                !(w.sender_qp.is_none_or(|s| s == qp) && ts.saturating_sub(w.first_ts) <= window)
+            });
+        }
+        let targeted =
+            self.senders.get(&hosts).is_some_and(|s| s.contains(&Some(qp)) || s.contains(&None));
+        if !targeted {
+            sink.report(&rules::CC_CNP_TARGET, None, &[frame], conn, None, || {
+                format!("CNP to QP 0x{qp:06x} on {dst}, which sent no CE-marked data to {src}")
+            });
+        }
+    }
+
+    /// Reports bursts whose window has passed without a CNP.
+    fn expire(&mut self, hosts: Hosts, now: u64, window: u64, sink: &mut Sink) {
+        let Some(list) = self.waiting.get_mut(&hosts) else { return };
+        list.retain(|w| {
+            if now.saturating_sub(w.first_ts) <= window {
+                return true;
+            }
+            report(w, hosts, window, sink);
+            false
+        });
+    }
+
+    /// At the end: bursts whose window passed inside the capture.
+    pub fn finish(&mut self, end_ts: u64, window: u64, sink: &mut Sink) {
+        let mut all: Vec<(Hosts, Waiting)> =
+            self.waiting.drain().flat_map(|(h, v)| v.into_iter().map(move |w| (h, w))).collect();
+        all.sort_by_key(|(_, w)| w.first_frame);
+        for (hosts, w) in all {
+            if end_ts.saturating_sub(w.first_ts) > window {
+                report(&w, hosts, window, sink);
+            }
+        }
+    }
+}
+
+fn report(w: &Waiting, (src, dst): Hosts, window: u64, sink: &mut Sink) {
+    let qp = w.sender_qp.map_or("its sender QP".to_string(), |q| format!("QP 0x{q:06x}"));
+    let (marks, frame) = (w.marks, w.first_frame);
+    sink.report(&rules::CC_CNP, None, &[frame], w.conn, None, || {
+        format!(
+            "{marks} CE-marked packet(s) from {src} to {dst} starting at frame {frame} got no CNP back to {qp} within {} us",
+            window / 1000
+        )
+    });
+}
