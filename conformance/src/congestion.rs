@@ -96,6 +96,7 @@ impl Congestion {
     }
 
     /// A CNP from `src` (the receiver of marked data) to QP `qp` on `dst`.
+    #[allow(clippy::too_many_arguments)]
     pub fn cnp(
         &mut self,
         frame: u64,

@@ -187,7 +187,7 @@ struct PendingReq {
 const CM_PENDING: usize = 4096;
 
 /// The checker's own accounting of its state, to prove it stays bounded.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct StateStats {
     pub flows: usize,
     pub pairing_index: usize,

@@ -340,16 +340,11 @@ impl Responder {
                         last.frame
                     )
                 });
-                return;
             }
         }
-        if let Some(max) = max_psn {
-            let after = psn::add(max, 1);
-            if psn::before(after, e) {
-                // Past everything sent: capture loss or RSP-ACK-RANGE, judged by the requester model.
-                return;
-            }
-        }
+        // A NAK past everything sent is capture loss or RSP-ACK-RANGE: the requester model
+        // judges it lazily.
+        let _ = max_psn;
     }
 
     fn read_response(

@@ -20,15 +20,7 @@ fn million_frames_over_100k_qps_stay_bounded() {
     let mut buf = vec![0u8; 256];
     let payload = [0x42u8; 64];
     let mut rng = 0x1234_5678_9abc_def0u64;
-    let mut peak = StateStats {
-        flows: 0,
-        pairing_index: 0,
-        lru_queue: 0,
-        cm_pending: 0,
-        finding_counters: 0,
-        remembered_requests: 0,
-        evicted: 0,
-    };
+    let mut peak = StateStats::default();
     let mut findings = 0usize;
     let mut frame = 0u64;
     while frame < FRAMES {
@@ -75,6 +67,7 @@ fn million_frames_over_100k_qps_stay_bounded() {
             peak.lru_queue = peak.lru_queue.max(s.lru_queue);
             peak.finding_counters = peak.finding_counters.max(s.finding_counters);
             peak.remembered_requests = peak.remembered_requests.max(s.remembered_requests);
+            peak.congestion = peak.congestion.max(s.congestion);
         }
     }
     let report = checker.finish();
@@ -84,6 +77,7 @@ fn million_frames_over_100k_qps_stay_bounded() {
     assert!(peak.lru_queue <= 2 * MAX_FLOWS + 1024 + 1, "{peak:?}");
     assert!(peak.remembered_requests <= MAX_FLOWS * (64 + 16), "{peak:?}");
     assert!(peak.finding_counters <= MAX_FLOWS * 4 + 16, "{peak:?}");
+    assert!(peak.congestion <= 4 * MAX_FLOWS, "{peak:?}");
     // Far more flows than the cap were live: evictions happened and were reported (the
     // first `per_rule` listed, the rest counted).
     assert!(report.state.evicted > 100_000, "{:?}", report.state);
