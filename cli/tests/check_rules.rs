@@ -459,3 +459,158 @@ fn eviction_is_reported_and_state_stays_bounded() {
     assert!(r.state.evicted >= 80, "{:?}", r.state);
     assert!(r.findings.iter().all(|f| f.rule == "CAP-EVICT"));
 }
+
+#[test]
+fn responder_ack_rules() {
+    let e = Severity::Error;
+    // ACK PSNs going backwards.
+    let mut t = Trace::new();
+    let mut c = cm_conn(&mut t);
+    c.send_or_write(&mut t, true, false, 10, None); // 4, 5
+    let s = c.message(true, false, 10, None);
+    c.emit_request(&mut t, true, &s[0]); // 6
+    c.ack(&mut t, true, s[0].psn - 2, 1); // 7: names a PSN before the one acked in 5
+    assert_only(
+        &check(&t, Options { rules: only(&["RSP-ACK-MONOTONIC"]), ..complete() }),
+        "RSP-ACK-MONOTONIC",
+        &[(&[5, 7], e)],
+    );
+
+    // A NAK naming an acknowledged PSN, and a second NAK for the same gap.
+    let mut t = Trace::new();
+    let mut c = cm_conn(&mut t);
+    c.send_or_write(&mut t, true, false, 10, None); // 4, 5
+    let acked = c.sides[0].next_psn - 1;
+    let w = c.message(true, true, 3072, None);
+    for p in &w {
+        c.emit_request(&mut t, true, p); // 6, 7, 8
+    }
+    c.nak(&mut t, true, acked, AethRepr::nak(0, 1).syndrome); // 9: names the PSN ACKed in 5
+    c.nak(&mut t, true, w[1].psn, AethRepr::nak(0, 1).syndrome); // 10: a real gap
+    c.nak(&mut t, true, w[1].psn, AethRepr::nak(0, 1).syndrome); // 11: the same gap again
+    let r = check(&t, Options { rules: only(&["RSP-NAK-SEQ"]), ..complete() });
+    assert_only(&r, "RSP-NAK-SEQ", &[(&[5, 9], e), (&[10, 11], e)]);
+
+    // MSN jumping by two for one message.
+    let mut t = Trace::new();
+    let mut c = cm_conn(&mut t);
+    c.send_or_write(&mut t, true, false, 10, None); // 4, 5 (MSN 1)
+    let s = c.message(true, false, 10, None);
+    c.emit_request(&mut t, true, &s[0]); // 6
+    c.ack(&mut t, true, s[0].psn, 2); // 7: MSN 3
+    assert_only(
+        &check(&t, Options { rules: only(&["RSP-MSN"]), ..complete() }),
+        "RSP-MSN",
+        &[(&[5, 7], e)],
+    );
+
+    // A duplicate acknowledged with its own old PSN instead of ePSN - 1.
+    let mut t = Trace::new();
+    let mut c = cm_conn(&mut t);
+    let first = c.message(true, false, 10, None);
+    c.emit_request(&mut t, true, &first[0]); // 4
+    c.ack(&mut t, true, first[0].psn, 1); // 5
+    c.send_or_write(&mut t, true, false, 10, None); // 6, 7
+    c.emit_request(&mut t, true, &first[0]); // 8: duplicate
+    c.nak(&mut t, true, first[0].psn, AethRepr::ack(0x1f, 2).syndrome); // 9: ACK of the old PSN
+    assert_only(
+        &check(&t, Options { rules: only(&["RSP-DUP"]), ..complete() }),
+        "RSP-DUP",
+        &[(&[8, 9], e)],
+    );
+}
+
+#[test]
+fn responder_read_atomic_and_error_rules() {
+    let e = Severity::Error;
+    // READ responses in the wrong order, and a READ answered with too few bytes.
+    let mut t = Trace::new();
+    let mut c = cm_conn(&mut t);
+    let rd = c.read_request(&mut t, true, 3000); // 4: three PSNs
+    let aeth = ExtHeaders { aeth: Some(AethRepr::ack(0x1f, 1)), ..Default::default() };
+    c.emit_response(&mut t, true, op::READ_RESPONSE_FIRST, rd.psn, aeth, &[0; 1024]); // 5
+    c.emit_response(&mut t, true, op::READ_RESPONSE_LAST, rd.psn + 1, aeth, &[0; 1024]); // 6: should be MIDDLE
+    let rd2 = c.read_request(&mut t, true, 100); // 7
+    let aeth2 = ExtHeaders { aeth: Some(AethRepr::ack(0x1f, 2)), ..Default::default() };
+    c.emit_response(&mut t, true, op::READ_RESPONSE_ONLY, rd2.psn, aeth2, &[0; 60]); // 8: 60 of 100 bytes
+    let r = check(&t, Options { rules: only(&["RSP-READ"]), ..complete() });
+    assert_only(&r, "RSP-READ", &[(&[4, 6], e), (&[7, 8], e)]);
+
+    // An atomic answered by a plain ACK.
+    let mut t = Trace::new();
+    let mut c = cm_conn(&mut t);
+    let psn = c.sides[0].next_psn;
+    c.sides[0].next_psn += 1;
+    let fa = Sent {
+        opcode: op::FETCH_ADD,
+        psn,
+        headers: ExtHeaders {
+            atomic_eth: Some(AtomicEthRepr { va: 0x1000, rkey: 1, swap_add: 1, compare: 0 }),
+            ..Default::default()
+        },
+        payload: vec![],
+        ackreq: true,
+    };
+    c.emit_request(&mut t, true, &fa); // 4
+    c.ack(&mut t, true, psn, 1); // 5
+    assert_only(
+        &check(&t, Options { rules: only(&["RSP-ATOMIC"]), ..complete() }),
+        "RSP-ATOMIC",
+        &[(&[4, 5], e)],
+    );
+
+    // After a remote access error NAK the responder's QP keeps talking.
+    let mut t = Trace::new();
+    let mut c = cm_conn(&mut t);
+    let w = c.message(true, true, 100, None);
+    c.emit_request(&mut t, true, &w[0]); // 4
+    c.nak(&mut t, true, w[0].psn, AethRepr::nak(2, 0).syndrome); // 5: remote access error
+    c.send_or_write(&mut t, false, false, 10, None); // 6: b sends a request on the same QP; 7 ACK
+    let r = check(&t, Options { rules: only(&["RSP-NAK-ERROR"]), ..complete() });
+    assert_only(&r, "RSP-NAK-ERROR", &[(&[5, 6], e)]);
+}
+
+#[test]
+fn ackreq_unanswered_until_the_capture_ends() {
+    let mut t = Trace::new();
+    let mut c = cm_conn(&mut t);
+    c.send_or_write(&mut t, true, false, 10, None); // 4, 5: answered
+    let s = c.message(true, false, 10, None);
+    c.emit_request(&mut t, true, &s[0]); // 6: AckReq, never answered
+    t.advance(300_000_000);
+    c.send_or_write(&mut t, false, false, 10, None); // 7, 8: the capture goes on
+    let r = check(&t, Options { rules: only(&["RSP-ACKREQ"]), ..complete() });
+    assert_only(&r, "RSP-ACKREQ", &[(&[6], Severity::Warning)]);
+}
+
+#[test]
+fn congestion_rules() {
+    let w = Severity::Warning;
+    // CE-marked WRITEs and no CNP at all.
+    let mut t = Trace::new();
+    let mut c = cm_conn(&mut t);
+    c.ecn = 3;
+    c.send_or_write(&mut t, true, true, 2048, None); // 4, 5 marked; 6 ACK
+    c.ecn = 2;
+    t.advance(5_000_000);
+    c.send_or_write(&mut t, true, true, 10, None); // 7, 8
+    let r = check(&t, Options { rules: only(&["CC-CNP", "CC-CNP-TARGET"]), ..complete() });
+    assert_only(&r, "CC-CNP", &[(&[4], w)]);
+    // A CNP within the window answers the whole burst: silent.
+    let mut t2 = Trace::new();
+    let mut c = cm_conn(&mut t2);
+    c.ecn = 3;
+    c.send_or_write(&mut t2, true, true, 2048, None);
+    c.ecn = 2;
+    c.cnp(&mut t2, true);
+    t2.advance(5_000_000);
+    c.send_or_write(&mut t2, true, true, 10, None);
+    assert_silent(&check(&t2, complete()));
+    // A CNP to a QP that sent no marked data.
+    let mut t = Trace::new();
+    let mut c = cm_conn(&mut t);
+    c.send_or_write(&mut t, true, true, 10, None); // 4, 5
+    c.cnp(&mut t, true); // 6
+    let r = check(&t, Options { rules: only(&["CC-CNP", "CC-CNP-TARGET"]), ..complete() });
+    assert_only(&r, "CC-CNP-TARGET", &[(&[6], w)]);
+}
