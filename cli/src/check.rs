@@ -9,6 +9,7 @@ use roce_conformance::{Checker, ConnId, Finding, FrameInfo, Options, Report, Sev
 use roce_parser::Config;
 use serde::Serialize;
 
+use crate::gen::suite::{ExpectFile, ExpectOptions, Expected};
 use crate::input::{for_each_frame, InputError};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -200,4 +201,136 @@ pub fn list_rules() -> String {
         );
     }
     t
+}
+
+/// Reads an expect file.
+pub fn read_expect(path: &Path) -> Result<ExpectFile, InputError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| InputError(format!("{}: {e}", path.display())))?;
+    serde_json::from_str(&text)
+        .map_err(|e| InputError(format!("{}: not an expect file: {e}", path.display())))
+}
+
+/// The findings of a report as an expect file (for review, then commit).
+pub fn to_expect(report: &Report, options: ExpectOptions, description: String) -> ExpectFile {
+    let mut findings: Vec<Expected> = report
+        .findings
+        .iter()
+        .map(|f| Expected { rule: f.rule.to_string(), frames: f.frames.clone() })
+        .collect();
+    findings.sort();
+    ExpectFile { description, options, findings }
+}
+
+/// Compares actual findings with expected ones; `None` when they agree, else a readable diff.
+pub fn diff(expected: &ExpectFile, report: &Report) -> Option<String> {
+    let mut want: Vec<&Expected> = expected.findings.iter().collect();
+    let mut unexpected: Vec<&Finding> = Vec::new();
+    for f in &report.findings {
+        match want.iter().position(|e| e.rule == f.rule && e.frames == f.frames) {
+            Some(i) => {
+                want.swap_remove(i);
+            }
+            None => unexpected.push(f),
+        }
+    }
+    if want.is_empty() && unexpected.is_empty() {
+        return None;
+    }
+    let mut t = String::new();
+    let _ = writeln!(
+        t,
+        "findings differ from the expected ones ({} expected, {} found):",
+        expected.findings.len(),
+        report.findings.len()
+    );
+    let mut missing: Vec<&&Expected> = want.iter().collect();
+    missing.sort();
+    for e in missing {
+        let _ = writeln!(t, "  - missing     {:<17} frames {}", e.rule, frames(&e.frames));
+    }
+    for f in unexpected {
+        let _ = writeln!(
+            t,
+            "  + unexpected  {:<17} frames {}: {}",
+            f.rule,
+            frames(&f.frames),
+            f.message
+        );
+    }
+    Some(t)
+}
+
+/// `check --expect FILE`: exit 0 when the findings are exactly the expected ones, 1 with a
+/// diff otherwise.
+pub fn run_expect(
+    path: &Path,
+    expect_path: &Path,
+    cfg: &Config,
+    mut opts: Options,
+) -> Result<u8, InputError> {
+    let expected = read_expect(expect_path)?;
+    opts.assume_complete |= expected.options.assume_complete;
+    if opts.pmtu.is_none() {
+        opts.pmtu = expected.options.pmtu;
+    }
+    let (report, warnings) = check_file(path, cfg, opts)?;
+    for w in warnings {
+        eprintln!("roce-inspect: warning: {w}");
+    }
+    match diff(&expected, &report) {
+        None => {
+            println!(
+                "{}: {} findings, as expected in {}",
+                path.display(),
+                report.findings.len(),
+                expect_path.display()
+            );
+            Ok(0)
+        }
+        Some(d) => {
+            print!("{}: {d}", path.display());
+            Ok(1)
+        }
+    }
+}
+
+/// `check --write-expect FILE`: records the findings for review.
+pub fn run_write_expect(
+    path: &Path,
+    out: &Path,
+    cfg: &Config,
+    opts: Options,
+) -> Result<u8, InputError> {
+    let options = ExpectOptions { assume_complete: opts.assume_complete, pmtu: opts.pmtu };
+    let (report, _) = check_file(path, cfg, opts)?;
+    let e = to_expect(&report, options, format!("reviewed findings of {}", path.display()));
+    let text = serde_json::to_string_pretty(&e).map_err(|e| InputError(e.to_string()))?;
+    std::fs::write(out, text + "\n").map_err(|e| InputError(format!("{}: {e}", out.display())))?;
+    println!(
+        "{}: {} findings written to {}: review them, then commit",
+        path.display(),
+        e.findings.len(),
+        out.display()
+    );
+    Ok(0)
+}
+
+/// `gen suite`: every scenario's capture and expect file into `dir`.
+pub fn write_suite(dir: &Path) -> Result<(), InputError> {
+    std::fs::create_dir_all(dir).map_err(|e| InputError(format!("{}: {e}", dir.display())))?;
+    for s in crate::gen::suite::SUITE {
+        let (trace, expect) = s.generate();
+        let pcap = dir.join(format!("{}.pcap", s.name));
+        let file = std::fs::File::create(&pcap)
+            .map_err(|e| InputError(format!("{}: {e}", pcap.display())))?;
+        trace
+            .write_pcap(std::io::BufWriter::new(file))
+            .map_err(|e| InputError(format!("{}: {e}", pcap.display())))?;
+        let text = serde_json::to_string_pretty(&expect).map_err(|e| InputError(e.to_string()))?;
+        let ej = dir.join(format!("{}.expect.json", s.name));
+        std::fs::write(&ej, text + "\n")
+            .map_err(|e| InputError(format!("{}: {e}", ej.display())))?;
+    }
+    Ok(())
 }

@@ -118,6 +118,13 @@ enum Command {
         /// Turn only these rules on (repeatable)
         #[arg(long, value_name = "RULE")]
         enable: Vec<String>,
+        /// Compare the findings with a reviewed expect file: exit 0 when they are exactly
+        /// the expected ones, 1 with a diff otherwise (options in the file apply)
+        #[arg(long, value_name = "FILE", conflicts_with = "write_expect")]
+        expect: Option<PathBuf>,
+        /// Write the findings as an expect file, to review and commit
+        #[arg(long, value_name = "FILE")]
+        write_expect: Option<PathBuf>,
         #[command(flatten)]
         common: Common,
     },
@@ -140,6 +147,13 @@ enum GenScenario {
         output: PathBuf,
         #[arg(long, default_value_t = 1)]
         seed: u64,
+    },
+    /// The conformance suite: for every rule a capture where it fires and clean captures,
+    /// each with its .expect.json (replay with `check --expect`)
+    Suite {
+        /// Output directory
+        #[arg(short, long)]
+        output: PathBuf,
     },
     /// A large capture for benchmarks: RC WRITE / READ / SEND traffic over many connections
     Bench {
@@ -204,6 +218,11 @@ fn write_trace(trace: &gen::Trace, path: &std::path::Path) -> Result<(), InputEr
         .map_err(|e| InputError(format!("{}: {e}", path.display())))
 }
 
+/// `gen suite` is handled before the single-capture scenarios.
+fn unreachable_suite() -> (gen::Trace, PathBuf) {
+    (gen::Trace::new(), PathBuf::new())
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
@@ -227,6 +246,8 @@ fn main() -> ExitCode {
             max_flows,
             disable,
             enable,
+            expect,
+            write_expect,
             common,
         } => {
             let mut rules = roce_conformance::RuleSet::default();
@@ -250,7 +271,13 @@ fn main() -> ExitCode {
                 rules,
                 ..Default::default()
             };
-            return match check::run(&file, format, &common.config(), opts) {
+            let cfg = common.config();
+            let res = match (expect, write_expect) {
+                (Some(e), _) => check::run_expect(&file, &e, &cfg, opts),
+                (None, Some(w)) => check::run_write_expect(&file, &w, &cfg, opts),
+                (None, None) => check::run(&file, format, &cfg, opts),
+            };
+            return match res {
                 Ok(code) => ExitCode::from(code),
                 Err(e) => {
                     eprintln!("roce-inspect: error: {e}");
@@ -262,8 +289,10 @@ fn main() -> ExitCode {
             print!("{}", check::list_rules());
             Ok(())
         }
+        Command::Gen { scenario: GenScenario::Suite { output } } => check::write_suite(&output),
         Command::Gen { scenario } => {
             let (trace, output) = match scenario {
+                GenScenario::Suite { .. } => unreachable_suite(),
                 GenScenario::Sample { output, seed } => (gen::scenarios::sample(seed), output),
                 GenScenario::Bench { output, frames, connections, seed } => {
                     (gen::scenarios::bench(seed, frames, connections), output)

@@ -180,8 +180,9 @@ impl Responder {
         let p = r.bth.psn;
         let conn = ctx.conn;
         let aeth = r.headers.aeth;
+        let mut read_ok = true;
         match info.operation {
-            Operation::ReadResponse => self.read_response(ctx, f, r, info, sink),
+            Operation::ReadResponse => read_ok = self.read_response(ctx, f, r, info, sink),
             Operation::AtomicAcknowledge => match self.reqs.iter_mut().rev().find(|q| q.psn == p) {
                 Some(q) if !matches!(q.operation, Operation::CompareSwap | Operation::FetchAdd) => {
                     let (op, fr) = (q.operation, q.frame);
@@ -234,7 +235,9 @@ impl Responder {
         // MSN, monotonic ACKs and NAK PSNs are judged on packets that close a response.
         let closes =
             matches!(info.operation, Operation::Acknowledge | Operation::AtomicAcknowledge)
-                || (info.operation == Operation::ReadResponse && info.position.ends_message());
+                || (info.operation == Operation::ReadResponse
+                    && info.position.ends_message()
+                    && read_ok);
         if !closes {
             return;
         }
@@ -354,11 +357,11 @@ impl Responder {
         r: &Roce<'_>,
         info: &OpcodeInfo,
         sink: &mut Sink,
-    ) {
+    ) -> bool {
         let p = r.bth.psn;
         let conn = ctx.conn;
-        let Some(rd) = self.reads.iter_mut().rev().find(|rd| in_read(rd, p)) else { return };
-        let Some(n) = rd.n else { return };
+        let Some(rd) = self.reads.iter_mut().rev().find(|rd| in_read(rd, p)) else { return true };
+        let Some(n) = rd.n else { return true };
         let k = psn::diff(p, rd.psn) as u32;
         if k != rd.next_k {
             // A response missing from the capture (or a restart): totals are not judged.
@@ -375,7 +378,8 @@ impl Responder {
             Position::Middle
         };
         let (rframe, len, start_k) = (rd.frame, rd.len, rd.start_k);
-        if info.position != expected {
+        let ok = info.position == expected;
+        if !ok {
             sink.report(&rules::RSP_READ, None, &[rframe, f.number], conn, Some(p), || {
                 format!(
                     "response {} of {n} to the READ in frame {rframe} is {} instead of READ_RESPONSE_{:?}",
@@ -403,6 +407,7 @@ impl Responder {
                 }
             }
         }
+        ok
     }
 
     /// At the end of the capture: AckReq packets never acknowledged, if the capture ran long

@@ -4,6 +4,7 @@
 
 pub mod conn;
 pub mod scenarios;
+pub mod suite;
 
 use std::io::{self, Write};
 use std::time::Duration;
