@@ -82,7 +82,7 @@ rules! {
     CAP_TRUNCATED = "CAP-TRUNCATED", Warning, Capture, "capture file",
         "frame cut by the capture's snap length: its ICRC cannot be verified";
     CAP_EVICT = "CAP-EVICT", Warning, Checker, "checker limits",
-        "connection state evicted (least recently used) because more connections than --max-connections were live";
+        "connection state evicted (least recently used) because more flows than --max-flows were live";
     PKT_ICRC = "PKT-ICRC", Error, Sender, "IBTA A17; rxe_icrc.c",
         "ICRC matches the recomputed value";
     PKT_TVER = "PKT-TVER", Error, Sender, "rxe_recv.c",
