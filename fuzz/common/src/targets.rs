@@ -1,0 +1,611 @@
+//! The fuzz targets. Each takes the fuzzer's bytes and records what it reached.
+
+use roce_inspect::capture::{Capture, L2Start};
+use roce_parser::cm::{parse_mad, CmAttribute, CmMessage, MadHeaderRepr, MgmtClass, MAD_LEN};
+use roce_parser::headers::{BthRepr, ExtHeaders};
+use roce_parser::icrc::{self, IcrcNetwork};
+use roce_parser::opcode::{self, OpcodeInfo};
+use roce_parser::packet::{ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_ROCEV1};
+use roce_parser::*;
+
+use crate::icrc_ref::{self, Net};
+use crate::spec::{self, FrameSpec, UdpSpec, VlanSpec};
+use crate::{check, Reach};
+
+/// A whole Ethernet frame: `parse_ethernet`, then the same bytes entered after the Ethernet
+/// header (`parse_ethertype_payload`, and `parse_ip` for IP) must give the same layers, and
+/// with verification off the same packet with the ICRC not checked.
+pub fn ethernet(data: &[u8], reach: &mut Reach) {
+    let cfg = Config::default();
+    let p = match parse_ethernet(data, &cfg) {
+        Ok(p) => p,
+        Err(_) => {
+            assert!(data.len() < 14, "parse_ethernet failed on a whole header");
+            return;
+        }
+    };
+    check::packet(&p, data);
+    if let Some(r) = &p.roce {
+        reach.roce(r);
+    }
+    let eth = p.eth.expect("parse_ethernet gave no Ethernet info");
+
+    // Untagged: the network layer entered directly.
+    let untagged = p.vlan_count() == 0
+        && !matches!(eth.ethertype, 0x8100 | 0x88a8 | 0x9100)
+        && data.get(12..14) == Some(&eth.ethertype.to_be_bytes()[..]);
+    if untagged {
+        let inner = &data[14..];
+        let q = parse_ethertype_payload(eth.ethertype, inner, &cfg);
+        check::packet(&q, inner);
+        check::same_shifted(&p, &q, 14);
+        let version = inner.first().map(|b| b >> 4);
+        if (eth.ethertype == ETHERTYPE_IPV4 && version == Some(4))
+            || (eth.ethertype == ETHERTYPE_IPV6 && version == Some(6))
+        {
+            let q = parse_ip(inner, &cfg).expect("parse_ip refused an IP packet");
+            check::same_shifted(&p, &q, 14);
+        }
+    }
+
+    // Verification off: the same packet, nothing verified.
+    let quiet = Config { verify: false, ..cfg };
+    let n = parse_ethernet(data, &quiet).expect("parse_ethernet without verification");
+    let mut expect = p;
+    if let Some(r) = &mut expect.roce {
+        r.icrc_status = IcrcStatus::NotChecked;
+    }
+    let mut verified_only = Problems::NONE;
+    verified_only.insert(Problem::IcrcBad);
+    verified_only.insert(Problem::Ipv4Checksum);
+    let unverified = Problems::from_bits(p.problems.bits() & !verified_only.bits());
+    expect.problems = unverified;
+    assert_eq!(n, expect, "verification changed more than the ICRC and checksum");
+}
+
+/// The UDP payload from the BTH on, two ways: the bytes as they are (`parse_udp_payload`),
+/// and, structure-aware, the bytes decoded as a [`UdpSpec`] (opcode, every header's fields,
+/// payload, PadCnt, damage), built, and parsed again: undamaged, every field must survive.
+pub fn udp_payload(data: &[u8], reach: &mut Reach) {
+    let cfg = Config::default();
+    match parse_udp_payload(data, &cfg) {
+        Ok((r, problems)) => {
+            check::roce(&r, data);
+            check::problems(problems);
+            let want =
+                if data.len() < 4 { IcrcStatus::Unverifiable } else { IcrcStatus::NotChecked };
+            assert_eq!(r.icrc_status, want, "ICRC status without IP and UDP");
+            reach.roce(&r);
+        }
+        Err(_) => assert!(data.len() < 12, "parse_udp_payload failed with a whole BTH"),
+    }
+
+    let Some(s) = spec::decode::<UdpSpec>(data) else {
+        return;
+    };
+    let bth = BthRepr { opcode: s.opcode, ..s.bth.normalized() };
+    let mut b = FrameBuilder::new(Network::ipv4([10, 0, 0, 1], [10, 0, 0, 2]), bth);
+    b.headers = s.headers;
+    b.payload = s.payload;
+    b.padcnt = s.padcnt;
+    let Some(frame) = spec::emit(&b) else {
+        return;
+    };
+    let built = &frame[14 + 20 + 8..];
+    let mut bytes = built.to_vec();
+    let damaged = s.damage.apply(&mut bytes);
+    let res = parse_udp_payload(&bytes, &cfg);
+    if damaged {
+        match &res {
+            Ok((r, _)) => {
+                check::roce(r, &bytes);
+                reach.roce(r);
+            }
+            Err(_) => assert!(bytes.len() < 12),
+        }
+        return;
+    }
+    let (r, problems) = res.expect("a built UDP payload parses");
+    check::roce(&r, &bytes);
+    let padcnt = spec::effective_padcnt(s.padcnt, s.payload.len());
+    same_transport(&r, bth, padcnt, &s.headers, s.payload);
+    let stored = u32::from_le_bytes(built[built.len() - 4..].try_into().unwrap());
+    assert_eq!(r.icrc, Some(stored), "ICRC");
+    assert_eq!(r.icrc_status, IcrcStatus::NotChecked);
+    allowed_problems(problems, r.info, s.padcnt.is_some(), false);
+    reach.roce(&r);
+}
+
+/// RoCEv1: the bytes after the EtherType 0x8915 (GRH, BTH, ...), entered directly and inside
+/// an Ethernet frame: the same packet.
+pub fn rocev1(data: &[u8], reach: &mut Reach) {
+    let cfg = Config::default();
+    let q = parse_ethertype_payload(ETHERTYPE_ROCEV1, data, &cfg);
+    check::packet(&q, data);
+    assert!(q.eth.is_none() && q.ip.is_none() && q.udp.is_none());
+    match &q.roce {
+        Some(r) => {
+            assert_eq!(r.version, RoceVersion::V1);
+            assert_eq!(r.bth_offset, 40);
+            reach.roce(r);
+        }
+        None => assert!(q.stop.is_some(), "no RoCE packet and no reason"),
+    }
+    let mut frame = Vec::with_capacity(14 + data.len());
+    frame.extend_from_slice(&[2, 0, 0, 0, 0, 2, 2, 0, 0, 0, 0, 1, 0x89, 0x15]);
+    frame.extend_from_slice(data);
+    let p = parse_ethernet(&frame, &cfg).expect("a whole Ethernet header");
+    check::same_shifted(&p, &q, 14);
+}
+
+/// Build -> parse over arbitrary owned structs ([`FrameSpec`]: network layer, VLAN tags,
+/// addresses, ports, BTH, every extended header, payload, PadCnt, ICRC): every field the
+/// builder was given comes back from `parse_ethernet`.
+pub fn roundtrip(data: &[u8], reach: &mut Reach) {
+    let Some(s) = spec::decode::<FrameSpec>(data) else {
+        return;
+    };
+    let bth = BthRepr { opcode: s.opcode, ..s.bth.normalized() };
+    let mut b = FrameBuilder::new(s.network, bth);
+    b.vlans = s.vlans.map(|v| v.map(VlanSpec::tag));
+    b.eth_dst = s.eth_dst;
+    b.eth_src = s.eth_src;
+    b.udp_sport = s.udp_sport;
+    b.udp_dport = s.udp_dport.unwrap_or(ROCEV2_UDP_PORT);
+    b.udp_checksum = s.udp_checksum;
+    b.headers = s.headers;
+    b.payload = s.payload;
+    b.padcnt = s.padcnt;
+    b.icrc = s.icrc;
+    let Some(frame) = spec::emit(&b) else {
+        assert!(b.buffer_len() > 65_000, "the builder refused a short frame");
+        return;
+    };
+    let cfg = Config { udp_port: b.udp_dport, verify: true };
+    let p = parse_ethernet(&frame, &cfg).expect("a built frame parses");
+    check::packet(&p, &frame);
+    assert_eq!(p.stop, None, "a built frame stops early");
+
+    let eth = p.eth.expect("Ethernet");
+    assert_eq!((eth.dst, eth.src), (s.eth_dst, s.eth_src), "MAC addresses");
+    let mut vlans = [None; 2];
+    for (slot, t) in vlans.iter_mut().zip(b.vlans.iter().flatten()) {
+        *slot = Some(*t);
+    }
+    assert_eq!(p.vlans, vlans, "VLAN tags");
+
+    let padcnt = spec::effective_padcnt(s.padcnt, s.payload.len());
+    let info = opcode::lookup(s.opcode);
+    let hl = info.map_or(12, |i| usize::from(i.header_len));
+    let transport_len = hl + s.payload.len() + usize::from(padcnt) + 4;
+    let r = p.roce.expect("a built frame has its RoCE packet");
+    match s.network {
+        Network::Ipv4(v) => {
+            let ip = p.ip.expect("IPv4");
+            assert_eq!(ip.version, 4);
+            assert_eq!(ip.src, core::net::IpAddr::from(v.src));
+            assert_eq!(ip.dst, core::net::IpAddr::from(v.dst));
+            assert_eq!(
+                (ip.dscp, ip.ecn, ip.ttl, ip.identification),
+                (v.dscp & 0x3f, v.ecn & 3, v.ttl, v.identification),
+                "IPv4 fields"
+            );
+            assert_eq!((ip.protocol, ip.header_len), (17, 20));
+            assert_eq!(ip.total_len, 20 + 8 + transport_len);
+        }
+        Network::Ipv6(v) => {
+            let ip = p.ip.expect("IPv6");
+            assert_eq!(ip.version, 6);
+            assert_eq!(ip.src, core::net::IpAddr::from(v.src));
+            assert_eq!(ip.dst, core::net::IpAddr::from(v.dst));
+            assert_eq!(
+                (ip.dscp << 2 | ip.ecn, ip.flow_label, ip.ttl),
+                (v.traffic_class, v.flow_label & 0xfffff, v.hop_limit),
+                "IPv6 fields"
+            );
+            assert_eq!((ip.protocol, ip.ext_len), (17, 0));
+            assert_eq!(ip.total_len, 40 + 8 + transport_len);
+        }
+        Network::RoceV1(g) => {
+            assert!(p.ip.is_none() && p.udp.is_none());
+            assert_eq!(r.version, RoceVersion::V1);
+            let got = r.grh.expect("GRH");
+            let mut want = g;
+            want.ipver &= 0xf;
+            want.flow_label &= 0xfffff;
+            want.paylen = transport_len as u16;
+            want.nxthdr = 0x1b;
+            assert_eq!(got, want, "GRH fields");
+        }
+    }
+    if !matches!(s.network, Network::RoceV1(_)) {
+        assert_eq!(r.version, RoceVersion::V2);
+        let udp = p.udp.expect("UDP");
+        assert_eq!(
+            (udp.sport, udp.dport, udp.checksum, usize::from(udp.len)),
+            (s.udp_sport, b.udp_dport, s.udp_checksum, 8 + transport_len),
+            "UDP fields"
+        );
+    }
+    same_transport(&r, bth, padcnt, &s.headers, s.payload);
+    match s.icrc {
+        None => assert_eq!(r.icrc_status, IcrcStatus::Ok, "built ICRC"),
+        Some(v) => {
+            assert_eq!(r.icrc, Some(v), "forced ICRC");
+            assert!(matches!(r.icrc_status, IcrcStatus::Ok | IcrcStatus::Bad { .. }));
+        }
+    }
+    allowed_problems(p.problems, info, s.padcnt.is_some(), s.icrc.is_some());
+    reach.roce(&r);
+}
+
+/// ICRC verification against [`icrc_ref`] (a bytewise CRC-32 and the recipe done the plain
+/// way): for a frame, the covered bytes are located here from the lengths in the frame and the
+/// parser's verdict must match; and `icrc::compute` on header slices cut from the input must
+/// equal the reference.
+pub fn icrc(data: &[u8], reach: &mut Reach) {
+    icrc_slices(data);
+    let Ok(p) = parse_ethernet(data, &Config::default()) else {
+        return;
+    };
+    let Some(r) = &p.roce else {
+        return;
+    };
+    reach.roce(r);
+    let (net, ip, udp, claimed): (Net, &[u8], &[u8], usize) = match r.version {
+        RoceVersion::V2 => {
+            let ipi = p.ip.expect("RoCEv2 has IP");
+            let u = p.udp.expect("RoCEv2 has UDP");
+            let ver = data[ipi.offset] >> 4;
+            let (net, ip_len) = match ver {
+                4 => (Net::Ipv4, usize::from(data[ipi.offset] & 0x0f) * 4),
+                6 => (Net::Ipv6, 40),
+                v => panic!("RoCEv2 over IP version {v}"),
+            };
+            assert_eq!(ip_len, ipi.header_len, "IP header length");
+            let udp = &data[u.offset..u.offset + 8];
+            let len = usize::from(u16::from_be_bytes([udp[4], udp[5]]));
+            assert_eq!(u.offset + 8, r.bth_offset, "BTH right after UDP");
+            let claimed = len.checked_sub(8).expect("RoCE with a UDP length below 8");
+            (net, &data[ipi.offset..ipi.offset + ip_len], udp, claimed)
+        }
+        RoceVersion::V1 => {
+            let g = r.bth_offset - 40;
+            let grh = &data[g..g + 40];
+            let paylen = usize::from(u16::from_be_bytes([grh[4], grh[5]]));
+            (Net::Ipv6, grh, &[][..], paylen)
+        }
+    };
+    let start = r.bth_offset;
+    let end = start + claimed;
+    if claimed < 4 || end > data.len() {
+        assert_eq!(r.icrc_status, IcrcStatus::Unverifiable, "ICRC not in the frame");
+        return;
+    }
+    let stored = u32::from_le_bytes(data[end - 4..end].try_into().unwrap());
+    assert_eq!(r.icrc, Some(stored), "stored ICRC");
+    let want = icrc_ref::icrc(net, ip, udp, &data[start..end - 4]);
+    match r.icrc_status {
+        IcrcStatus::Ok => assert_eq!(want, stored, "ICRC ok but the reference differs"),
+        IcrcStatus::Bad { computed } => {
+            assert_eq!(computed, want, "computed ICRC differs from the reference");
+            assert_ne!(want, stored, "ICRC bad but the reference matches");
+        }
+        s => panic!("ICRC {s:?} on a packet that holds its ICRC"),
+    }
+}
+
+/// `icrc::compute` against the reference on slices of the input: byte 0 picks IPv4 (with
+/// 0..10 option words), IPv6 or GRH; then the IP header, the UDP header (RoCEv2) and the
+/// transport bytes follow.
+fn icrc_slices(data: &[u8]) {
+    let Some((&sel, rest)) = data.split_first() else {
+        return;
+    };
+    let (net, ip_len, udp_len) = match sel % 3 {
+        0 => (Net::Ipv4, 20 + 4 * usize::from((sel / 3) % 11), 8),
+        1 => (Net::Ipv6, 40, 8),
+        _ => (Net::Ipv6, 40, 0),
+    };
+    if rest.len() < ip_len + udp_len {
+        return;
+    }
+    let (ip, rest) = rest.split_at(ip_len);
+    let (udp, transport) = rest.split_at(udp_len);
+    let n = match (sel % 3, net) {
+        (0, _) => IcrcNetwork::Ipv4(ip),
+        (1, _) => IcrcNetwork::Ipv6(ip),
+        _ => IcrcNetwork::Grh(ip),
+    };
+    assert_eq!(
+        icrc::compute(n, udp, transport),
+        icrc_ref::icrc(net, ip, udp, transport),
+        "icrc::compute differs from the reference"
+    );
+}
+
+/// A structured CM input: a header (or Linux's CM header for the message) and a message.
+#[derive(arbitrary::Arbitrary, Debug)]
+pub struct CmSpec<'a> {
+    /// Use the header Linux sends for the message (else `header` as given).
+    pub linux_header: bool,
+    pub tid: u64,
+    pub header: MadHeaderRepr,
+    pub message: CmMessage<'a>,
+}
+
+/// CM MAD decoding: the bytes as a MAD (`parse_mad`; whole MADs must survive parse -> emit ->
+/// parse), and structure-aware, the bytes decoded as a [`CmSpec`], emitted, parsed: every
+/// field the message wrote comes back.
+pub fn cm_mad(data: &[u8], reach: &mut Reach) {
+    match parse_mad(data) {
+        Ok(m) => {
+            check::mad(&m, data);
+            reach.mad(&m);
+        }
+        Err(_) => assert!(data.len() < 24, "parse_mad failed with a whole header"),
+    }
+    let Some(s) = spec::decode::<CmSpec>(data) else {
+        return;
+    };
+    let header =
+        if s.linux_header { MadHeaderRepr::cm(s.message.attribute(), s.tid) } else { s.header };
+    let mut b1 = [0u8; MAD_LEN];
+    if s.message.emit_mad_with_header(&header, &mut b1).is_err() {
+        assert!(s.message.check_lengths().is_err(), "emit_mad refused a message whose lengths fit");
+        return;
+    }
+    let m1 = parse_mad(&b1).expect("an emitted MAD parses");
+    check::mad(&m1, &b1);
+    let is_cm =
+        header.base_version == 1 && header.mgmt_class == MgmtClass::Cm && header.class_version == 2;
+    // The header names the message (an `Unknown(id)` whose id is a CM message's is not one).
+    if is_cm && CmAttribute::from_u16(header.attribute_id) == s.message.attribute() {
+        let got = m1.cm.expect("a whole CM MAD decodes");
+        assert_eq!(got.attribute(), s.message.attribute());
+        let mut b2 = [0u8; MAD_LEN];
+        got.emit_mad_with_header(&m1.header, &mut b2).expect("a decoded message emits");
+        assert_eq!(b1, b2, "a field the message wrote did not survive parsing");
+        reach.mad(&m1);
+    }
+}
+
+/// Frames read before a capture is taken to loop.
+const CAPTURE_STEP_LIMIT: u64 = 10_000_000;
+
+/// The pcap / pcapng reader (gzip too) over the bytes as a file: it ends, numbers frames in
+/// order, hands out frames of their captured length, stays ended after a fatal error; every
+/// frame is parsed from where its link type says.
+pub fn capture(data: &[u8], reach: &mut Reach) {
+    let mut cap = match Capture::from_bytes("fuzz", data.to_vec()) {
+        Ok(c) => c,
+        Err(e) => {
+            assert!(!e.to_string().is_empty());
+            return;
+        }
+    };
+    let _ = cap.format().to_string();
+    let _ = cap.name();
+    let cfg = Config::default();
+    let mut steps = 0u64;
+    let mut last = 0u64;
+    let mut fatal = false;
+    let mut frames = 0u64;
+    while let Some(item) = cap.next_frame() {
+        assert!(!fatal, "a frame after a fatal error");
+        steps += 1;
+        assert!(steps <= CAPTURE_STEP_LIMIT, "the capture reader does not end");
+        match item {
+            Ok(f) => {
+                assert!(f.number > last, "frame numbers not increasing");
+                last = f.number;
+                assert_eq!(f.caplen as usize, f.data.len(), "caplen");
+                frames += 1;
+                reach.frames += 1;
+                match f.l2() {
+                    L2Start::Ethernet(b) => {
+                        if let Ok(p) = parse_ethernet(b, &cfg) {
+                            check::packet(&p, b);
+                            if let Some(r) = &p.roce {
+                                reach.roce(r);
+                            }
+                        }
+                    }
+                    L2Start::Network { ethertype, data } => {
+                        let p = parse_ethertype_payload(ethertype, data, &cfg);
+                        check::packet(&p, data);
+                        if let Some(r) = &p.roce {
+                            reach.roce(r);
+                        }
+                    }
+                    L2Start::Unsupported(e) => assert!(!e.to_string().is_empty()),
+                }
+            }
+            Err(e) => {
+                assert!(!e.to_string().is_empty());
+                fatal = e.is_fatal();
+            }
+        }
+    }
+    assert!(cap.next_frame().is_none(), "the reader restarted after its end");
+    for i in cap.interfaces() {
+        let _ = i.resolution.to_string();
+    }
+    assert_eq!(cap.frames_read(), frames, "frames_read");
+    if let Some(total) = cap.bytes_total() {
+        assert!(cap.bytes_read() <= total, "read more than the input");
+    }
+}
+
+/// The transport fields of a parse of a built packet: the BTH (PadCnt as written), the
+/// opcode's headers, payload and pad; for undefined opcodes everything after the BTH is opaque.
+fn same_transport(r: &Roce<'_>, bth: BthRepr, padcnt: u8, given: &ExtHeaders, payload: &[u8]) {
+    let info = opcode::lookup(bth.opcode);
+    let mut want = bth;
+    want.padcnt = padcnt;
+    assert_eq!(r.bth, want, "BTH");
+    assert_eq!(r.info, info, "opcode row");
+    assert_eq!(
+        r.headers,
+        spec::expected_headers(info, given),
+        "extended headers of {}",
+        spec::opname(bth.opcode)
+    );
+    let pad = vec![0u8; usize::from(padcnt)];
+    if info.is_some() {
+        assert_eq!(r.payload, payload, "payload");
+        assert_eq!(r.payload_len, payload.len(), "payload length");
+        assert_eq!(r.pad, &pad[..], "pad");
+        assert!(r.opaque.is_empty());
+    } else {
+        let mut opaque = payload.to_vec();
+        opaque.extend_from_slice(&pad);
+        assert_eq!(r.opaque, &opaque[..], "opaque bytes of an undefined opcode");
+        assert!(r.payload.is_empty());
+    }
+}
+
+/// Only the problems the generated values explain: reserved bits and TVer, the opcode's own
+/// rules (payload where none belongs, CNP and ATOMIC_WRITE lengths, QP1 Q_Key, RD layout),
+/// undefined opcodes, a forced PadCnt or ICRC.
+fn allowed_problems(
+    problems: Problems,
+    info: Option<&OpcodeInfo>,
+    forced_padcnt: bool,
+    forced_icrc: bool,
+) {
+    let mut allowed = Problems::NONE;
+    for p in [
+        Problem::TverNonZero,
+        Problem::ReservedBits,
+        Problem::RdLayoutMismatch,
+        Problem::Qp1QKey,
+        Problem::CnpBecnClear,
+        Problem::CnpPsnNonZero,
+        Problem::CnpLength,
+        Problem::UnexpectedPayload,
+        Problem::AtomicWriteLength,
+    ] {
+        allowed.insert(p);
+    }
+    if info.is_none() {
+        allowed.insert(Problem::ReservedOpcode);
+        allowed.insert(Problem::VendorOpcode);
+    }
+    if forced_padcnt {
+        allowed.insert(Problem::PadCntInconsistent);
+    }
+    if forced_icrc {
+        allowed.insert(Problem::IcrcBad);
+    }
+    let extra = problems.bits() & !allowed.bits();
+    assert_eq!(
+        extra,
+        0,
+        "unexplained problems: {:?}",
+        Problems::from_bits(extra).iter().collect::<Vec<_>>()
+    );
+}
+
+/// State the checker may hold per tracked flow: 8 PSNs in the pairing index; requests and
+/// READs remembered by the requester model (64 + 16) and the responder model (256 + 16)
+/// (conformance/src/lib.rs INDEXED, requester.rs and responder.rs).
+const PAIRING_PER_FLOW: usize = 8;
+const REQUESTS_PER_FLOW: usize = 64 + 16 + 256 + 16;
+/// Findings counters per flow: one per (connection, rule) a flow can be named in, under its
+/// unpaired and paired names; generous.
+const COUNTERS_PER_FLOW: usize = 2 * 64;
+
+/// Congestion state per flow: 3 maps capped at the flow cap, and CE bursts waiting for a CNP
+/// (64 per host pair) for as many host pairs as flows (conformance/src/congestion.rs).
+const CONGESTION_PER_FLOW: usize = 3 + 64;
+
+/// The conformance checker fed an arbitrary packet sequence ([`crate::sequence`]): no panic,
+/// and the state stays bounded by the number of flows it may track, whatever the sequence.
+pub fn conformance(data: &[u8], reach: &mut Reach) {
+    use roce_conformance::{Checker, FrameInfo};
+    let Some(&opt) = data.first() else {
+        return;
+    };
+    let opts = crate::sequence::options(opt);
+    let max_flows = opts.max_flows;
+    let mut checker = Checker::new(opts);
+    let cfg = Config::default();
+    let mut ts: u64 = 1_700_000_000_000_000_000;
+    let mut number = 0u64;
+    let mut built;
+    for (structured, rec) in crate::sequence::records(data) {
+        let frame: &[u8] = if structured {
+            match crate::sequence::build(rec) {
+                Some((f, step)) => {
+                    ts = ts.saturating_add_signed(step);
+                    built = f;
+                    &built
+                }
+                None => continue,
+            }
+        } else {
+            ts += 1000;
+            rec
+        };
+        number += 1;
+        let info =
+            FrameInfo { number, ts_ns: ts, caplen: frame.len() as u32, len: frame.len() as u32 };
+        match parse_ethernet(frame, &cfg) {
+            Ok(p) => {
+                if let Some(r) = &p.roce {
+                    reach.roce(r);
+                }
+                checker.feed(&info, &p);
+            }
+            Err(_) => checker.feed_undecoded(&info),
+        }
+        for f in checker.take_findings() {
+            assert!(!f.rule.is_empty() && !f.message.is_empty());
+            assert!(
+                f.frames.iter().all(|&n| n <= number),
+                "{} names a frame not fed yet: {:?}",
+                f.rule,
+                f.frames
+            );
+        }
+        let s = checker.state();
+        assert!(s.flows <= max_flows, "{} flows tracked, limit {max_flows}", s.flows);
+        assert!(
+            s.pairing_index <= PAIRING_PER_FLOW * max_flows,
+            "pairing index of {} entries with {max_flows} flows",
+            s.pairing_index
+        );
+        assert!(s.lru_queue <= 2 * s.flows + 1025, "LRU queue of {}", s.lru_queue);
+        assert!(s.cm_pending <= 4096, "{} CM REQs pending", s.cm_pending);
+        assert!(
+            s.remembered_requests <= REQUESTS_PER_FLOW * max_flows,
+            "{} requests remembered with {max_flows} flows",
+            s.remembered_requests
+        );
+        assert!(
+            s.congestion <= CONGESTION_PER_FLOW * (max_flows + 1),
+            "{} congestion entries with at most {max_flows} flows: the checker's memory grows \
+             with the host pairs and QPs seen, not the live flows",
+            s.congestion
+        );
+        assert!(
+            s.finding_counters <= COUNTERS_PER_FLOW * max_flows + 64,
+            "{} finding counters with at most {max_flows} flows: the checker's memory grows \
+             with the connections seen, not the live ones",
+            s.finding_counters
+        );
+    }
+    let report = checker.finish();
+    assert_eq!(report.frames, number, "frames counted");
+    assert!(report.roce_frames <= number);
+    for f in &report.findings {
+        assert!(f.frames.iter().all(|&n| n <= number), "{} frames", f.rule);
+    }
+    for c in &report.connections {
+        assert!(c.last_frame <= number && c.first_frame <= c.last_frame.max(c.first_frame));
+        assert!((0.0..=1.0).contains(&c.completeness), "completeness {}", c.completeness);
+        let _ = report.canonical(c.connection);
+    }
+    assert!(report.state.flows <= max_flows);
+}

@@ -1,0 +1,361 @@
+//! Seeds: every frame of the real captures, cut to what each target reads, and frames the
+//! builder writes for every opcode of the table.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::io::Write;
+use std::path::Path;
+
+use roce_inspect::capture::{self, L2Start};
+use roce_parser::cm::{CmMessage, MadHeaderRepr, MAD_LEN};
+use roce_parser::headers::*;
+use roce_parser::opcode::{OpcodeInfo, PayloadRule, OPCODES};
+use roce_parser::*;
+
+use crate::capfile;
+
+/// Seeds by target, deduplicated by content.
+#[derive(Default)]
+pub struct Seeds {
+    pub by_target: BTreeMap<String, BTreeMap<Vec<u8>, String>>,
+}
+
+impl Seeds {
+    /// Adds `bytes` to `target` under a name starting with `label` (kept if already there).
+    pub fn add(&mut self, target: &str, label: &str, bytes: &[u8]) {
+        let name = format!("{label}-{:016x}", crate::fnv(bytes));
+        self.by_target.entry(target.to_string()).or_default().entry(bytes.to_vec()).or_insert(name);
+    }
+
+    /// Writes every seed to `corpus/<target>/<name>`; returns (files, bytes) per target.
+    pub fn write(&self, corpus: &Path) -> BTreeMap<String, (usize, usize)> {
+        let mut out = BTreeMap::new();
+        for (target, seeds) in &self.by_target {
+            let dir = corpus.join(target);
+            fs::create_dir_all(&dir).expect("create corpus folder");
+            let mut bytes = 0;
+            for (data, name) in seeds {
+                let mut f = fs::File::create(dir.join(name)).expect("create seed");
+                f.write_all(data).expect("write seed");
+                bytes += data.len();
+            }
+            out.insert(target.clone(), (seeds.len(), bytes));
+        }
+        out
+    }
+}
+
+/// Short file-name-safe name of a capture.
+fn short(path: &Path) -> String {
+    let stem = path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    stem.chars().map(|c| if c.is_ascii_alphanumeric() { c } else { '_' }).take(40).collect()
+}
+
+/// Frames of a capture handed to the `capture` target (the file cut after them).
+const CAPTURE_SEED_FRAMES: u64 = 6;
+
+/// Bytes of frames a capture gives the `conformance` target (its first frames).
+const CONFORMANCE_SEED_BYTES: usize = 16 * 1024;
+
+/// Checker options of the `conformance` seeds (see `sequence::options`): 8 flows, 4 findings
+/// per rule, PMTU inferred; and 2 flows (eviction), lossless, PMTU 1024.
+const CONFORMANCE_OPTIONS: [u8; 2] = [0xD7, 0x29];
+
+/// Every frame of every capture in `dirs`, cut per target; returns the frames read.
+pub fn from_captures(seeds: &mut Seeds, dirs: &[std::path::PathBuf]) -> usize {
+    let mut files: Vec<_> = dirs
+        .iter()
+        .flat_map(|d| fs::read_dir(d).into_iter().flatten().flatten())
+        .map(|e| e.path())
+        .filter(|p| {
+            let n = p.to_string_lossy();
+            n.ends_with(".pcap") || n.ends_with(".pcapng") || n.ends_with(".gz")
+        })
+        .collect();
+    files.sort();
+    let cfg = Config::default();
+    let mut total = 0;
+    for path in files {
+        let label = short(&path);
+        let raw = fs::read(&path).expect("read capture");
+        let mut cap = match capture::open(&path) {
+            Ok(c) => c,
+            Err(e) => {
+                eprintln!("skipping {}: {e}", path.display());
+                continue;
+            }
+        };
+        let mut cut = None;
+        let mut sequence: Vec<Vec<u8>> = Vec::new();
+        let mut sequence_bytes = 0;
+        let gzip = cap.format().gzip;
+        while let Some(frame) = cap.next_frame() {
+            let frame = match frame {
+                Ok(f) => f,
+                Err(e) if e.is_fatal() => break,
+                Err(_) => continue,
+            };
+            total += 1;
+            if frame.number == CAPTURE_SEED_FRAMES + 1 && !gzip {
+                cut = Some(frame.offset as usize);
+            }
+            let L2Start::Ethernet(b) = frame.l2() else {
+                continue;
+            };
+            seeds.add("ethernet", &label, b);
+            if sequence_bytes + b.len() <= CONFORMANCE_SEED_BYTES {
+                sequence_bytes += b.len() + 2;
+                sequence.push(b.to_vec());
+            }
+            seeds.add("icrc", &label, b);
+            let Ok(p) = parse_ethernet(b, &cfg) else {
+                continue;
+            };
+            let Some(r) = p.roce else {
+                continue;
+            };
+            match r.version {
+                RoceVersion::V2 => {
+                    let claimed = p.udp.map_or(0, |u| usize::from(u.len).saturating_sub(8));
+                    let end = (r.bth_offset + claimed).min(b.len());
+                    let udp_payload = &b[r.bth_offset..end.max(r.bth_offset)];
+                    seeds.add("udp_payload", &label, udp_payload);
+                    seeds.add("roundtrip", &label, udp_payload);
+                }
+                RoceVersion::V1 => seeds.add("rocev1", &label, &b[r.bth_offset - 40..]),
+            }
+            if r.mad().is_some() {
+                seeds.add("cm_mad", &label, r.payload);
+            }
+        }
+        let head = match cut {
+            Some(n) => &raw[..n.min(raw.len())],
+            None => &raw[..],
+        };
+        seeds.add("capture", &label, head);
+        if !sequence.is_empty() {
+            for opt in CONFORMANCE_OPTIONS {
+                seeds.add(
+                    "conformance",
+                    &label,
+                    &roce_fuzz_common::sequence::encode(opt, &sequence),
+                );
+            }
+        }
+    }
+    total
+}
+
+/// Network layers the builder seeds use.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Net {
+    Ipv4,
+    Ipv4Vlan,
+    Ipv6,
+    RoceV1,
+}
+
+/// The frame the builder writes for `info` over `net`: distinct non-zero header values, a
+/// payload the opcode allows, a UD SEND_ONLY to QP1 carrying a CM REQ MAD.
+pub fn builder_frame(info: &OpcodeInfo, net: Net) -> Vec<u8> {
+    let network = match net {
+        Net::Ipv4 | Net::Ipv4Vlan => Network::ipv4([10, 0, 0, 1], [10, 0, 0, 2]),
+        Net::Ipv6 => Network::ipv6(
+            [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1],
+            [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2],
+        ),
+        Net::RoceV1 => Network::RoceV1(GrhRepr {
+            ipver: 6,
+            hoplmt: 1,
+            sgid: [0x11; 16],
+            dgid: [0x22; 16],
+            ..Default::default()
+        }),
+    };
+    let cnp = info.opcode == 0x81;
+    let gsi = info.opcode == 0x64;
+    let bth = BthRepr {
+        opcode: info.opcode,
+        pkey: 0xffff,
+        becn: cnp,
+        dest_qp: if gsi { 1 } else { 0x12 },
+        ackreq: !cnp,
+        psn: if cnp { 0 } else { 0x100 },
+        ..Default::default()
+    };
+    let mut b = FrameBuilder::new(network, bth);
+    if net == Net::Ipv4Vlan {
+        b.vlans[0] = Some(VlanTag { tpid: 0x8100, pcp: 3, dei: false, vid: 100 });
+    }
+    b.headers = ExtHeaders {
+        rdeth: Some(RdethRepr { reserved: 0, eecnxt: 0x21 }),
+        deth: Some(DethRepr {
+            qkey: if gsi { 0x8001_0000 } else { 0x1111 },
+            reserved: 0,
+            src_qp: if gsi { 1 } else { 0x22 },
+        }),
+        xrceth: Some(XrcethRepr { reserved: 0, xrcsrq: 0x33 }),
+        reth: Some(RethRepr { va: 0x1000, rkey: 0x44, dma_len: 64 }),
+        atomic_eth: Some(AtomicEthRepr { va: 0x2000, rkey: 0x55, swap_add: 1, compare: 2 }),
+        aeth: Some(AethRepr::ack(0x1f, 7)),
+        atomic_ack_eth: Some(AtomicAckEthRepr { orig: 0x66 }),
+        immdt: Some(ImmDtRepr { data: 0x7777 }),
+        ieth: Some(IethRepr { rkey: 0x88 }),
+        feth: Some(FethRepr { reserved: 0, selectivity: 1, placement: 1 }),
+    };
+    let mad;
+    let payload: Vec<u8> = match info.payload {
+        _ if gsi => {
+            mad = cm_mad(0x0010, 0);
+            mad.to_vec()
+        }
+        PayloadRule::Empty => Vec::new(),
+        PayloadRule::Exactly(n) => vec![0; usize::from(n)],
+        PayloadRule::Pmtu => (0..64u8).collect(),
+        PayloadRule::OneToPmtu | PayloadRule::ZeroToPmtu => vec![0xab; 5],
+    };
+    b.payload = &payload;
+    let mut out = vec![0; b.buffer_len()];
+    b.emit(&mut out).expect("builder");
+    out
+}
+
+/// A whole CM MAD with Linux's header for `attribute`, the class data filled from `fill`
+/// (0: zeros; else a pseudo-random pattern).
+pub fn cm_mad(attribute: u16, fill: u64) -> [u8; MAD_LEN] {
+    let mut m = [0u8; MAD_LEN];
+    let header = MadHeaderRepr::cm(roce_parser::cm::CmAttribute::from_u16(attribute), 0x1234);
+    // Emitting ClassPortInfo writes the header and zeros: a header for any attribute.
+    CmMessage::ClassPortInfo.emit_mad_with_header(&header, &mut m).expect("emit MAD");
+    if fill != 0 {
+        let mut x = fill;
+        for b in &mut m[24..] {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            *b = x as u8;
+        }
+    }
+    m
+}
+
+/// The CM attribute IDs seeded: ClassPortInfo, every CM message, one unknown.
+pub const CM_ATTRIBUTES: [u16; 13] = [
+    0x0001, 0x0010, 0x0011, 0x0012, 0x0013, 0x0014, 0x0015, 0x0016, 0x0017, 0x0018, 0x0019, 0x001A,
+    0x0099,
+];
+
+/// The seeds of one opcode for the packet targets: (target, bytes).
+pub fn opcode_seeds(info: &OpcodeInfo) -> Vec<(&'static str, Vec<u8>)> {
+    let v4 = builder_frame(info, Net::Ipv4);
+    let v1 = builder_frame(info, Net::RoceV1);
+    let udp = v4[14 + 20 + 8..].to_vec();
+    vec![
+        ("ethernet", v4.clone()),
+        ("ethernet", builder_frame(info, Net::Ipv6)),
+        ("ethernet", builder_frame(info, Net::Ipv4Vlan)),
+        ("ethernet", v1.clone()),
+        ("icrc", v4),
+        ("icrc", v1.clone()),
+        ("udp_payload", udp.clone()),
+        ("roundtrip", udp),
+        ("rocev1", v1[14..].to_vec()),
+    ]
+}
+
+/// The label of an opcode's seeds.
+pub fn opcode_label(info: &OpcodeInfo) -> String {
+    format!("builder-{:02x}-{}", info.opcode, info.name)
+}
+
+/// Builder seeds: every opcode for the packet targets, every CM attribute for `cm_mad`, and
+/// small captures in every container and link type the reader knows.
+pub fn from_builder(seeds: &mut Seeds) {
+    for info in OPCODES {
+        let label = opcode_label(info);
+        for (target, bytes) in opcode_seeds(info) {
+            seeds.add(target, &label, &bytes);
+        }
+    }
+    for attr in CM_ATTRIBUTES {
+        for fill in [0, 0x9E37_79B9_7F4A_7C15] {
+            seeds.add("cm_mad", &format!("builder-cm-{attr:04x}"), &cm_mad(attr, fill));
+        }
+    }
+    for (label, bytes) in every_opcode_sequences() {
+        seeds.add("conformance", &label, &bytes);
+    }
+    for (label, bytes) in capture_seeds() {
+        seeds.add("capture", &label, &bytes);
+    }
+}
+
+/// Sequences for the checker: every opcode's frame in turn (one QP pair), under each seed
+/// option byte.
+pub fn every_opcode_sequences() -> Vec<(String, Vec<u8>)> {
+    let all: Vec<Vec<u8>> = OPCODES.iter().map(|info| builder_frame(info, Net::Ipv4)).collect();
+    CONFORMANCE_OPTIONS
+        .iter()
+        .map(|&opt| {
+            ("builder-every-opcode".to_string(), roce_fuzz_common::sequence::encode(opt, &all))
+        })
+        .collect()
+}
+
+/// Small captures of builder frames: pcap (both byte orders, micro/nano), pcapng, gzip, and
+/// each link type.
+pub fn capture_seeds() -> Vec<(String, Vec<u8>)> {
+    let pick = |ops: &[u8], net: Net| -> Vec<Vec<u8>> {
+        ops.iter()
+            .filter_map(|&op| roce_parser::opcode::lookup(op))
+            .map(|info| builder_frame(info, net))
+            .collect()
+    };
+    let eth = pick(&[0x04, 0x06, 0x0c, 0x11, 0x64, 0x81], Net::Ipv4);
+    let eth6 = pick(&[0x0a, 0x10, 0x12], Net::Ipv6);
+    let v1 = pick(&[0x00, 0x01, 0x02, 0x11], Net::RoceV1);
+    let mut out = vec![
+        ("builder-pcap-us-le".into(), capfile::pcap(1, false, false, &eth)),
+        ("builder-pcap-ns-be".into(), capfile::pcap(1, true, true, &eth6)),
+        ("builder-pcap-rocev1".into(), capfile::pcap(1, false, false, &v1)),
+        ("builder-pcapng".into(), capfile::pcapng(&eth)),
+    ];
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    gz.write_all(&capfile::pcap(1, false, false, &eth)).expect("gzip");
+    out.push(("builder-pcap-gzip".into(), gz.finish().expect("gzip")));
+    let wrap = |f: fn(&[u8]) -> Vec<u8>, frames: &[Vec<u8>]| -> Vec<Vec<u8>> {
+        frames.iter().map(|x| f(x)).collect()
+    };
+    let mixed: Vec<Vec<u8>> = eth.iter().chain(&eth6).cloned().collect();
+    out.push(("builder-sll".into(), capfile::pcap(113, false, false, &wrap(capfile::sll, &mixed))));
+    out.push((
+        "builder-sll-rocev1".into(),
+        capfile::pcap(113, false, false, &wrap(capfile::sll, &v1)),
+    ));
+    out.push((
+        "builder-sll2".into(),
+        capfile::pcap(276, false, false, &wrap(capfile::sll2, &mixed)),
+    ));
+    out.push((
+        "builder-raw".into(),
+        capfile::pcap(101, false, false, &wrap(capfile::raw_ip, &mixed)),
+    ));
+    out.push((
+        "builder-ipv4".into(),
+        capfile::pcap(228, false, false, &wrap(capfile::raw_ip, &eth)),
+    ));
+    out.push((
+        "builder-ipv6".into(),
+        capfile::pcap(229, false, false, &wrap(capfile::raw_ip, &eth6)),
+    ));
+    out.push((
+        "builder-null".into(),
+        capfile::pcap(0, false, false, &wrap(|f| capfile::null(f, false), &mixed)),
+    ));
+    out.push((
+        "builder-loop".into(),
+        capfile::pcap(108, false, false, &wrap(|f| capfile::null(f, true), &mixed)),
+    ));
+    out.push(("builder-erf".into(), capfile::pcap(197, false, false, &eth[..1])));
+    out
+}
