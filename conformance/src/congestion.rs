@@ -57,6 +57,11 @@ impl Congestion {
         if self.senders.len() > cap {
             self.senders.clear();
         }
+        // Bursts waiting for a CNP: beyond the cap the oldest host pairs are dropped unjudged
+        // (never reported wrongly; a flood of marked host pairs cannot grow memory).
+        if self.waiting.len() > cap {
+            self.waiting.clear();
+        }
     }
 
     /// A CE-marked packet from `src` to `dst`, sent by QP `sender_qp` (if known).
@@ -106,8 +111,10 @@ impl Congestion {
         qp: u32,
         conn: Option<ConnId>,
         window: u64,
+        cap: usize,
         sink: &mut Sink,
     ) {
+        self.bound(cap);
         self.last_cnp.insert((src, dst, qp), ts);
         self.last_cnp_any.insert((src, dst), ts);
         let hosts = (dst, src);

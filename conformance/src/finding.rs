@@ -44,6 +44,9 @@ pub struct Finding {
 pub struct Sink {
     pub rules: RuleSet,
     pub cap_per_rule: u32,
+    /// Per-(connection, rule) counters kept at most; beyond, they start over (memory stays
+    /// bounded when findings come from more connections than the checker tracks, e.g. UD).
+    pub max_counters: usize,
     pub out: Vec<Finding>,
     counts: HashMap<(Option<ConnId>, &'static str), u32>,
     pub suppressed: u64,
@@ -52,10 +55,11 @@ pub struct Sink {
 }
 
 impl Sink {
-    pub fn new(rules: RuleSet, cap_per_rule: u32) -> Self {
+    pub fn new(rules: RuleSet, cap_per_rule: u32, max_counters: usize) -> Self {
         Sink {
             rules,
             cap_per_rule,
+            max_counters,
             out: Vec::new(),
             counts: HashMap::new(),
             suppressed: 0,
@@ -81,6 +85,11 @@ impl Sink {
         match severity {
             Severity::Error => self.errors += 1,
             Severity::Warning => self.warnings += 1,
+        }
+        if self.counts.len() >= self.max_counters
+            && !self.counts.contains_key(&(connection, rule.id))
+        {
+            self.counts.clear();
         }
         let n = self.counts.entry((connection, rule.id)).or_insert(0);
         *n += 1;

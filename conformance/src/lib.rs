@@ -259,7 +259,8 @@ pub struct Checker {
 
 impl Checker {
     pub fn new(opts: Options) -> Self {
-        let sink = Sink::new(opts.rules.clone(), opts.max_findings_per_rule);
+        let sink =
+            Sink::new(opts.rules.clone(), opts.max_findings_per_rule, 4 * opts.max_flows.max(1));
         Checker {
             opts,
             sink,
@@ -339,7 +340,7 @@ impl Checker {
         }
         let Some(info) = r.info else { return };
         if info.role == Role::Congestion {
-            let w = self.opts.cnp_window_ns;
+            let (w, cap) = (self.opts.cnp_window_ns, self.opts.max_flows);
             self.congestion.cnp(
                 f.number,
                 f.ts_ns,
@@ -348,6 +349,7 @@ impl Checker {
                 r.bth.dest_qp,
                 conn,
                 w,
+                cap,
                 &mut self.sink,
             );
             return;

@@ -3,9 +3,10 @@
 //! (fuzz/common/src/sequence.rs; 0x80 is one tracked flow, PMTU 256, 4 findings per rule),
 //! then records of a little-endian u16 length and that many bytes of an Ethernet frame.
 //!
-//! Open (ignored until fixed): the checker's state is meant to grow with the live (tracked)
-//! flows only, but three kinds of packets that never become a tracked flow grow it with every
-//! new connection seen. Each file feeds 300 such packets with one tracked flow allowed:
+//! Fixed: the checker's state grows with the live (tracked) flows only; these three kinds of
+//! packets that never become a tracked flow used to grow it with every new connection seen
+//! (now the finding counters and the congestion maps are capped from `max_flows`). Each
+//! file feeds 300 such packets with one tracked flow allowed:
 //! - conformance-ud-finding-counters.bin: UD SEND_ONLY with a bad ICRC to 300 QPs: the
 //!   per-(connection, rule) finding counters (finding.rs `Sink::counts`) reach 300; they are
 //!   forgotten only when a tracked flow is evicted, and UD is never tracked;
@@ -56,19 +57,16 @@ fn replay(name: &str) {
 }
 
 #[test]
-#[ignore = "open: finding counters grow with untracked (UD) connections"]
 fn ud_finding_counters_stay_bounded() {
     replay("conformance-ud-finding-counters.bin");
 }
 
 #[test]
-#[ignore = "open: CE bursts waiting for a CNP grow with host pairs"]
 fn ce_waiting_stays_bounded() {
     replay("conformance-ce-host-pairs.bin");
 }
 
 #[test]
-#[ignore = "open: CNP times grow with QPs until the next CE mark"]
 fn cnp_times_stay_bounded() {
     replay("conformance-cnp-qps.bin");
 }
