@@ -31,3 +31,22 @@ fn readme_shows_the_current_figure() {
          `cargo run -p roce-fuzz-tools --bin coverage -- --readme` (see README)"
     );
 }
+
+/// Inputs that once failed a target, kept where the crate they hit replays them
+/// (testdata/regressions/<target>-*.bin): the targets pass on them now.
+#[test]
+fn regression_inputs_pass() {
+    let dir = project_root().join("testdata/regressions");
+    let mut replayed = 0;
+    for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        for &(target, run) in roce_fuzz_common::TARGETS {
+            if name.starts_with(&format!("{target}-")) && name.ends_with(".bin") {
+                let data = std::fs::read(entry.path()).expect("read regression input");
+                run(&data, &mut roce_fuzz_common::Reach::default());
+                replayed += 1;
+            }
+        }
+    }
+    println!("{replayed} regression inputs replayed");
+}
