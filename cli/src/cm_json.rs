@@ -13,6 +13,15 @@ pub struct CmJson {
     pub class: &'static str,
     pub method: &'static str,
     pub transaction_id: u64,
+    /// The MAD header as on the wire (the names above lose unknown codes).
+    pub base_version: u8,
+    pub class_code: u8,
+    pub class_version: u8,
+    pub method_code: u8,
+    pub status: u16,
+    pub class_specific: u16,
+    pub attribute_id: u16,
+    pub attribute_modifier: u32,
     /// "REQ", "REP", "RTU", ... (for CM MADs).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub attribute: Option<&'static str>,
@@ -51,6 +60,10 @@ pub struct ReqJson {
     pub initiator_depth: u8,
     pub local_qkey: u32,
     pub local_ca_guid: u64,
+    pub local_eecn: u32,
+    pub remote_eecn: u32,
+    pub rdc_exists: bool,
+    pub extended_transport_type: u8,
     pub remote_cm_response_timeout: u8,
     pub local_cm_response_timeout: u8,
     pub max_cm_retries: u8,
@@ -73,6 +86,7 @@ pub struct PathJson {
     pub traffic_class: u8,
     pub hop_limit: u8,
     pub sl: u8,
+    pub subnet_local: bool,
     pub packet_rate: u8,
     pub local_ack_timeout: u8,
 }
@@ -88,6 +102,7 @@ impl PathJson {
             traffic_class: p.traffic_class,
             hop_limit: p.hop_limit,
             sl: p.sl,
+            subnet_local: p.subnet_local,
             packet_rate: p.packet_rate,
             local_ack_timeout: p.local_ack_timeout,
         }
@@ -109,6 +124,7 @@ pub struct RepJson {
     pub local_qpn: u32,
     pub starting_psn: u32,
     pub local_qkey: u32,
+    pub local_eecn: u32,
     pub responder_resources: u8,
     pub initiator_depth: u8,
     pub target_ack_delay: u8,
@@ -129,6 +145,7 @@ pub struct ReasonJson {
 pub struct RejJson {
     pub reason: ReasonJson,
     pub message_rejected: &'static str,
+    pub reject_info_length: u8,
 }
 
 #[derive(Serialize)]
@@ -167,6 +184,14 @@ pub fn cm_json(r: &Roce<'_>) -> Option<CmJson> {
         class: mad.header.mgmt_class.name(),
         method: mad.header.method.name(),
         transaction_id: mad.header.transaction_id,
+        base_version: mad.header.base_version,
+        class_code: mad.header.mgmt_class.to_u8(),
+        class_version: mad.header.class_version,
+        method_code: mad.header.method.to_u8(),
+        status: mad.header.status,
+        class_specific: mad.header.class_specific,
+        attribute_id: mad.header.attribute_id,
+        attribute_modifier: mad.header.attribute_modifier,
         attribute: msg.map(CmMessage::name),
         local_comm_id: ids.map(|i| i.0),
         remote_comm_id: ids.and_then(|i| {
@@ -204,6 +229,10 @@ fn body(m: &CmMessage<'_>) -> Option<Body> {
                 initiator_depth: q.initiator_depth,
                 local_qkey: q.local_qkey,
                 local_ca_guid: q.local_ca_guid,
+                local_eecn: q.local_eecn,
+                remote_eecn: q.remote_eecn,
+                rdc_exists: q.rdc_exists,
+                extended_transport_type: q.extended_transport_type,
                 remote_cm_response_timeout: q.remote_cm_response_timeout,
                 local_cm_response_timeout: q.local_cm_response_timeout,
                 max_cm_retries: q.max_cm_retries,
@@ -219,6 +248,7 @@ fn body(m: &CmMessage<'_>) -> Option<Body> {
             local_qpn: p.local_qpn,
             starting_psn: p.starting_psn,
             local_qkey: p.local_qkey,
+            local_eecn: p.local_eecn,
             responder_resources: p.responder_resources,
             initiator_depth: p.initiator_depth,
             target_ack_delay: p.target_ack_delay,
@@ -234,6 +264,7 @@ fn body(m: &CmMessage<'_>) -> Option<Body> {
                 name: j.reason.name(),
             },
             message_rejected: j.message_rejected.name(),
+            reject_info_length: j.reject_info_length,
         }),
         CmMessage::Mra(m) => Body::Mra(MraJson {
             message_mraed: m.message_mraed.name(),

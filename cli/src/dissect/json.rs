@@ -123,6 +123,7 @@ pub struct RoceJson<'a> {
 
 #[derive(Serialize)]
 pub struct GrhJson {
+    pub ipver: u8,
     pub tclass: u8,
     pub flow_label: u32,
     pub paylen: u16,
@@ -259,6 +260,7 @@ pub fn roce_json<'a>(r: &Roce<'a>, p: &'a Packet<'a>) -> RoceJson<'a> {
     RoceJson {
         version: r.version.number(),
         grh: r.grh.map(|g| GrhJson {
+            ipver: g.ipver,
             tclass: g.tclass,
             flow_label: g.flow_label,
             paylen: g.paylen,
