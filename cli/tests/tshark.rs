@@ -591,6 +591,7 @@ fn gen_cm(rng: &mut Rng) -> Trace {
 const TSHARK_FIELDS: &[&str] = &[
     "frame.number",
     "frame.protocols",
+    "_ws.malformed",
     "frame.len",
     "frame.cap_len",
     "frame.time_epoch",
@@ -626,6 +627,7 @@ const TSHARK_FIELDS: &[&str] = &[
     "udp.srcport",
     "udp.dstport",
     "udp.length",
+    "infiniband.grh.ipver",
     "infiniband.grh.tclass",
     "infiniband.grh.flowlabel",
     "infiniband.grh.paylen",
@@ -665,10 +667,15 @@ const TSHARK_FIELDS: &[&str] = &[
     "infiniband.invariant.crc",
     "infiniband.vendor",
     "data.len",
+    "infiniband.mad.baseversion",
     "infiniband.mad.mgmtclass",
+    "infiniband.mad.classversion",
     "infiniband.mad.method",
+    "infiniband.mad.status",
+    "infiniband.mad.classspecific",
     "infiniband.mad.transactionid",
     "infiniband.mad.attributeid",
+    "infiniband.mad.attributemodifier",
     "infiniband.cm.req",
     "infiniband.cm.req.serviceid",
     "infiniband.cm.req.serviceid.protocol",
@@ -677,6 +684,10 @@ const TSHARK_FIELDS: &[&str] = &[
     "infiniband.cm.req.localqkey",
     "infiniband.cm.req.localqpn",
     "infiniband.cm.req.responderres",
+    "infiniband.cm.req.localeecn",
+    "infiniband.cm.req.remoteeecn",
+    "infiniband.cm.req.rdcexist",
+    "infiniband.cm.req.ext_transport",
     "infiniband.cm.req.initdepth",
     "infiniband.cm.req.remoteresptout",
     "infiniband.cm.req.transpsvctype",
@@ -700,6 +711,7 @@ const TSHARK_FIELDS: &[&str] = &[
     "infiniband.cm.req.prim_tfcclass",
     "infiniband.cm.req.prim_hoplim",
     "infiniband.cm.req.prim_sl",
+    "infiniband.cm.req.prim_subnetlocal",
     "infiniband.cm.req.prim_localacktout",
     "infiniband.cm.req.alt_locallid",
     "infiniband.cm.req.alt_remotelid",
@@ -710,6 +722,7 @@ const TSHARK_FIELDS: &[&str] = &[
     "infiniband.cm.req.alt_tfcclass",
     "infiniband.cm.req.alt_hoplim",
     "infiniband.cm.req.alt_sl",
+    "infiniband.cm.req.alt_subnetlocal",
     "infiniband.cm.req.alt_localacktout",
     "infiniband.cm.req.ip_cm.ipv",
     "infiniband.cm.req.ip_cm.sport",
@@ -721,6 +734,7 @@ const TSHARK_FIELDS: &[&str] = &[
     "infiniband.cm.rep.remotecommid",
     "infiniband.cm.rep.localqkey",
     "infiniband.cm.rep.localqpn",
+    "infiniband.cm.rep.localeecn",
     "infiniband.cm.rep.startpsn",
     "infiniband.cm.rep.respres",
     "infiniband.cm.rep.initdepth",
@@ -735,6 +749,7 @@ const TSHARK_FIELDS: &[&str] = &[
     "infiniband.cm.rej.localcommid",
     "infiniband.cm.rej.remotecommid",
     "infiniband.cm.rej.msgrej",
+    "infiniband.cm.rej.rejinfolen",
     "infiniband.cm.rej.reason",
     "infiniband.cm.dreq.localcommid",
     "infiniband.cm.dreq.remotecommid",
@@ -976,6 +991,14 @@ enum Fault {
     /// FLUSH (0x1C, 0xBC) and ATOMIC_WRITE (0x1D, 0xBD), IBTA 1.5: unknown to tshark 4.0,
     /// which decodes the BTH and shows the rest as an unknown header sequence.
     Ibta15,
+    /// Reserved and manufacturer-specific opcodes (outside the table): both tools decode the
+    /// BTH only, but tshark shows all the rest as unknown data where we read the ICRC, which
+    /// every RoCE packet ends with, whatever its opcode.
+    UnknownOpcode,
+    /// A MAD (UD to QP1) of a management class tshark 4.0 has no layout for (e.g. the reserved
+    /// class 0): tshark decodes the MAD header, then throws "Malformed Packet" and shows no
+    /// ICRC.
+    MadMalformed,
     /// XRC (0xA0-0xBF): tshark 4.0 names the opcodes but has no header layout for any of them
     /// (no XRCETH, not even for responses); it decodes the BTH and shows the rest as an
     /// unknown header sequence.
@@ -1001,6 +1024,12 @@ impl Fault {
             Fault::Cnp => "CNP (0x81) unknown to tshark 4.0: BTH only, no ICRC, no payload",
             Fault::RdRange => "RD/DC opcode range 0x40-0x5F mis-parsed by tshark after the BTH",
             Fault::Ibta15 => "FLUSH / ATOMIC_WRITE (IBTA 1.5) unknown to tshark 4.0: BTH only",
+            Fault::UnknownOpcode => {
+                "reserved / vendor opcode: tshark shows everything after the BTH as unknown data, no ICRC"
+            }
+            Fault::MadMalformed => {
+                "MAD of a class tshark 4.0 cannot decode: Malformed Packet after the MAD header, no ICRC"
+            }
             Fault::Xrc => "XRC (0xA0-0xBF): tshark 4.0 has no XRC header layouts: BTH only",
             Fault::SourcePort => "random UDP source port: tshark picked another protocol, decoded no InfiniBand",
             Fault::Truncated => "truncated frame: tshark reads payload bytes as the ICRC and counts the captured payload only",
@@ -1283,6 +1312,7 @@ fn compare_frame(c: &mut Cmp<'_>, o: &Value) {
     }
 
     // GRH (RoCEv1).
+    c.num("grh.ipver", "infiniband.grh.ipver", r, "grh.ipver");
     c.num("grh.tclass", "infiniband.grh.tclass", r, "grh.tclass");
     c.num("grh.flow_label", "infiniband.grh.flowlabel", r, "grh.flow_label");
     c.num("grh.paylen", "infiniband.grh.paylen", r, "grh.paylen");
@@ -1440,19 +1470,30 @@ fn compare_cm(c: &mut Cmp<'_>, r: &Value) {
         }
         return;
     };
+    // The MAD header, by its codes (the names are checked against them where we name them).
     let code = |f: fn(&str) -> Option<u64>, k: &str| {
         cm.get(k).and_then(Value::as_str).and_then(f).map(V::N)
     };
-    if let Some(v) = code(class_code, "class") {
-        c.cmp("cm.class", "infiniband.mad.mgmtclass", Some(v), t_num, Occ::All);
+    if let (Some(named), Some(raw)) = (code(class_code, "class"), num_at(cm, "class_code")) {
+        assert_eq!(named, V::N(raw), "class name and code disagree: {cm}");
     }
-    if let Some(v) = code(method_code, "method") {
-        c.cmp("cm.method", "infiniband.mad.method", Some(v), t_num, Occ::All);
+    if let (Some(named), Some(raw)) = (code(method_code, "method"), num_at(cm, "method_code")) {
+        assert_eq!(named, V::N(raw), "method name and code disagree: {cm}");
     }
+    if let (Some(named), Some(raw)) =
+        (code(attribute_code, "attribute"), num_at(cm, "attribute_id"))
+    {
+        assert_eq!(named, V::N(raw), "attribute name and ID disagree: {cm}");
+    }
+    c.num("cm.base_version", "infiniband.mad.baseversion", cm, "base_version");
+    c.num("cm.class_code", "infiniband.mad.mgmtclass", cm, "class_code");
+    c.num("cm.class_version", "infiniband.mad.classversion", cm, "class_version");
+    c.num("cm.method_code", "infiniband.mad.method", cm, "method_code");
+    c.num("cm.status", "infiniband.mad.status", cm, "status");
+    c.num("cm.class_specific", "infiniband.mad.classspecific", cm, "class_specific");
     c.num("cm.transaction_id", "infiniband.mad.transactionid", cm, "transaction_id");
-    if let Some(v) = code(attribute_code, "attribute") {
-        c.cmp("cm.attribute", "infiniband.mad.attributeid", Some(v), t_num, Occ::All);
-    }
+    c.num("cm.attribute_id", "infiniband.mad.attributeid", cm, "attribute_id");
+    c.num("cm.attribute_modifier", "infiniband.mad.attributemodifier", cm, "attribute_modifier");
     let n = |c: &mut Cmp<'_>, name: &str, tf: &str, path: &str| {
         c.cmp(&format!("cm.{name}"), tf, at(cm, path).and_then(j_num), t_num, Occ::All);
     };
@@ -1492,6 +1533,15 @@ fn compare_cm(c: &mut Cmp<'_>, r: &Value) {
             n(c, "local_qpn", "infiniband.cm.req.localqpn", "local_qpn");
             n(c, "responder_resources", "infiniband.cm.req.responderres", "responder_resources");
             n(c, "initiator_depth", "infiniband.cm.req.initdepth", "initiator_depth");
+            n(c, "local_eecn", "infiniband.cm.req.localeecn", "local_eecn");
+            n(c, "remote_eecn", "infiniband.cm.req.remoteeecn", "remote_eecn");
+            n(c, "rdc_exists", "infiniband.cm.req.rdcexist", "rdc_exists");
+            n(
+                c,
+                "extended_transport_type",
+                "infiniband.cm.req.ext_transport",
+                "extended_transport_type",
+            );
             n(
                 c,
                 "remote_cm_response_timeout",
@@ -1616,6 +1666,13 @@ fn compare_cm(c: &mut Cmp<'_>, r: &Value) {
                     Occ::All,
                 );
                 c.cmp(
+                    &format!("cm.{p}.subnet_local"),
+                    &format!("infiniband.cm.req.{t}_subnetlocal"),
+                    pn("subnet_local"),
+                    t_num,
+                    Occ::All,
+                );
+                c.cmp(
                     &format!("cm.{p}.local_ack_timeout"),
                     &format!("infiniband.cm.req.{t}_localacktout"),
                     pn("local_ack_timeout"),
@@ -1651,6 +1708,7 @@ fn compare_cm(c: &mut Cmp<'_>, r: &Value) {
             n(c, "remote_comm_id", "infiniband.cm.rep.remotecommid", "remote_comm_id");
             n(c, "local_qkey", "infiniband.cm.rep.localqkey", "local_qkey");
             n(c, "local_qpn", "infiniband.cm.rep.localqpn", "local_qpn");
+            n(c, "local_eecn", "infiniband.cm.rep.localeecn", "local_eecn");
             n(c, "starting_psn", "infiniband.cm.rep.startpsn", "starting_psn");
             n(c, "responder_resources", "infiniband.cm.rep.respres", "responder_resources");
             n(c, "initiator_depth", "infiniband.cm.rep.initdepth", "initiator_depth");
@@ -1682,6 +1740,7 @@ fn compare_cm(c: &mut Cmp<'_>, r: &Value) {
             };
             c.cmp("cm.message_rejected", "infiniband.cm.rej.msgrej", m.map(V::N), t_num, Occ::All);
             n(c, "reason", "infiniband.cm.rej.reason", "reason.number");
+            n(c, "reject_info_length", "infiniband.cm.rej.rejinfolen", "reject_info_length");
         }
         Some("DREQ") => {
             n(c, "local_comm_id", "infiniband.cm.dreq.localcommid", "local_comm_id");
@@ -1739,7 +1798,13 @@ fn classify(c: &Cmp<'_>, o: &Value, port: u16, d: &Diff) -> Option<Fault> {
         0x1c | 0x1d | 0xbc | 0xbd if unknown_rest => return Some(Fault::Ibta15),
         0xa0..=0xbf if unknown_rest => return Some(Fault::Xrc),
         0x40..=0x5f => return Some(Fault::RdRange),
+        _ if unknown_rest && opcode::lookup(op as u8).is_none() => {
+            return Some(Fault::UnknownOpcode)
+        }
         _ => {}
+    }
+    if at(r, "cm").is_some() && c.has("_ws.malformed") && d.tshark_missing() {
+        return Some(Fault::MadMalformed);
     }
     // Truncated: we give no ICRC (not captured) where tshark reads one from the payload, and
     // the payload length of the headers where tshark counts the captured bytes less four.
@@ -2069,6 +2134,18 @@ fn crossover(name: &str, frames: &[Value]) -> Crossover {
     out
 }
 
+/// Whether the capture is a conformance scenario whose expect file (`NAME.expect.json` beside
+/// it) lists findings: traffic broken on purpose.
+fn expects_findings(path: &Path) -> bool {
+    let name = path.file_name().unwrap().to_string_lossy();
+    let stem = name.split('.').next().unwrap_or("");
+    let Ok(text) = fs::read_to_string(path.with_file_name(format!("{stem}.expect.json"))) else {
+        return false;
+    };
+    let v: Value = serde_json::from_str(&text).unwrap_or(Value::Null);
+    v.get("findings").and_then(Value::as_array).is_some_and(|f| !f.is_empty())
+}
+
 #[test]
 fn cm_starting_psns_cross_over_on_the_traffic_that_follows() {
     let scratch = Scratch::new("crossover");
@@ -2086,7 +2163,14 @@ fn cm_starting_psns_cross_over_on_the_traffic_that_follows() {
         total.pairs += x.pairs;
         total.sides_checked += x.sides_checked;
         total.sides_without_traffic += x.sides_without_traffic;
-        total.failures.extend(x.failures);
+        if expects_findings(&cap.path) {
+            // A conformance scenario built to break rules may break this one on purpose.
+            for f in &x.failures {
+                println!("    note (scenario with expected findings): {f}");
+            }
+        } else {
+            total.failures.extend(x.failures);
+        }
     }
     println!(
         "TOTAL: {} REQ/REP pairs, {} sides checked, {} without captured requests",
