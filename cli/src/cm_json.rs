@@ -194,10 +194,8 @@ pub fn cm_json(r: &Roce<'_>) -> Option<CmJson> {
         attribute_modifier: mad.header.attribute_modifier,
         attribute: msg.map(CmMessage::name),
         local_comm_id: ids.map(|i| i.0),
-        remote_comm_id: ids.and_then(|i| {
-            msg.is_some_and(|m| !matches!(m, CmMessage::Req(_)))
-                .then_some(i.1)
-        }),
+        remote_comm_id: ids
+            .and_then(|i| msg.is_some_and(|m| !matches!(m, CmMessage::Req(_))).then_some(i.1)),
         body: msg.and_then(body),
     })
 }
@@ -259,10 +257,7 @@ fn body(m: &CmMessage<'_>) -> Option<Body> {
             local_ca_guid: p.local_ca_guid,
         }),
         CmMessage::Rej(j) => Body::Rej(RejJson {
-            reason: ReasonJson {
-                number: j.reason.to_u16(),
-                name: j.reason.name(),
-            },
+            reason: ReasonJson { number: j.reason.to_u16(), name: j.reason.name() },
             message_rejected: j.message_rejected.name(),
             reject_info_length: j.reject_info_length,
         }),
@@ -270,9 +265,7 @@ fn body(m: &CmMessage<'_>) -> Option<Body> {
             message_mraed: m.message_mraed.name(),
             service_timeout: m.service_timeout,
         }),
-        CmMessage::Dreq(d) => Body::Dreq(DreqJson {
-            remote_qpn: d.remote_qpn_eecn,
-        }),
+        CmMessage::Dreq(d) => Body::Dreq(DreqJson { remote_qpn: d.remote_qpn_eecn }),
         CmMessage::SidrReq(s) => Body::SidrReq(SidrReqJson {
             request_id: s.request_id,
             pkey: s.pkey,

@@ -114,8 +114,7 @@ impl FlowStats {
         self.last_ts = self.last_ts.max(ts);
         self.bytes += u64::from(len);
         self.payload_bytes += r.payload_len as u64;
-        let ce =
-            p.ip.map_or(r.grh.is_some_and(|g| g.tclass & 3 == 3), |ip| ip.ecn == 3);
+        let ce = p.ip.map_or(r.grh.is_some_and(|g| g.tclass & 3 == 3), |ip| ip.ecn == 3);
         self.ecn_ce += u64::from(ce);
         let Some(info) = r.info else { return };
         self.transport.get_or_insert(info.transport);
@@ -222,19 +221,13 @@ fn addr_of(p: &Packet<'_>, r: &Roce<'_>) -> (IpAddr, IpAddr) {
     match (p.ip, r.grh) {
         (Some(ip), _) => (ip.src, ip.dst),
         (None, Some(g)) => (IpAddr::V6(g.sgid_addr()), IpAddr::V6(g.dgid_addr())),
-        (None, None) => (
-            IpAddr::V6(Ipv6Addr::UNSPECIFIED),
-            IpAddr::V6(Ipv6Addr::UNSPECIFIED),
-        ),
+        (None, None) => (IpAddr::V6(Ipv6Addr::UNSPECIFIED), IpAddr::V6(Ipv6Addr::UNSPECIFIED)),
     }
 }
 
 impl Stats {
     pub fn new() -> Self {
-        Stats {
-            opcodes: vec![0; 256],
-            ..Default::default()
-        }
+        Stats { opcodes: vec![0; 256], ..Default::default() }
     }
 
     /// Counts one frame.
@@ -267,11 +260,7 @@ impl Stats {
             *c += 1;
         }
         let (src, dst) = addr_of(p, r);
-        let key = FlowKey {
-            src,
-            dst,
-            dqpn: r.bth.dest_qp,
-        };
+        let key = FlowKey { src, dst, dqpn: r.bth.dest_qp };
         self.flows.entry(key).or_default().add(p, r, ts, len);
         if let Some(Ok(mad)) = r.mad() {
             if let Some(m) = mad.cm {
@@ -284,8 +273,7 @@ impl Stats {
         match m {
             CmMessage::Req(q) => {
                 // A retried REQ (same comm ID from the same side) updates the entry.
-                self.cm
-                    .retain(|c| !(c.active_comm_id == q.local_comm_id && c.active == src));
+                self.cm.retain(|c| !(c.active_comm_id == q.local_comm_id && c.active == src));
                 self.cm.push(CmConnection {
                     active: src,
                     passive: dst,
@@ -343,16 +331,8 @@ impl Stats {
         let mut partner: HashMap<FlowKey, (FlowKey, &'static str)> = HashMap::new();
         for c in &self.cm {
             if let Some(pq) = c.passive_qpn {
-                let to_passive = FlowKey {
-                    src: c.active,
-                    dst: c.passive,
-                    dqpn: pq,
-                };
-                let to_active = FlowKey {
-                    src: c.passive,
-                    dst: c.active,
-                    dqpn: c.active_qpn,
-                };
+                let to_passive = FlowKey { src: c.active, dst: c.passive, dqpn: pq };
+                let to_active = FlowKey { src: c.passive, dst: c.active, dqpn: c.active_qpn };
                 partner.insert(to_passive, (to_active, "cm"));
                 partner.insert(to_active, (to_passive, "cm"));
             }
@@ -472,13 +452,7 @@ pub struct Direction {
 
 impl Direction {
     fn new(k: &FlowKey, f: &FlowStats) -> Self {
-        Direction {
-            src: k.src,
-            dst: k.dst,
-            dqpn: k.dqpn,
-            stats: f.clone(),
-            key: *k,
-        }
+        Direction { src: k.src, dst: k.dst, dqpn: k.dqpn, stats: f.clone(), key: *k }
     }
 }
 
@@ -537,12 +511,7 @@ pub enum Format {
 pub fn run(path: &Path, format: Format, cfg: &Config) -> Result<(), InputError> {
     let mut stats = Stats::new();
     let summary = for_each_frame(path, cfg, |d| {
-        stats.add(
-            d.frame.number,
-            d.frame.ts_ns,
-            d.frame.len,
-            d.packet.as_ref().ok(),
-        );
+        stats.add(d.frame.number, d.frame.ts_ns, d.frame.len, d.packet.as_ref().ok());
     })?;
     let stdout = io::stdout();
     let mut out = stdout.lock();
@@ -582,11 +551,7 @@ pub fn run(path: &Path, format: Format, cfg: &Config) -> Result<(), InputError> 
 }
 
 fn secs(ns: u64) -> String {
-    format!(
-        "{}.{:06} s",
-        ns / 1_000_000_000,
-        (ns % 1_000_000_000) / 1000
-    )
+    format!("{}.{:06} s", ns / 1_000_000_000, (ns % 1_000_000_000) / 1000)
 }
 
 fn text_report(path: &Path, s: &Stats, warnings: &[String]) -> String {
@@ -603,11 +568,8 @@ fn text_report(path: &Path, s: &Stats, warnings: &[String]) -> String {
         s.undecoded,
         secs(dur)
     );
-    let _ = writeln!(
-        t,
-        "ICRC      {} ok, {} bad, {} unverifiable",
-        s.icrc[0], s.icrc[1], s.icrc[2]
-    );
+    let _ =
+        writeln!(t, "ICRC      {} ok, {} bad, {} unverifiable", s.icrc[0], s.icrc[1], s.icrc[2]);
     let _ = writeln!(t, "\nOpcodes");
     for (name, n) in s.opcode_histogram() {
         let _ = writeln!(t, "  {name:<40} {n:>10}");
@@ -624,14 +586,9 @@ fn text_report(path: &Path, s: &Stats, warnings: &[String]) -> String {
     for c in &conns {
         let qa = c.qpn_a.map_or("?".to_string(), |q| format!("0x{q:06x}"));
         let qb = c.qpn_b.map_or("?".to_string(), |q| format!("0x{q:06x}"));
-        let how = c.paired_by.map_or("one direction seen".to_string(), |h| {
-            format!("paired by {h}")
-        });
-        let _ = writeln!(
-            t,
-            "  {} QP {qa} <-> {} QP {qb}  {}  ({how})",
-            c.a, c.b, c.transport
-        );
+        let how =
+            c.paired_by.map_or("one direction seen".to_string(), |h| format!("paired by {h}"));
+        let _ = writeln!(t, "  {} QP {qa} <-> {} QP {qb}  {}  ({how})", c.a, c.b, c.transport);
         let x = &c.total;
         let _ = writeln!(
             t,
@@ -669,12 +626,8 @@ fn text_report(path: &Path, s: &Stats, warnings: &[String]) -> String {
     if !s.cm.is_empty() {
         let _ = writeln!(t, "\nCM connections ({})", s.cm.len());
         for c in &s.cm {
-            let pq = c
-                .passive_qpn
-                .map_or("?".to_string(), |q| format!("0x{q:06x}"));
-            let ppsn = c
-                .rep_starting_psn
-                .map_or("?".to_string(), |q| q.to_string());
+            let pq = c.passive_qpn.map_or("?".to_string(), |q| format!("0x{q:06x}"));
+            let ppsn = c.rep_starting_psn.map_or("?".to_string(), |q| q.to_string());
             let _ = writeln!(
                 t,
                 "  {} QP 0x{:06x} (start PSN {}) -> {} QP {pq} (start PSN {ppsn}), {}, PMTU {}, {}{}  [frames {}..{}]",

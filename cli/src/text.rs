@@ -15,11 +15,7 @@ pub struct Mac(pub [u8; 6]);
 impl fmt::Display for Mac {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let m = self.0;
-        write!(
-            f,
-            "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}",
-            m[0], m[1], m[2], m[3], m[4], m[5]
-        )
+        write!(f, "{:02x}:{:02x}:{:02x}:{:02x}:{:02x}:{:02x}", m[0], m[1], m[2], m[3], m[4], m[5])
     }
 }
 
@@ -91,11 +87,7 @@ pub fn summary_line(d: &Decoded<'_>, t0: u64, line: &mut String) {
     let _ = write!(
         line,
         "{}{} QP 0x{:06x} PSN {}",
-        if r.version.number() == 1 {
-            "RoCEv1 "
-        } else {
-            ""
-        },
+        if r.version.number() == 1 { "RoCEv1 " } else { "" },
         r.opcode_name(),
         r.bth.dest_qp,
         r.bth.psn
@@ -111,12 +103,7 @@ pub fn summary_line(d: &Decoded<'_>, t0: u64, line: &mut String) {
             let _ = write!(line, " CM {}", cm.name());
         }
     }
-    let _ = write!(
-        line,
-        " len {} ICRC {}",
-        r.payload_len,
-        r.icrc_status.as_str()
-    );
+    let _ = write!(line, " len {} ICRC {}", r.payload_len, r.icrc_status.as_str());
     if !p.problems.is_empty() {
         let _ = write!(line, " ! {}", p.problems);
     }
@@ -264,18 +251,18 @@ fn roce_tree(p: &Packet<'_>, r: &Roce<'_>, out: &mut impl Write) -> io::Result<(
         b.psn
     )?;
     if b.resv6 != 0 || b.resv7 != 0 {
-        writeln!(out, "    reserved: byte 4 bits 0x{:02x}, byte 8 bits 0x{:02x}", b.resv6, b.resv7)?;
+        writeln!(
+            out,
+            "    reserved: byte 4 bits 0x{:02x}, byte 8 bits 0x{:02x}",
+            b.resv6, b.resv7
+        )?;
     }
     let h = &r.headers;
     if let Some(x) = h.rdeth {
         writeln!(out, "  RDETH: EE-Context 0x{:06x}", x.eecnxt)?;
     }
     if let Some(x) = h.deth {
-        writeln!(
-            out,
-            "  DETH: Q_Key 0x{:08x}, SrcQP 0x{:06x}",
-            x.qkey, x.src_qp
-        )?;
+        writeln!(out, "  DETH: Q_Key 0x{:08x}, SrcQP 0x{:06x}", x.qkey, x.src_qp)?;
     }
     if let Some(x) = h.xrceth {
         writeln!(out, "  XRCETH: XRC SRQ 0x{:06x}", x.xrcsrq)?;
@@ -304,25 +291,12 @@ fn roce_tree(p: &Packet<'_>, r: &Roce<'_>, out: &mut impl Write) -> io::Result<(
     if let Some(x) = h.aeth {
         let mut words = x.describe().to_string();
         if x.kind() == AethKind::RnrNak {
-            let _ = write!(
-                words,
-                " (timer code {}, {} us)",
-                x.value(),
-                rnr_timer_us(x.value())
-            );
+            let _ = write!(words, " (timer code {}, {} us)", x.value(), rnr_timer_us(x.value()));
         }
-        writeln!(
-            out,
-            "  AETH: syndrome 0x{:02x}: {words}; MSN {}",
-            x.syndrome, x.msn
-        )?;
+        writeln!(out, "  AETH: syndrome 0x{:02x}: {words}; MSN {}", x.syndrome, x.msn)?;
     }
     if let Some(x) = h.atomic_ack_eth {
-        writeln!(
-            out,
-            "  AtomicAckETH: original remote data 0x{:016x}",
-            x.orig
-        )?;
+        writeln!(out, "  AtomicAckETH: original remote data 0x{:016x}", x.orig)?;
     }
     if let Some(x) = h.immdt {
         writeln!(out, "  ImmDt: 0x{:08x}", x.data)?;

@@ -26,7 +26,11 @@ fn real_dir() -> Option<PathBuf> {
     if dir.is_dir() {
         return Some(dir);
     }
-    assert!(std::env::var("CI").as_deref() != Ok("true"), "CI=true but {} is missing", dir.display());
+    assert!(
+        std::env::var("CI").as_deref() != Ok("true"),
+        "CI=true but {} is missing",
+        dir.display()
+    );
     eprintln!("skipping: {} not found", dir.display());
     None
 }
@@ -78,8 +82,12 @@ fn stats_and_dissect_agree_with_ground_truth_on_every_real_capture() {
             }
         }
         assert_eq!(n, t[0], "{name}: one line per frame");
-        let stats_hist: BTreeMap<String, u64> =
-            s["opcodes"].as_object().unwrap().iter().map(|(k, v)| (k.clone(), v.as_u64().unwrap())).collect();
+        let stats_hist: BTreeMap<String, u64> = s["opcodes"]
+            .as_object()
+            .unwrap()
+            .iter()
+            .map(|(k, v)| (k.clone(), v.as_u64().unwrap()))
+            .collect();
         assert_eq!(hist, stats_hist, "{name}: opcode histogram");
     }
 }
@@ -90,7 +98,11 @@ fn sample_is_reproducible_and_matches_its_golden_stats() {
     let tmp = std::env::temp_dir().join(format!("roce-inspect-sample-{}.pcap", std::process::id()));
     stdout_of(&["gen", "sample", "-o", tmp.to_str().unwrap()]);
     let committed = std::fs::read(root.join("pcaps/sample.pcap")).unwrap();
-    assert_eq!(std::fs::read(&tmp).unwrap(), committed, "gen sample no longer reproduces pcaps/sample.pcap");
+    assert_eq!(
+        std::fs::read(&tmp).unwrap(),
+        committed,
+        "gen sample no longer reproduces pcaps/sample.pcap"
+    );
     let _ = std::fs::remove_file(&tmp);
 
     let got: Value = serde_json::from_str(&stdout_of(&[
@@ -100,8 +112,10 @@ fn sample_is_reproducible_and_matches_its_golden_stats() {
         root.join("pcaps/sample.pcap").to_str().unwrap(),
     ]))
     .unwrap();
-    let golden: Value =
-        serde_json::from_str(&std::fs::read_to_string(root.join("pcaps/sample.stats.json")).unwrap()).unwrap();
+    let golden: Value = serde_json::from_str(
+        &std::fs::read_to_string(root.join("pcaps/sample.stats.json")).unwrap(),
+    )
+    .unwrap();
     assert_eq!(got, golden, "stats output changed: review and regenerate pcaps/sample.stats.json");
     // What the sample is for: every kind of event the README promises.
     let conn = &got["connections"][0];
@@ -119,7 +133,10 @@ fn dissect_text_verbose_and_filters() {
     let p = sample.to_str().unwrap();
     let text = stdout_of(&["dissect", p]);
     assert_eq!(text.lines().count(), 39);
-    assert!(text.lines().nth(21).unwrap().contains("RC_ACKNOWLEDGE") && text.contains("NAK: PSN sequence error"));
+    assert!(
+        text.lines().nth(21).unwrap().contains("RC_ACKNOWLEDGE")
+            && text.contains("NAK: PSN sequence error")
+    );
     let v = stdout_of(&["dissect", "-V", "--frames", "27", p]);
     assert!(v.contains("AETH: syndrome 0x21: RNR NAK, 0.01 ms"), "{v}");
     assert!(v.contains("CNP") || !v.contains("Frame 32"));
@@ -152,10 +169,14 @@ fn damaged_input_exit_codes_and_messages() {
         assert!(err.contains(name), "{name}: {err}");
     }
     // Damage after some frames: exit 0, frames before it kept, a warning naming frame and offset.
-    let out = run(&["dissect", "--format", "jsonl", dir.join("record_past_end.pcap").to_str().unwrap()]);
+    let out =
+        run(&["dissect", "--format", "jsonl", dir.join("record_past_end.pcap").to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0));
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("warning") && err.contains("record_past_end.pcap") && err.contains("frame"), "{err}");
+    assert!(
+        err.contains("warning") && err.contains("record_past_end.pcap") && err.contains("frame"),
+        "{err}"
+    );
     assert!(err.contains("offset"), "{err}");
     assert!(!out.stdout.is_empty(), "frames before the damage are still reported");
     // A missing file.

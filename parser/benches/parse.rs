@@ -18,13 +18,7 @@ fn frame_mix() -> Vec<Vec<u8>> {
     let mut push = |net: Network, opcode: u8, headers: ExtHeaders, len: usize| {
         let mut b = FrameBuilder::new(
             net,
-            BthRepr {
-                opcode,
-                pkey: 0xffff,
-                dest_qp: 0x1234,
-                psn: 77,
-                ..Default::default()
-            },
+            BthRepr { opcode, pkey: 0xffff, dest_qp: 0x1234, psn: 77, ..Default::default() },
         );
         b.headers = headers;
         b.payload = &payload[..len];
@@ -33,17 +27,10 @@ fn frame_mix() -> Vec<Vec<u8>> {
         frames.push(out);
     };
     let reth = ExtHeaders {
-        reth: Some(RethRepr {
-            va: 0x1000,
-            rkey: 5,
-            dma_len: 4096,
-        }),
+        reth: Some(RethRepr { va: 0x1000, rkey: 5, dma_len: 4096 }),
         ..Default::default()
     };
-    let aeth = ExtHeaders {
-        aeth: Some(AethRepr::ack(0x1f, 3)),
-        ..Default::default()
-    };
+    let aeth = ExtHeaders { aeth: Some(AethRepr::ack(0x1f, 3)), ..Default::default() };
     for net in [v4, v4, v4, v6] {
         push(net, 0x06, reth, 1024);
         push(net, 0x07, ExtHeaders::default(), 1024);
@@ -82,10 +69,7 @@ fn benches(c: &mut Criterion) {
             }
         })
     });
-    let no_icrc = Config {
-        verify: false,
-        ..Config::default()
-    };
+    let no_icrc = Config { verify: false, ..Config::default() };
     g.bench_function("roce_parse_no_icrc", |b| {
         b.iter(|| {
             for f in &frames {
@@ -128,11 +112,7 @@ fn benches(c: &mut Criterion) {
     g.bench_function("icrc_only", |b| {
         b.iter(|| {
             for (v4, ip, udp, t) in &located {
-                let net = if *v4 {
-                    IcrcNetwork::Ipv4(ip)
-                } else {
-                    IcrcNetwork::Ipv6(ip)
-                };
+                let net = if *v4 { IcrcNetwork::Ipv4(ip) } else { IcrcNetwork::Ipv6(ip) };
                 black_box(icrc::compute(net, udp, t));
             }
         })

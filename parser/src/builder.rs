@@ -141,9 +141,7 @@ impl<'p> FrameBuilder<'p> {
     }
 
     fn padcnt(&self) -> u8 {
-        self.padcnt
-            .unwrap_or((4 - (self.payload.len() % 4) as u8) % 4)
-            & 3
+        self.padcnt.unwrap_or((4 - (self.payload.len() % 4) as u8) % 4) & 3
     }
 
     /// Bytes from the BTH through the ICRC.
@@ -157,11 +155,7 @@ impl<'p> FrameBuilder<'p> {
 
     /// The frame's length in bytes.
     pub fn buffer_len(&self) -> usize {
-        let udp = if matches!(self.network, Network::RoceV1(_)) {
-            0
-        } else {
-            8
-        };
+        let udp = if matches!(self.network, Network::RoceV1(_)) { 0 } else { 8 };
         self.l2_len() + self.network.len() + udp + self.transport_len()
     }
 
@@ -170,8 +164,7 @@ impl<'p> FrameBuilder<'p> {
         let total = self.buffer_len();
         let avail = out.len();
         let frame =
-            out.get_mut(..total)
-                .ok_or(Error::buffer_too_small(Layer::Builder, total, avail))?;
+            out.get_mut(..total).ok_or(Error::buffer_too_small(Layer::Builder, total, avail))?;
         let transport_len = self.transport_len();
         let too_long = Error::malformed(Layer::Builder, 0, "frame too long for its length fields");
 

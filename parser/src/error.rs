@@ -101,35 +101,17 @@ pub struct Error {
 impl Error {
     /// The input ends before a `needed`-byte header at `offset`.
     pub const fn truncated(layer: Layer, offset: usize, needed: usize, available: usize) -> Self {
-        Error {
-            kind: ErrorKind::Truncated,
-            layer,
-            offset,
-            needed,
-            available,
-        }
+        Error { kind: ErrorKind::Truncated, layer, offset, needed, available }
     }
 
     /// A header whose content cannot be parsed.
     pub const fn malformed(layer: Layer, offset: usize, why: &'static str) -> Self {
-        Error {
-            kind: ErrorKind::Malformed(why),
-            layer,
-            offset,
-            needed: 0,
-            available: 0,
-        }
+        Error { kind: ErrorKind::Malformed(why), layer, offset, needed: 0, available: 0 }
     }
 
     /// An output buffer of `available` bytes where `needed` are required.
     pub const fn buffer_too_small(layer: Layer, needed: usize, available: usize) -> Self {
-        Error {
-            kind: ErrorKind::BufferTooSmall,
-            layer,
-            offset: 0,
-            needed,
-            available,
-        }
+        Error { kind: ErrorKind::BufferTooSmall, layer, offset: 0, needed, available }
     }
 
     /// The same error with its offset moved by `base` (a view reports offsets from its own
@@ -150,11 +132,7 @@ impl fmt::Display for Error {
                 self.layer, self.offset, self.needed, self.available
             ),
             ErrorKind::Malformed(why) => {
-                write!(
-                    f,
-                    "{} malformed at byte offset {}: {}",
-                    self.layer, self.offset, why
-                )
+                write!(f, "{} malformed at byte offset {}: {}", self.layer, self.offset, why)
             }
             ErrorKind::BufferTooSmall => write!(
                 f,

@@ -211,105 +211,15 @@ macro_rules! op {
 /// Every defined opcode, in opcode order.
 pub static OPCODES: &[OpcodeInfo] = &[
     // RC: the whole operation table (IBTA 9.2, SPEC.md).
-    op!(
-        0x00,
-        "RC_SEND_FIRST",
-        Rc,
-        Send,
-        First,
-        Request,
-        [],
-        12,
-        Pmtu
-    ),
-    op!(
-        0x01,
-        "RC_SEND_MIDDLE",
-        Rc,
-        Send,
-        Middle,
-        Request,
-        [],
-        12,
-        Pmtu
-    ),
-    op!(
-        0x02,
-        "RC_SEND_LAST",
-        Rc,
-        Send,
-        Last,
-        Request,
-        [],
-        12,
-        OneToPmtu
-    ),
-    op!(
-        0x03,
-        "RC_SEND_LAST_WITH_IMMEDIATE",
-        Rc,
-        Send,
-        Last,
-        Request,
-        [H::ImmDt],
-        16,
-        OneToPmtu
-    ),
-    op!(
-        0x04,
-        "RC_SEND_ONLY",
-        Rc,
-        Send,
-        Only,
-        Request,
-        [],
-        12,
-        ZeroToPmtu
-    ),
-    op!(
-        0x05,
-        "RC_SEND_ONLY_WITH_IMMEDIATE",
-        Rc,
-        Send,
-        Only,
-        Request,
-        [H::ImmDt],
-        16,
-        ZeroToPmtu
-    ),
-    op!(
-        0x06,
-        "RC_RDMA_WRITE_FIRST",
-        Rc,
-        RdmaWrite,
-        First,
-        Request,
-        [H::Reth],
-        28,
-        Pmtu
-    ),
-    op!(
-        0x07,
-        "RC_RDMA_WRITE_MIDDLE",
-        Rc,
-        RdmaWrite,
-        Middle,
-        Request,
-        [],
-        12,
-        Pmtu
-    ),
-    op!(
-        0x08,
-        "RC_RDMA_WRITE_LAST",
-        Rc,
-        RdmaWrite,
-        Last,
-        Request,
-        [],
-        12,
-        OneToPmtu
-    ),
+    op!(0x00, "RC_SEND_FIRST", Rc, Send, First, Request, [], 12, Pmtu),
+    op!(0x01, "RC_SEND_MIDDLE", Rc, Send, Middle, Request, [], 12, Pmtu),
+    op!(0x02, "RC_SEND_LAST", Rc, Send, Last, Request, [], 12, OneToPmtu),
+    op!(0x03, "RC_SEND_LAST_WITH_IMMEDIATE", Rc, Send, Last, Request, [H::ImmDt], 16, OneToPmtu),
+    op!(0x04, "RC_SEND_ONLY", Rc, Send, Only, Request, [], 12, ZeroToPmtu),
+    op!(0x05, "RC_SEND_ONLY_WITH_IMMEDIATE", Rc, Send, Only, Request, [H::ImmDt], 16, ZeroToPmtu),
+    op!(0x06, "RC_RDMA_WRITE_FIRST", Rc, RdmaWrite, First, Request, [H::Reth], 28, Pmtu),
+    op!(0x07, "RC_RDMA_WRITE_MIDDLE", Rc, RdmaWrite, Middle, Request, [], 12, Pmtu),
+    op!(0x08, "RC_RDMA_WRITE_LAST", Rc, RdmaWrite, Last, Request, [], 12, OneToPmtu),
     op!(
         0x09,
         "RC_RDMA_WRITE_LAST_WITH_IMMEDIATE",
@@ -321,17 +231,7 @@ pub static OPCODES: &[OpcodeInfo] = &[
         16,
         OneToPmtu
     ),
-    op!(
-        0x0A,
-        "RC_RDMA_WRITE_ONLY",
-        Rc,
-        RdmaWrite,
-        Only,
-        Request,
-        [H::Reth],
-        28,
-        ZeroToPmtu
-    ),
+    op!(0x0A, "RC_RDMA_WRITE_ONLY", Rc, RdmaWrite, Only, Request, [H::Reth], 28, ZeroToPmtu),
     op!(
         0x0B,
         "RC_RDMA_WRITE_ONLY_WITH_IMMEDIATE",
@@ -343,17 +243,7 @@ pub static OPCODES: &[OpcodeInfo] = &[
         32,
         ZeroToPmtu
     ),
-    op!(
-        0x0C,
-        "RC_RDMA_READ_REQUEST",
-        Rc,
-        RdmaRead,
-        Only,
-        Request,
-        [H::Reth],
-        28,
-        Empty
-    ),
+    op!(0x0C, "RC_RDMA_READ_REQUEST", Rc, RdmaRead, Only, Request, [H::Reth], 28, Empty),
     op!(
         0x0D,
         "RC_RDMA_READ_RESPONSE_FIRST",
@@ -365,17 +255,7 @@ pub static OPCODES: &[OpcodeInfo] = &[
         16,
         Pmtu
     ),
-    op!(
-        0x0E,
-        "RC_RDMA_READ_RESPONSE_MIDDLE",
-        Rc,
-        ReadResponse,
-        Middle,
-        Response,
-        [],
-        12,
-        Pmtu
-    ),
+    op!(0x0E, "RC_RDMA_READ_RESPONSE_MIDDLE", Rc, ReadResponse, Middle, Response, [], 12, Pmtu),
     op!(
         0x0F,
         "RC_RDMA_READ_RESPONSE_LAST",
@@ -398,17 +278,7 @@ pub static OPCODES: &[OpcodeInfo] = &[
         16,
         ZeroToPmtu
     ),
-    op!(
-        0x11,
-        "RC_ACKNOWLEDGE",
-        Rc,
-        Acknowledge,
-        Only,
-        Response,
-        [H::Aeth],
-        16,
-        Empty
-    ),
+    op!(0x11, "RC_ACKNOWLEDGE", Rc, Acknowledge, Only, Response, [H::Aeth], 16, Empty),
     op!(
         0x12,
         "RC_ATOMIC_ACKNOWLEDGE",
@@ -420,172 +290,22 @@ pub static OPCODES: &[OpcodeInfo] = &[
         24,
         Empty
     ),
-    op!(
-        0x13,
-        "RC_COMPARE_SWAP",
-        Rc,
-        CompareSwap,
-        Only,
-        Request,
-        [H::AtomicEth],
-        40,
-        Empty
-    ),
-    op!(
-        0x14,
-        "RC_FETCH_ADD",
-        Rc,
-        FetchAdd,
-        Only,
-        Request,
-        [H::AtomicEth],
-        40,
-        Empty
-    ),
-    op!(
-        0x16,
-        "RC_SEND_LAST_WITH_INVALIDATE",
-        Rc,
-        Send,
-        Last,
-        Request,
-        [H::Ieth],
-        16,
-        OneToPmtu
-    ),
-    op!(
-        0x17,
-        "RC_SEND_ONLY_WITH_INVALIDATE",
-        Rc,
-        Send,
-        Only,
-        Request,
-        [H::Ieth],
-        16,
-        ZeroToPmtu
-    ),
-    op!(
-        0x1C,
-        "RC_FLUSH",
-        Rc,
-        Flush,
-        Only,
-        Request,
-        [H::Feth, H::Reth],
-        32,
-        Empty
-    ),
-    op!(
-        0x1D,
-        "RC_ATOMIC_WRITE",
-        Rc,
-        AtomicWrite,
-        Only,
-        Request,
-        [H::Reth],
-        28,
-        Exactly(8)
-    ),
+    op!(0x13, "RC_COMPARE_SWAP", Rc, CompareSwap, Only, Request, [H::AtomicEth], 40, Empty),
+    op!(0x14, "RC_FETCH_ADD", Rc, FetchAdd, Only, Request, [H::AtomicEth], 40, Empty),
+    op!(0x16, "RC_SEND_LAST_WITH_INVALIDATE", Rc, Send, Last, Request, [H::Ieth], 16, OneToPmtu),
+    op!(0x17, "RC_SEND_ONLY_WITH_INVALIDATE", Rc, Send, Only, Request, [H::Ieth], 16, ZeroToPmtu),
+    op!(0x1C, "RC_FLUSH", Rc, Flush, Only, Request, [H::Feth, H::Reth], 32, Empty),
+    op!(0x1D, "RC_ATOMIC_WRITE", Rc, AtomicWrite, Only, Request, [H::Reth], 28, Exactly(8)),
     // UC: SEND and RDMA WRITE only, same headers.
-    op!(
-        0x20,
-        "UC_SEND_FIRST",
-        Uc,
-        Send,
-        First,
-        Request,
-        [],
-        12,
-        Pmtu
-    ),
-    op!(
-        0x21,
-        "UC_SEND_MIDDLE",
-        Uc,
-        Send,
-        Middle,
-        Request,
-        [],
-        12,
-        Pmtu
-    ),
-    op!(
-        0x22,
-        "UC_SEND_LAST",
-        Uc,
-        Send,
-        Last,
-        Request,
-        [],
-        12,
-        OneToPmtu
-    ),
-    op!(
-        0x23,
-        "UC_SEND_LAST_WITH_IMMEDIATE",
-        Uc,
-        Send,
-        Last,
-        Request,
-        [H::ImmDt],
-        16,
-        OneToPmtu
-    ),
-    op!(
-        0x24,
-        "UC_SEND_ONLY",
-        Uc,
-        Send,
-        Only,
-        Request,
-        [],
-        12,
-        ZeroToPmtu
-    ),
-    op!(
-        0x25,
-        "UC_SEND_ONLY_WITH_IMMEDIATE",
-        Uc,
-        Send,
-        Only,
-        Request,
-        [H::ImmDt],
-        16,
-        ZeroToPmtu
-    ),
-    op!(
-        0x26,
-        "UC_RDMA_WRITE_FIRST",
-        Uc,
-        RdmaWrite,
-        First,
-        Request,
-        [H::Reth],
-        28,
-        Pmtu
-    ),
-    op!(
-        0x27,
-        "UC_RDMA_WRITE_MIDDLE",
-        Uc,
-        RdmaWrite,
-        Middle,
-        Request,
-        [],
-        12,
-        Pmtu
-    ),
-    op!(
-        0x28,
-        "UC_RDMA_WRITE_LAST",
-        Uc,
-        RdmaWrite,
-        Last,
-        Request,
-        [],
-        12,
-        OneToPmtu
-    ),
+    op!(0x20, "UC_SEND_FIRST", Uc, Send, First, Request, [], 12, Pmtu),
+    op!(0x21, "UC_SEND_MIDDLE", Uc, Send, Middle, Request, [], 12, Pmtu),
+    op!(0x22, "UC_SEND_LAST", Uc, Send, Last, Request, [], 12, OneToPmtu),
+    op!(0x23, "UC_SEND_LAST_WITH_IMMEDIATE", Uc, Send, Last, Request, [H::ImmDt], 16, OneToPmtu),
+    op!(0x24, "UC_SEND_ONLY", Uc, Send, Only, Request, [], 12, ZeroToPmtu),
+    op!(0x25, "UC_SEND_ONLY_WITH_IMMEDIATE", Uc, Send, Only, Request, [H::ImmDt], 16, ZeroToPmtu),
+    op!(0x26, "UC_RDMA_WRITE_FIRST", Uc, RdmaWrite, First, Request, [H::Reth], 28, Pmtu),
+    op!(0x27, "UC_RDMA_WRITE_MIDDLE", Uc, RdmaWrite, Middle, Request, [], 12, Pmtu),
+    op!(0x28, "UC_RDMA_WRITE_LAST", Uc, RdmaWrite, Last, Request, [], 12, OneToPmtu),
     op!(
         0x29,
         "UC_RDMA_WRITE_LAST_WITH_IMMEDIATE",
@@ -597,17 +317,7 @@ pub static OPCODES: &[OpcodeInfo] = &[
         16,
         OneToPmtu
     ),
-    op!(
-        0x2A,
-        "UC_RDMA_WRITE_ONLY",
-        Uc,
-        RdmaWrite,
-        Only,
-        Request,
-        [H::Reth],
-        28,
-        ZeroToPmtu
-    ),
+    op!(0x2A, "UC_RDMA_WRITE_ONLY", Uc, RdmaWrite, Only, Request, [H::Reth], 28, ZeroToPmtu),
     op!(
         0x2B,
         "UC_RDMA_WRITE_ONLY_WITH_IMMEDIATE",
@@ -620,39 +330,9 @@ pub static OPCODES: &[OpcodeInfo] = &[
         ZeroToPmtu
     ),
     // RD: RDETH on every packet; requests add a DETH before the operation's headers.
-    op!(
-        0x40,
-        "RD_SEND_FIRST",
-        Rd,
-        Send,
-        First,
-        Request,
-        [H::Rdeth, H::Deth],
-        24,
-        Pmtu
-    ),
-    op!(
-        0x41,
-        "RD_SEND_MIDDLE",
-        Rd,
-        Send,
-        Middle,
-        Request,
-        [H::Rdeth, H::Deth],
-        24,
-        Pmtu
-    ),
-    op!(
-        0x42,
-        "RD_SEND_LAST",
-        Rd,
-        Send,
-        Last,
-        Request,
-        [H::Rdeth, H::Deth],
-        24,
-        OneToPmtu
-    ),
+    op!(0x40, "RD_SEND_FIRST", Rd, Send, First, Request, [H::Rdeth, H::Deth], 24, Pmtu),
+    op!(0x41, "RD_SEND_MIDDLE", Rd, Send, Middle, Request, [H::Rdeth, H::Deth], 24, Pmtu),
+    op!(0x42, "RD_SEND_LAST", Rd, Send, Last, Request, [H::Rdeth, H::Deth], 24, OneToPmtu),
     op!(
         0x43,
         "RD_SEND_LAST_WITH_IMMEDIATE",
@@ -664,17 +344,7 @@ pub static OPCODES: &[OpcodeInfo] = &[
         28,
         OneToPmtu
     ),
-    op!(
-        0x44,
-        "RD_SEND_ONLY",
-        Rd,
-        Send,
-        Only,
-        Request,
-        [H::Rdeth, H::Deth],
-        24,
-        ZeroToPmtu
-    ),
+    op!(0x44, "RD_SEND_ONLY", Rd, Send, Only, Request, [H::Rdeth, H::Deth], 24, ZeroToPmtu),
     op!(
         0x45,
         "RD_SEND_ONLY_WITH_IMMEDIATE",
@@ -807,17 +477,7 @@ pub static OPCODES: &[OpcodeInfo] = &[
         20,
         ZeroToPmtu
     ),
-    op!(
-        0x51,
-        "RD_ACKNOWLEDGE",
-        Rd,
-        Acknowledge,
-        Only,
-        Response,
-        [H::Rdeth, H::Aeth],
-        20,
-        Empty
-    ),
+    op!(0x51, "RD_ACKNOWLEDGE", Rd, Acknowledge, Only, Response, [H::Rdeth, H::Aeth], 20, Empty),
     op!(
         0x52,
         "RD_ATOMIC_ACKNOWLEDGE",
@@ -851,29 +511,9 @@ pub static OPCODES: &[OpcodeInfo] = &[
         52,
         Empty
     ),
-    op!(
-        0x55,
-        "RD_RESYNC",
-        Rd,
-        Resync,
-        Only,
-        Request,
-        [H::Rdeth, H::Deth],
-        24,
-        Empty
-    ),
+    op!(0x55, "RD_RESYNC", Rd, Resync, Only, Request, [H::Rdeth, H::Deth], 24, Empty),
     // UD: SEND_ONLY with a DETH.
-    op!(
-        0x64,
-        "UD_SEND_ONLY",
-        Ud,
-        Send,
-        Only,
-        Request,
-        [H::Deth],
-        20,
-        ZeroToPmtu
-    ),
+    op!(0x64, "UD_SEND_ONLY", Ud, Send, Only, Request, [H::Deth], 20, ZeroToPmtu),
     op!(
         0x65,
         "UD_SEND_ONLY_WITH_IMMEDIATE",
@@ -888,39 +528,9 @@ pub static OPCODES: &[OpcodeInfo] = &[
     // CNP (RoCEv2 annex A17): BTH, then 16 reserved bytes.
     op!(0x81, "CNP", Cnp, Cnp, Only, Congestion, [], 12, Exactly(16)),
     // XRC: the RC operations; requests carry an XRCETH right after the BTH.
-    op!(
-        0xA0,
-        "XRC_SEND_FIRST",
-        Xrc,
-        Send,
-        First,
-        Request,
-        [H::Xrceth],
-        16,
-        Pmtu
-    ),
-    op!(
-        0xA1,
-        "XRC_SEND_MIDDLE",
-        Xrc,
-        Send,
-        Middle,
-        Request,
-        [H::Xrceth],
-        16,
-        Pmtu
-    ),
-    op!(
-        0xA2,
-        "XRC_SEND_LAST",
-        Xrc,
-        Send,
-        Last,
-        Request,
-        [H::Xrceth],
-        16,
-        OneToPmtu
-    ),
+    op!(0xA0, "XRC_SEND_FIRST", Xrc, Send, First, Request, [H::Xrceth], 16, Pmtu),
+    op!(0xA1, "XRC_SEND_MIDDLE", Xrc, Send, Middle, Request, [H::Xrceth], 16, Pmtu),
+    op!(0xA2, "XRC_SEND_LAST", Xrc, Send, Last, Request, [H::Xrceth], 16, OneToPmtu),
     op!(
         0xA3,
         "XRC_SEND_LAST_WITH_IMMEDIATE",
@@ -932,17 +542,7 @@ pub static OPCODES: &[OpcodeInfo] = &[
         20,
         OneToPmtu
     ),
-    op!(
-        0xA4,
-        "XRC_SEND_ONLY",
-        Xrc,
-        Send,
-        Only,
-        Request,
-        [H::Xrceth],
-        16,
-        ZeroToPmtu
-    ),
+    op!(0xA4, "XRC_SEND_ONLY", Xrc, Send, Only, Request, [H::Xrceth], 16, ZeroToPmtu),
     op!(
         0xA5,
         "XRC_SEND_ONLY_WITH_IMMEDIATE",
@@ -965,28 +565,8 @@ pub static OPCODES: &[OpcodeInfo] = &[
         32,
         Pmtu
     ),
-    op!(
-        0xA7,
-        "XRC_RDMA_WRITE_MIDDLE",
-        Xrc,
-        RdmaWrite,
-        Middle,
-        Request,
-        [H::Xrceth],
-        16,
-        Pmtu
-    ),
-    op!(
-        0xA8,
-        "XRC_RDMA_WRITE_LAST",
-        Xrc,
-        RdmaWrite,
-        Last,
-        Request,
-        [H::Xrceth],
-        16,
-        OneToPmtu
-    ),
+    op!(0xA7, "XRC_RDMA_WRITE_MIDDLE", Xrc, RdmaWrite, Middle, Request, [H::Xrceth], 16, Pmtu),
+    op!(0xA8, "XRC_RDMA_WRITE_LAST", Xrc, RdmaWrite, Last, Request, [H::Xrceth], 16, OneToPmtu),
     op!(
         0xA9,
         "XRC_RDMA_WRITE_LAST_WITH_IMMEDIATE",
@@ -1042,17 +622,7 @@ pub static OPCODES: &[OpcodeInfo] = &[
         16,
         Pmtu
     ),
-    op!(
-        0xAE,
-        "XRC_RDMA_READ_RESPONSE_MIDDLE",
-        Xrc,
-        ReadResponse,
-        Middle,
-        Response,
-        [],
-        12,
-        Pmtu
-    ),
+    op!(0xAE, "XRC_RDMA_READ_RESPONSE_MIDDLE", Xrc, ReadResponse, Middle, Response, [], 12, Pmtu),
     op!(
         0xAF,
         "XRC_RDMA_READ_RESPONSE_LAST",
@@ -1075,17 +645,7 @@ pub static OPCODES: &[OpcodeInfo] = &[
         16,
         ZeroToPmtu
     ),
-    op!(
-        0xB1,
-        "XRC_ACKNOWLEDGE",
-        Xrc,
-        Acknowledge,
-        Only,
-        Response,
-        [H::Aeth],
-        16,
-        Empty
-    ),
+    op!(0xB1, "XRC_ACKNOWLEDGE", Xrc, Acknowledge, Only, Response, [H::Aeth], 16, Empty),
     op!(
         0xB2,
         "XRC_ATOMIC_ACKNOWLEDGE",
@@ -1108,17 +668,7 @@ pub static OPCODES: &[OpcodeInfo] = &[
         44,
         Empty
     ),
-    op!(
-        0xB4,
-        "XRC_FETCH_ADD",
-        Xrc,
-        FetchAdd,
-        Only,
-        Request,
-        [H::Xrceth, H::AtomicEth],
-        44,
-        Empty
-    ),
+    op!(0xB4, "XRC_FETCH_ADD", Xrc, FetchAdd, Only, Request, [H::Xrceth, H::AtomicEth], 44, Empty),
     op!(
         0xB6,
         "XRC_SEND_LAST_WITH_INVALIDATE",
@@ -1141,17 +691,7 @@ pub static OPCODES: &[OpcodeInfo] = &[
         20,
         ZeroToPmtu
     ),
-    op!(
-        0xBC,
-        "XRC_FLUSH",
-        Xrc,
-        Flush,
-        Only,
-        Request,
-        [H::Xrceth, H::Feth, H::Reth],
-        36,
-        Empty
-    ),
+    op!(0xBC, "XRC_FLUSH", Xrc, Flush, Only, Request, [H::Xrceth, H::Feth, H::Reth], 36, Empty),
     op!(
         0xBD,
         "XRC_ATOMIC_WRITE",
@@ -1251,11 +791,7 @@ mod tests {
         assert_eq!(lookup(0x64).unwrap().name, "UD_SEND_ONLY");
         assert_eq!(lookup(0x81).unwrap().name, "CNP");
         assert_eq!(lookup(0xA0).unwrap().headers, &[H::Xrceth]);
-        assert_eq!(
-            lookup(0xB1).unwrap().headers,
-            &[H::Aeth],
-            "XRC responses carry no XRCETH"
-        );
+        assert_eq!(lookup(0xB1).unwrap().headers, &[H::Aeth], "XRC responses carry no XRCETH");
         assert_eq!(lookup(0x4A).unwrap().headers, &[H::Rdeth, H::Deth, H::Reth]);
         assert_eq!(lookup(0x51).unwrap().headers, &[H::Rdeth, H::Aeth]);
         assert_eq!(lookup(0x55).unwrap().name, "RD_RESYNC");
@@ -1263,9 +799,7 @@ mod tests {
 
     #[test]
     fn undefined_opcodes() {
-        for op in [
-            0x15u8, 0x18, 0x1B, 0x1E, 0x1F, 0x2C, 0x36, 0x56, 0x60, 0x66, 0x80, 0x82, 0xB5,
-        ] {
+        for op in [0x15u8, 0x18, 0x1B, 0x1E, 0x1F, 0x2C, 0x36, 0x56, 0x60, 0x66, 0x80, 0x82, 0xB5] {
             assert!(lookup(op).is_none(), "0x{op:02x}");
         }
         assert_eq!(name(0x15), "RC_RESERVED");

@@ -40,10 +40,7 @@ pub struct Config {
 
 impl Default for Config {
     fn default() -> Self {
-        Config {
-            udp_port: ROCEV2_UDP_PORT,
-            verify: true,
-        }
+        Config { udp_port: ROCEV2_UDP_PORT, verify: true }
     }
 }
 
@@ -154,11 +151,7 @@ pub fn parse_ethernet<'a>(frame: &'a [u8], cfg: &Config) -> Result<Packet<'a>> {
             Ok(v) => v,
             Err(e) => {
                 p.stop = Some(Error::truncated(Layer::Vlan, off, e.required_len, e.len));
-                p.eth = Some(EthernetInfo {
-                    dst: eth.destination(),
-                    src: eth.source(),
-                    ethertype,
-                });
+                p.eth = Some(EthernetInfo { dst: eth.destination(), src: eth.source(), ethertype });
                 return Ok(p);
             }
         };
@@ -174,19 +167,11 @@ pub fn parse_ethernet<'a>(frame: &'a [u8], cfg: &Config) -> Result<Packet<'a>> {
         ethertype = vlan.ether_type().0;
         off += vlan.slice().len();
         if tags > VLAN_LIMIT {
-            p.stop = Some(Error::malformed(
-                Layer::Vlan,
-                off,
-                "more than 8 stacked VLAN tags",
-            ));
+            p.stop = Some(Error::malformed(Layer::Vlan, off, "more than 8 stacked VLAN tags"));
             break;
         }
     }
-    p.eth = Some(EthernetInfo {
-        dst: eth.destination(),
-        src: eth.source(),
-        ethertype,
-    });
+    p.eth = Some(EthernetInfo { dst: eth.destination(), src: eth.source(), ethertype });
     if p.stop.is_none() {
         parse_network(&mut p, ethertype, off, cfg);
     }
@@ -207,13 +192,7 @@ pub fn parse_ip<'a>(packet: &'a [u8], cfg: &Config) -> Result<Packet<'a>> {
     let ethertype = match packet.first().map(|b| b >> 4) {
         Some(4) => ETHERTYPE_IPV4,
         Some(6) => ETHERTYPE_IPV6,
-        Some(_) => {
-            return Err(Error::malformed(
-                Layer::Ipv4,
-                0,
-                "IP version is neither 4 nor 6",
-            ))
-        }
+        Some(_) => return Err(Error::malformed(Layer::Ipv4, 0, "IP version is neither 4 nor 6")),
         None => return Err(Error::truncated(Layer::Ipv4, 0, 20, 0)),
     };
     Ok(parse_ethertype_payload(ethertype, packet, cfg))
@@ -278,11 +257,7 @@ fn parse_ipv4<'a>(p: &mut Packet<'a>, off: usize, cfg: &Config) {
     }
     if total < hlen {
         p.problems.insert(Problem::IpLengthMismatch);
-        p.stop = Some(Error::malformed(
-            Layer::Ipv4,
-            off,
-            "total length shorter than the header",
-        ));
+        p.stop = Some(Error::malformed(Layer::Ipv4, off, "total length shorter than the header"));
         return;
     }
     p.problems.flag(rest.len() < total, Problem::Truncated);
@@ -329,14 +304,9 @@ fn parse_ipv6<'a>(p: &mut Packet<'a>, off: usize, cfg: &Config) {
         ext_len,
         total_len: 40 + payload_len,
     });
-    p.problems
-        .flag(rest.len() < 40 + payload_len, Problem::Truncated);
+    p.problems.flag(rest.len() < 40 + payload_len, Problem::Truncated);
     if let Some((_, _)) = ext_err {
-        p.stop = Some(Error::malformed(
-            Layer::Ipv6Extensions,
-            off + 40,
-            "extension headers",
-        ));
+        p.stop = Some(Error::malformed(Layer::Ipv6Extensions, off + 40, "extension headers"));
         return;
     }
     if exts.is_fragmenting_payload() {
@@ -345,13 +315,7 @@ fn parse_ipv6<'a>(p: &mut Packet<'a>, off: usize, cfg: &Config) {
     }
     if next == IpNumber::UDP {
         let net = IcrcNetwork::Ipv6(ip.slice());
-        parse_udp(
-            p,
-            off + 40 + ext_len,
-            payload_len.saturating_sub(ext_len),
-            net,
-            cfg,
-        );
+        parse_udp(p, off + 40 + ext_len, payload_len.saturating_sub(ext_len), net, cfg);
     }
 }
 
@@ -410,10 +374,7 @@ fn parse_udp<'a>(
         checksum: udp.checksum(),
         offset: off,
     });
-    p.problems.flag(
-        usize::from(len) != ip_payload_len,
-        Problem::UdpLengthMismatch,
-    );
+    p.problems.flag(usize::from(len) != ip_payload_len, Problem::UdpLengthMismatch);
     if udp.destination_port() != cfg.udp_port {
         return;
     }
@@ -443,10 +404,7 @@ fn parse_rocev1<'a>(p: &mut Packet<'a>, off: usize, cfg: &Config) {
         }
     };
     let grh = GrhRepr::parse(&grh_view);
-    p.problems.flag(
-        grh.nxthdr != crate::headers::grh::NXTHDR_BTH,
-        Problem::GrhNextHeader,
-    );
+    p.problems.flag(grh.nxthdr != crate::headers::grh::NXTHDR_BTH, Problem::GrhNextHeader);
     let grh_bytes = rest.get(..GrhRepr::LEN).unwrap_or(rest);
     let f = Framing {
         version: RoceVersion::V1,
@@ -468,8 +426,7 @@ fn transport<'a>(p: &mut Packet<'a>, bth_off: usize, f: &Framing<'a>) {
             p.stop = stop;
         }
         Err(e) => {
-            p.problems
-                .flag(seg.len() < f.claimed_len, Problem::Truncated);
+            p.problems.flag(seg.len() < f.claimed_len, Problem::Truncated);
             p.stop = Some(e);
         }
     }

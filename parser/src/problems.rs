@@ -128,10 +128,7 @@ impl Problems {
 
     /// The problems present, in bit order.
     pub fn iter(self) -> impl Iterator<Item = Problem> {
-        Problem::ALL
-            .iter()
-            .copied()
-            .filter(move |p| self.contains(*p))
+        Problem::ALL.iter().copied().filter(move |p| self.contains(*p))
     }
 }
 

@@ -144,11 +144,8 @@ pub(crate) fn parse_transport<'a>(
 
     match info {
         None => {
-            let p = if bth.opcode >= 0xC0 {
-                Problem::VendorOpcode
-            } else {
-                Problem::ReservedOpcode
-            };
+            let p =
+                if bth.opcode >= 0xC0 { Problem::VendorOpcode } else { Problem::ReservedOpcode };
             problems.insert(p);
             let end = icrc_at.unwrap_or(0).max(BthRepr::LEN);
             roce.opaque = avail.get(BthRepr::LEN..end.min(avail.len())).unwrap_or(&[]);
@@ -211,10 +208,7 @@ pub(crate) fn parse_transport<'a>(
                 }
             }
         };
-        problems.flag(
-            matches!(roce.icrc_status, IcrcStatus::Bad { .. }),
-            Problem::IcrcBad,
-        );
+        problems.flag(matches!(roce.icrc_status, IcrcStatus::Bad { .. }), Problem::IcrcBad);
     }
     Ok((roce, stop))
 }

@@ -1,9 +1,4 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 //! The builder re-creates the SPEC.md vectors byte for byte, and every opcode of the table
 //! survives build -> parse with arbitrary field values.
 mod common;
@@ -61,13 +56,7 @@ fn recreates_v2_cnp() {
             identification: 0x718c,
             dont_fragment: true,
         }),
-        BthRepr {
-            opcode: 0x81,
-            pkey: 0xffff,
-            becn: true,
-            dest_qp: 0x118,
-            ..Default::default()
-        },
+        BthRepr { opcode: 0x81, pkey: 0xffff, becn: true, dest_qp: 0x118, ..Default::default() },
     );
     b.eth_dst = [0xe4, 0x1d, 0x2d, 0xab, 0x2b, 0xc2];
     b.eth_src = [0x7c, 0xfe, 0x90, 0x64, 0x3b, 0x32];
@@ -105,10 +94,7 @@ fn recreates_v3_ipv6_ack() {
     b.eth_src = [0x02, 0xfc, 0, 0, 0, 1];
     b.udp_sport = 0xc350;
     b.udp_checksum = 0x4bf1;
-    b.headers.aeth = Some(AethRepr {
-        syndrome: 0x1f,
-        msn: 7,
-    });
+    b.headers.aeth = Some(AethRepr { syndrome: 0x1f, msn: 7 });
     assert_eq!(build(&b), hex(V3));
 }
 
@@ -116,18 +102,12 @@ fn recreates_v3_ipv6_ack() {
 fn forced_icrc_is_reported_bad() {
     let mut b = FrameBuilder::new(
         Network::ipv4([1, 1, 1, 1], [2, 2, 2, 2]),
-        BthRepr {
-            opcode: 0x04,
-            ..Default::default()
-        },
+        BthRepr { opcode: 0x04, ..Default::default() },
     );
     b.payload = b"hello";
     b.icrc = Some(0x1234_5678);
     let f = build(&b);
-    let r = parse_ethernet(&f, &Config::default())
-        .unwrap()
-        .roce
-        .unwrap();
+    let r = parse_ethernet(&f, &Config::default()).unwrap().roce.unwrap();
     assert!(matches!(r.icrc_status, IcrcStatus::Bad { .. }));
     assert_eq!(r.icrc, Some(0x1234_5678));
 }
@@ -143,61 +123,20 @@ fn headers_strategy() -> impl Strategy<Value = ExtHeaders> {
         (any::<u64>(), any::<u32>(), any::<u32>()),
         (any::<u32>(), any::<u8>(), any::<u8>()),
     )
-        .prop_map(
-            |(rd, de, xr, re, at, ae, (orig, imm, ieth), fe)| ExtHeaders {
-                rdeth: Some(
-                    RdethRepr {
-                        reserved: rd.0,
-                        eecnxt: rd.1,
-                    }
-                    .normalized(),
-                ),
-                deth: Some(
-                    DethRepr {
-                        qkey: de.0,
-                        reserved: de.1,
-                        src_qp: de.2,
-                    }
-                    .normalized(),
-                ),
-                xrceth: Some(
-                    XrcethRepr {
-                        reserved: xr.0,
-                        xrcsrq: xr.1,
-                    }
-                    .normalized(),
-                ),
-                reth: Some(RethRepr {
-                    va: re.0,
-                    rkey: re.1,
-                    dma_len: re.2,
-                }),
-                atomic_eth: Some(AtomicEthRepr {
-                    va: at.0,
-                    rkey: at.1,
-                    swap_add: at.2,
-                    compare: at.3,
-                }),
-                aeth: Some(
-                    AethRepr {
-                        syndrome: ae.0,
-                        msn: ae.1,
-                    }
-                    .normalized(),
-                ),
-                atomic_ack_eth: Some(AtomicAckEthRepr { orig }),
-                immdt: Some(ImmDtRepr { data: imm }),
-                ieth: Some(IethRepr { rkey: ieth }),
-                feth: Some(
-                    FethRepr {
-                        reserved: fe.0,
-                        selectivity: fe.1,
-                        placement: fe.2,
-                    }
-                    .normalized(),
-                ),
-            },
-        )
+        .prop_map(|(rd, de, xr, re, at, ae, (orig, imm, ieth), fe)| ExtHeaders {
+            rdeth: Some(RdethRepr { reserved: rd.0, eecnxt: rd.1 }.normalized()),
+            deth: Some(DethRepr { qkey: de.0, reserved: de.1, src_qp: de.2 }.normalized()),
+            xrceth: Some(XrcethRepr { reserved: xr.0, xrcsrq: xr.1 }.normalized()),
+            reth: Some(RethRepr { va: re.0, rkey: re.1, dma_len: re.2 }),
+            atomic_eth: Some(AtomicEthRepr { va: at.0, rkey: at.1, swap_add: at.2, compare: at.3 }),
+            aeth: Some(AethRepr { syndrome: ae.0, msn: ae.1 }.normalized()),
+            atomic_ack_eth: Some(AtomicAckEthRepr { orig }),
+            immdt: Some(ImmDtRepr { data: imm }),
+            ieth: Some(IethRepr { rkey: ieth }),
+            feth: Some(
+                FethRepr { reserved: fe.0, selectivity: fe.1, placement: fe.2 }.normalized(),
+            ),
+        })
 }
 
 fn bth_strategy() -> impl Strategy<Value = BthRepr> {
@@ -241,70 +180,36 @@ fn network_strategy() -> impl Strategy<Value = Network> {
             any::<u16>(),
             any::<bool>()
         )
-            .prop_map(
-                |(src, dst, dscp, ecn, ttl, identification, dont_fragment)| Network::Ipv4(
-                    Ipv4Spec {
-                        src,
-                        dst,
-                        dscp,
-                        ecn,
-                        ttl,
-                        identification,
-                        dont_fragment
-                    }
-                )
-            ),
-        (
-            any::<[u8; 16]>(),
-            any::<[u8; 16]>(),
-            any::<u8>(),
-            0u32..0x100000,
-            any::<u8>()
-        )
-            .prop_map(
-                |(src, dst, traffic_class, flow_label, hop_limit)| Network::Ipv6(Ipv6Spec {
-                    src,
-                    dst,
-                    traffic_class,
-                    flow_label,
-                    hop_limit
-                })
-            ),
-        (
-            any::<[u8; 16]>(),
-            any::<[u8; 16]>(),
-            any::<u8>(),
-            0u32..0x100000,
-            any::<u8>()
-        )
-            .prop_map(|(sgid, dgid, tclass, flow_label, hoplmt)| Network::RoceV1(
-                GrhRepr {
-                    ipver: 6,
-                    tclass,
-                    flow_label,
-                    paylen: 0,
-                    nxthdr: 0x1b,
-                    hoplmt,
-                    sgid,
-                    dgid
-                }
-            )),
+            .prop_map(|(src, dst, dscp, ecn, ttl, identification, dont_fragment)| {
+                Network::Ipv4(Ipv4Spec { src, dst, dscp, ecn, ttl, identification, dont_fragment })
+            }),
+        (any::<[u8; 16]>(), any::<[u8; 16]>(), any::<u8>(), 0u32..0x100000, any::<u8>()).prop_map(
+            |(src, dst, traffic_class, flow_label, hop_limit)| Network::Ipv6(Ipv6Spec {
+                src,
+                dst,
+                traffic_class,
+                flow_label,
+                hop_limit
+            })
+        ),
+        (any::<[u8; 16]>(), any::<[u8; 16]>(), any::<u8>(), 0u32..0x100000, any::<u8>()).prop_map(
+            |(sgid, dgid, tclass, flow_label, hoplmt)| Network::RoceV1(GrhRepr {
+                ipver: 6,
+                tclass,
+                flow_label,
+                paylen: 0,
+                nxthdr: 0x1b,
+                hoplmt,
+                sgid,
+                dgid
+            })
+        ),
     ]
 }
 
 fn vlan_strategy() -> impl Strategy<Value = [Option<VlanTag>; 2]> {
-    let tag = (
-        prop_oneof![Just(0x8100u16), Just(0x88a8u16)],
-        0u8..8,
-        any::<bool>(),
-        0u16..4096,
-    )
-        .prop_map(|(tpid, pcp, dei, vid)| VlanTag {
-            tpid,
-            pcp,
-            dei,
-            vid,
-        });
+    let tag = (prop_oneof![Just(0x8100u16), Just(0x88a8u16)], 0u8..8, any::<bool>(), 0u16..4096)
+        .prop_map(|(tpid, pcp, dei, vid)| VlanTag { tpid, pcp, dei, vid });
     prop_oneof![
         Just([None, None]),
         tag.clone().prop_map(|t| [Some(t), None]),

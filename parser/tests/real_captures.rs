@@ -1,9 +1,4 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 //! Every frame of every capture in ../shared/pcaps/real: RoCEv2 / RoCEv1 counts and ICRC
 //! ok / bad / unverifiable counts must equal the ground truth in that folder's README.
 
@@ -103,9 +98,6 @@ fn counts_match_the_readme() {
                 IcrcStatus::NotChecked => panic!("{name}: ICRC not checked"),
             }
         });
-        assert_eq!(
-            got, expect,
-            "{name}: [frames, RoCEv2, RoCEv1, ICRC ok, bad, unverifiable]"
-        );
+        assert_eq!(got, expect, "{name}: [frames, RoCEv2, RoCEv1, ICRC ok, bad, unverifiable]");
     }
 }

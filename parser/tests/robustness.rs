@@ -1,9 +1,4 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 //! Lax parsing and the ICRC's coverage, on real bytes.
 mod common;
 use common::*;
@@ -21,25 +16,10 @@ fn frames() -> Vec<Vec<u8>> {
             dgid: [2; 16],
             ..Default::default()
         }),
-        BthRepr {
-            opcode: 0x06,
-            pkey: 0xffff,
-            dest_qp: 0x42,
-            psn: 100,
-            ..Default::default()
-        },
+        BthRepr { opcode: 0x06, pkey: 0xffff, dest_qp: 0x42, psn: 100, ..Default::default() },
     );
-    b.vlans[0] = Some(VlanTag {
-        tpid: 0x8100,
-        pcp: 3,
-        dei: false,
-        vid: 100,
-    });
-    b.headers.reth = Some(RethRepr {
-        va: 0x1000,
-        rkey: 7,
-        dma_len: 4096,
-    });
+    b.vlans[0] = Some(VlanTag { tpid: 0x8100, pcp: 3, dei: false, vid: 100 });
+    b.headers.reth = Some(RethRepr { va: 0x1000, rkey: 7, dma_len: 4096 });
     let payload = [0xabu8; 256];
     b.payload = &payload;
     let mut out = vec![0; b.buffer_len()];
@@ -56,11 +36,7 @@ fn frames() -> Vec<Vec<u8>> {
             ..Default::default()
         },
     );
-    b.headers.reth = Some(RethRepr {
-        va: 0x2000,
-        rkey: 8,
-        dma_len: 100,
-    });
+    b.headers.reth = Some(RethRepr { va: 0x2000, rkey: 8, dma_len: 100 });
     let mut out = vec![0; b.buffer_len()];
     b.emit(&mut out).unwrap();
     v.push(out);
@@ -118,14 +94,8 @@ fn truncated_error_names_layer_and_lengths() {
     // Cut inside the AETH: Ethernet 14 + IPv6 40 + UDP 8 + BTH 12 + 2 bytes.
     let p = parse_ethernet(&f[..76], &Config::default()).unwrap();
     let e = p.stop.unwrap();
-    assert_eq!(
-        (e.layer, e.offset, e.needed, e.available),
-        (Layer::Aeth, 74, 4, 2)
-    );
-    assert_eq!(
-        e.to_string(),
-        "AETH truncated at byte offset 74: needs 4 bytes, only 2 available"
-    );
+    assert_eq!((e.layer, e.offset, e.needed, e.available), (Layer::Aeth, 74, 4, 2));
+    assert_eq!(e.to_string(), "AETH truncated at byte offset 74: needs 4 bytes, only 2 available");
 }
 
 /// Offsets, from the start of each vector, of bytes the ICRC masks.
@@ -141,10 +111,7 @@ fn masked(frame: &[u8]) -> Vec<usize> {
 
 #[test]
 fn icrc_ignores_masked_fields_and_catches_covered_ones() {
-    let cfg = Config {
-        verify: false,
-        ..Config::default()
-    };
+    let cfg = Config { verify: false, ..Config::default() };
     let verify = Config::default();
     for f in [hex(V1), hex(V2), hex(V3)] {
         let roce_end = {
@@ -169,18 +136,11 @@ fn icrc_ignores_masked_fields_and_catches_covered_ones() {
                     assert_eq!(r.icrc_status, IcrcStatus::Ok, "byte {at}");
                 } else if masked.contains(&at) || (at == 14 && f[12] == 0x86 && flip & 0x0f != 0) {
                     // (IPv6 byte 0: the low nibble belongs to the traffic class.)
-                    assert_eq!(
-                        r.icrc_status,
-                        IcrcStatus::Ok,
-                        "masked byte {at} flip {flip:#x}"
-                    );
+                    assert_eq!(r.icrc_status, IcrcStatus::Ok, "masked byte {at} flip {flip:#x}");
                 } else if !p.problems.contains(Problem::Truncated) && r.icrc.is_some() {
                     // A covered byte changed (length fields may make it unverifiable instead).
                     assert!(
-                        matches!(
-                            r.icrc_status,
-                            IcrcStatus::Bad { .. } | IcrcStatus::Unverifiable
-                        ),
+                        matches!(r.icrc_status, IcrcStatus::Bad { .. } | IcrcStatus::Unverifiable),
                         "covered byte {at} flip {flip:#x}: {:?}",
                         r.icrc_status
                     );
@@ -195,10 +155,7 @@ fn unknown_opcodes_keep_opaque_bytes() {
     for op in [0x15u8, 0x1e, 0x82, 0xc5, 0xff] {
         let mut b = FrameBuilder::new(
             Network::ipv4([1, 2, 3, 4], [5, 6, 7, 8]),
-            BthRepr {
-                opcode: op,
-                ..Default::default()
-            },
+            BthRepr { opcode: op, ..Default::default() },
         );
         b.payload = &[9, 9, 9, 9, 9, 9, 9, 9];
         let mut out = vec![0; b.buffer_len()];
@@ -208,11 +165,7 @@ fn unknown_opcodes_keep_opaque_bytes() {
         assert!(r.info.is_none());
         assert_eq!(r.opaque, &[9; 8]);
         assert_eq!(r.icrc_status, IcrcStatus::Ok);
-        let expect = if op >= 0xc0 {
-            Problem::VendorOpcode
-        } else {
-            Problem::ReservedOpcode
-        };
+        let expect = if op >= 0xc0 { Problem::VendorOpcode } else { Problem::ReservedOpcode };
         assert!(p.problems.contains(expect), "{op:#x}: {}", p.problems);
     }
 }
@@ -222,12 +175,7 @@ fn problems_are_reported_without_stopping() {
     // ATOMIC_WRITE with 4 bytes, TVer 1, reserved bits, non-zero pad.
     let mut b = FrameBuilder::new(
         Network::ipv4([1, 2, 3, 4], [5, 6, 7, 8]),
-        BthRepr {
-            opcode: 0x1d,
-            tver: 1,
-            resv7: 1,
-            ..Default::default()
-        },
+        BthRepr { opcode: 0x1d, tver: 1, resv7: 1, ..Default::default() },
     );
     b.payload = &[1, 2, 3, 4, 5];
     let mut out = vec![0; b.buffer_len()];
@@ -250,10 +198,7 @@ fn problems_are_reported_without_stopping() {
     // A READ request carrying payload; a UDP length that disagrees with IPv4's.
     let mut b = FrameBuilder::new(
         Network::ipv4([1, 2, 3, 4], [5, 6, 7, 8]),
-        BthRepr {
-            opcode: 0x0c,
-            ..Default::default()
-        },
+        BthRepr { opcode: 0x0c, ..Default::default() },
     );
     b.payload = &[0; 8];
     let mut out = vec![0; b.buffer_len()];
@@ -263,11 +208,7 @@ fn problems_are_reported_without_stopping() {
     let udp_len_at = 14 + 20 + 4;
     out[udp_len_at + 1] -= 4;
     let p = parse_ethernet(&out, &Config::default()).unwrap();
-    assert!(
-        p.problems.contains(Problem::UdpLengthMismatch),
-        "{}",
-        p.problems
-    );
+    assert!(p.problems.contains(Problem::UdpLengthMismatch), "{}", p.problems);
     // IPv4 total length beyond the frame.
     out[14 + 3] += 40;
     let p = parse_ethernet(&out, &Config::default()).unwrap();
@@ -281,10 +222,7 @@ fn problems_are_reported_without_stopping() {
 #[test]
 fn other_port_and_entry_points() {
     let f = hex(V2);
-    let cfg = Config {
-        udp_port: 4792,
-        ..Config::default()
-    };
+    let cfg = Config { udp_port: 4792, ..Config::default() };
     assert!(parse_ethernet(&f, &cfg).unwrap().roce.is_none());
     let ip = &f[14..];
     let p = parse_ip(ip, &Config::default()).unwrap();

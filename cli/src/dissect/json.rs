@@ -57,12 +57,7 @@ impl Serialize for Vlans {
         }
         let mut seq = s.serialize_seq(None)?;
         for t in self.0.iter().flatten() {
-            seq.serialize_element(&Tag {
-                tpid: t.tpid,
-                pcp: t.pcp,
-                dei: t.dei,
-                vid: t.vid,
-            })?;
+            seq.serialize_element(&Tag { tpid: t.tpid, pcp: t.pcp, dei: t.dei, vid: t.vid })?;
         }
         seq.end()
     }
@@ -245,12 +240,7 @@ fn mac<S: Serializer>(m: &[u8; 6], s: S) -> Result<S::Ok, S::Error> {
 
 impl AethJson {
     fn new(a: &AethRepr) -> Self {
-        AethJson {
-            syndrome: a.syndrome,
-            kind: a.kind().as_str(),
-            value: a.value(),
-            msn: a.msn,
-        }
+        AethJson { syndrome: a.syndrome, kind: a.kind().as_str(), value: a.value(), msn: a.msn }
     }
 }
 
@@ -286,16 +276,9 @@ pub fn roce_json<'a>(r: &Roce<'a>, p: &'a Packet<'a>) -> RoceJson<'a> {
             resv7: b.resv7,
         },
         rdeth: h.rdeth.map(|x| RdethJson { eecnxt: x.eecnxt }),
-        deth: h.deth.map(|x| DethJson {
-            qkey: x.qkey,
-            srcqp: x.src_qp,
-        }),
+        deth: h.deth.map(|x| DethJson { qkey: x.qkey, srcqp: x.src_qp }),
         xrceth: h.xrceth.map(|x| XrcethJson { xrcsrq: x.xrcsrq }),
-        reth: h.reth.map(|x| RethJson {
-            va: x.va,
-            rkey: x.rkey,
-            dmalen: x.dma_len,
-        }),
+        reth: h.reth.map(|x| RethJson { va: x.va, rkey: x.rkey, dmalen: x.dma_len }),
         atomiceth: h.atomic_eth.map(|x| AtomicEthJson {
             va: x.va,
             rkey: x.rkey,
@@ -306,10 +289,7 @@ pub fn roce_json<'a>(r: &Roce<'a>, p: &'a Packet<'a>) -> RoceJson<'a> {
         atomicacketh: h.atomic_ack_eth.map(|x| AtomicAckEthJson { orig: x.orig }),
         immdt: h.immdt.map(|x| ImmDtJson { data: x.data }),
         ieth: h.ieth.map(|x| IethJson { rkey: x.rkey }),
-        feth: h.feth.map(|x| FethJson {
-            selectivity: x.selectivity,
-            placement: x.placement,
-        }),
+        feth: h.feth.map(|x| FethJson { selectivity: x.selectivity, placement: x.placement }),
         cm: crate::cm_json::cm_json(r),
         payload_len: r.payload_len,
         icrc: IcrcJson {
@@ -320,10 +300,7 @@ pub fn roce_json<'a>(r: &Roce<'a>, p: &'a Packet<'a>) -> RoceJson<'a> {
                 _ => None,
             },
         },
-        problems: ProblemList {
-            problems: p.problems,
-            stop: p.stop.as_ref(),
-        },
+        problems: ProblemList { problems: p.problems, stop: p.stop.as_ref() },
     }
 }
 
@@ -344,11 +321,7 @@ pub fn frame_json<'a>(d: &'a Decoded<'a>) -> FrameJson<'a> {
     match &d.packet {
         Err(e) => out.error = Some(e),
         Ok(p) => {
-            out.eth = p.eth.map(|e| EthJson {
-                src: e.src,
-                dst: e.dst,
-                ethertype: e.ethertype,
-            });
+            out.eth = p.eth.map(|e| EthJson { src: e.src, dst: e.dst, ethertype: e.ethertype });
             out.vlan = Vlans(p.vlans);
             out.ip = p.ip.map(|ip| IpJson {
                 version: ip.version,
@@ -360,11 +333,7 @@ pub fn frame_json<'a>(d: &'a Decoded<'a>) -> FrameJson<'a> {
                 flow_label: (ip.version == 6).then_some(ip.flow_label),
                 protocol: ip.protocol,
             });
-            out.udp = p.udp.map(|u| UdpJson {
-                sport: u.sport,
-                dport: u.dport,
-                len: u.len,
-            });
+            out.udp = p.udp.map(|u| UdpJson { sport: u.sport, dport: u.dport, len: u.len });
             out.roce = p.roce.as_ref().map(|r| roce_json(r, p));
         }
     }

@@ -72,23 +72,14 @@ pub struct DrepRepr<'a> {
 impl<'a> DrepRepr<'a> {
     /// A DREP without private data.
     pub const fn new(local_comm_id: u32, remote_comm_id: u32) -> DrepRepr<'static> {
-        DrepRepr {
-            local_comm_id,
-            remote_comm_id,
-            private_data: &[],
-        }
+        DrepRepr { local_comm_id, remote_comm_id, private_data: &[] }
     }
 
     /// Parses a DREP view; the fixed part (8 bytes) must be present.
     pub fn parse(v: &Drep<&'a [u8]>) -> crate::Result<Self> {
         let len = v.buffer.len();
         if len < Drep::<&[u8]>::LEN {
-            return Err(crate::Error::truncated(
-                Layer::Cm,
-                0,
-                Drep::<&[u8]>::LEN,
-                len,
-            ));
+            return Err(crate::Error::truncated(Layer::Cm, 0, Drep::<&[u8]>::LEN, len));
         }
         Ok(DrepRepr {
             local_comm_id: v.local_comm_id(),
@@ -126,10 +117,7 @@ mod tests {
         data[..8].copy_from_slice(&[0xd6, 0x5b, 0x8b, 0x76, 0x73, 0xef, 0x75, 0x29]);
         data[8] = 0x42;
         let r = DrepRepr::parse(&Drep::new_checked(&data[..]).unwrap()).unwrap();
-        assert_eq!(
-            (r.local_comm_id, r.remote_comm_id),
-            (0xd65b_8b76, 0x73ef_7529)
-        );
+        assert_eq!((r.local_comm_id, r.remote_comm_id), (0xd65b_8b76, 0x73ef_7529));
         assert_eq!(r.private_data.len(), 224);
         assert_eq!(r.private_data[0], 0x42);
         let mut out = [0xEEu8; 232];

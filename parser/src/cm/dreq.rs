@@ -85,24 +85,14 @@ impl<'a> DreqRepr<'a> {
         remote_comm_id: u32,
         remote_qpn_eecn: u32,
     ) -> DreqRepr<'static> {
-        DreqRepr {
-            local_comm_id,
-            remote_comm_id,
-            remote_qpn_eecn,
-            private_data: &[],
-        }
+        DreqRepr { local_comm_id, remote_comm_id, remote_qpn_eecn, private_data: &[] }
     }
 
     /// Parses a DREQ view; the fixed part (12 bytes) must be present.
     pub fn parse(v: &Dreq<&'a [u8]>) -> crate::Result<Self> {
         let len = v.buffer.len();
         if len < Dreq::<&[u8]>::LEN {
-            return Err(crate::Error::truncated(
-                Layer::Cm,
-                0,
-                Dreq::<&[u8]>::LEN,
-                len,
-            ));
+            return Err(crate::Error::truncated(Layer::Cm, 0, Dreq::<&[u8]>::LEN, len));
         }
         Ok(DreqRepr {
             local_comm_id: v.local_comm_id(),
@@ -144,10 +134,7 @@ mod tests {
         ]);
         let r = DreqRepr::parse(&Dreq::new_checked(&data[..]).unwrap()).unwrap();
         assert_eq!(
-            DreqRepr {
-                private_data: &[],
-                ..r
-            },
+            DreqRepr { private_data: &[], ..r },
             DreqRepr::new(0x73ef_7529, 0xd65b_8b76, 0x169)
         );
         assert_eq!(r.private_data.len(), 220);

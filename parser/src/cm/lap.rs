@@ -108,21 +108,9 @@ mod tests {
     fn comm_ids_parse_and_emit() {
         let data = [0, 0, 0, 5, 0, 0, 0, 6, 0xAA];
         let l = LapRepr::parse(&Lap::new_checked(&data[..]).unwrap()).unwrap();
-        assert_eq!(
-            l,
-            LapRepr {
-                local_comm_id: 5,
-                remote_comm_id: 6
-            }
-        );
+        assert_eq!(l, LapRepr { local_comm_id: 5, remote_comm_id: 6 });
         let a = AprRepr::parse(&Apr::new_checked(&data[..]).unwrap()).unwrap();
-        assert_eq!(
-            a,
-            AprRepr {
-                local_comm_id: 5,
-                remote_comm_id: 6
-            }
-        );
+        assert_eq!(a, AprRepr { local_comm_id: 5, remote_comm_id: 6 });
         let mut out = [0xEEu8; 232];
         l.emit(&mut Lap::new_unchecked(&mut out[..]));
         assert_eq!(out[..8], data[..8]);

@@ -540,10 +540,7 @@ mod tests {
     #[test]
     fn parse_emit_same_bytes() {
         let r = MadHeaderRepr::parse(&MadHeader::new_checked(&REQ_HEADER[..]).unwrap());
-        assert_eq!(
-            r,
-            MadHeaderRepr::cm(CmAttribute::Req, 0x0000_000b_2975_ef73)
-        );
+        assert_eq!(r, MadHeaderRepr::cm(CmAttribute::Req, 0x0000_000b_2975_ef73));
         assert_eq!(r.mgmt_class.name(), "CM");
         assert_eq!(r.method.name(), "Send");
         assert!(!r.method.is_response());

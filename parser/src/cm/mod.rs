@@ -77,9 +77,7 @@ pub const MAD_DATA_LEN: usize = MAD_LEN - MAD_HEADER_LEN;
 
 /// The bits of byte `at` under `mask`, shifted down.
 fn bits(b: &[u8], at: usize, mask: u8) -> u8 {
-    (u8_at(b, at) & mask)
-        .checked_shr(mask.trailing_zeros())
-        .unwrap_or(0)
+    (u8_at(b, at) & mask).checked_shr(mask.trailing_zeros()).unwrap_or(0)
 }
 
 /// Writes `v` into the bits of byte `at` under `mask`, keeping the other bits.
@@ -347,12 +345,7 @@ pub fn parse_mad(bytes: &[u8]) -> Result<Mad<'_>> {
     let data = clipped(mad, MAD_HEADER_LEN..MAD_LEN);
     let mut problems = Problems::NONE;
     problems.flag(mad.len() < MAD_LEN, Problem::MadTruncated);
-    let mut out = Mad {
-        header,
-        cm: None,
-        problems,
-        data,
-    };
+    let mut out = Mad { header, cm: None, problems, data };
     if header.base_version != MAD_BASE_VERSION {
         out.problems.insert(Problem::MadUnknownVersion);
         return Ok(out);
@@ -365,10 +358,7 @@ pub fn parse_mad(bytes: &[u8]) -> Result<Mad<'_>> {
         return Ok(out);
     }
     let attribute = header.cm_attribute();
-    out.problems.flag(
-        matches!(attribute, CmAttribute::Unknown(_)),
-        Problem::MadUnknownAttribute,
-    );
+    out.problems.flag(matches!(attribute, CmAttribute::Unknown(_)), Problem::MadUnknownAttribute);
     // The only error `CmMessage::parse` returns is a cut fixed part: flagged above already.
     out.cm = CmMessage::parse(attribute, data).ok();
     Ok(out)
@@ -403,12 +393,7 @@ mod tests {
             (0, &[0x73, 0xef, 0x75, 0x29]),
             (8, &[0, 0, 0, 0, 0x01, 0x06, 0x30, 0x39]),
             (16, &[0x08, 0xc0, 0xeb, 0x03, 0x00, 0xda, 0xe2, 0xe6]),
-            (
-                32,
-                &[
-                    0x00, 0x01, 0x39, 0x03, 0, 0, 0, 0x03, 0, 0, 0, 0xb0, 0xf0, 0x45, 0xd0, 0xb3,
-                ],
-            ),
+            (32, &[0x00, 0x01, 0x39, 0x03, 0, 0, 0, 0x03, 0, 0, 0, 0xb0, 0xf0, 0x45, 0xd0, 0xb3]),
             (48, &[0xff, 0xff, 0x30, 0xf0, 0xff, 0xff, 0xff, 0xff]),
             (66, &[0xff, 0xff, 0xac, 0x11, 0xf2, 0x2f]),
             (82, &[0xff, 0xff, 0xac, 0x11, 0xf2, 0x38]),
@@ -428,14 +413,9 @@ mod tests {
         let bytes = req_mad();
         let mad = parse_mad(&bytes).unwrap();
         assert!(mad.problems.is_empty(), "{}", mad.problems);
-        assert_eq!(
-            mad.header,
-            MadHeaderRepr::cm(CmAttribute::Req, 0xb_2975_ef73)
-        );
+        assert_eq!(mad.header, MadHeaderRepr::cm(CmAttribute::Req, 0xb_2975_ef73));
         assert_eq!(mad.cm_attribute(), Some(CmAttribute::Req));
-        let Some(CmMessage::Req(req)) = mad.cm else {
-            panic!("not a REQ: {:?}", mad.cm)
-        };
+        let Some(CmMessage::Req(req)) = mad.cm else { panic!("not a REQ: {:?}", mad.cm) };
         assert_eq!(req.local_qpn, 0x139);
         assert_eq!(req.pmtu_bytes(), Some(1024));
         assert_eq!(mad.cm.unwrap().comm_ids(), Some((0x73ef_7529, 0)));
@@ -461,20 +441,12 @@ mod tests {
         let rep = RepRepr::reply_to(&req, 0x2222, 0x13, 0x678, 0xdef);
         let messages = [
             CmMessage::Req(req),
-            CmMessage::Rep(RepRepr {
-                private_data: &pd,
-                ..rep
-            }),
+            CmMessage::Rep(RepRepr { private_data: &pd, ..rep }),
             CmMessage::Rtu(RtuRepr::new(0x1111, 0x2222)),
             CmMessage::Rej(RejRepr {
                 ari: &pd,
                 reject_info_length: 20,
-                ..RejRepr::new(
-                    0x2222,
-                    0x1111,
-                    MessageRef::Req,
-                    RejectReason::ConsumerDefined,
-                )
+                ..RejRepr::new(0x2222, 0x1111, MessageRef::Req, RejectReason::ConsumerDefined)
             }),
             CmMessage::Mra(MraRepr {
                 local_comm_id: 1,
@@ -501,14 +473,8 @@ mod tests {
                 additional_info: &[],
                 private_data: &pd,
             }),
-            CmMessage::Lap(LapRepr {
-                local_comm_id: 7,
-                remote_comm_id: 8,
-            }),
-            CmMessage::Apr(AprRepr {
-                local_comm_id: 8,
-                remote_comm_id: 7,
-            }),
+            CmMessage::Lap(LapRepr { local_comm_id: 7, remote_comm_id: 8 }),
+            CmMessage::Apr(AprRepr { local_comm_id: 8, remote_comm_id: 7 }),
             CmMessage::ClassPortInfo,
         ];
         for m in messages {
@@ -528,14 +494,9 @@ mod tests {
         }
         let mut b = [0u8; 256];
         req.emit_mad(1, &mut b).unwrap();
-        let Some(CmMessage::Req(r)) = parse_mad(&b).unwrap().cm else {
-            panic!()
-        };
+        let Some(CmMessage::Req(r)) = parse_mad(&b).unwrap().cm else { panic!() };
         let h = r.rdma_cm_ip_header().unwrap();
-        assert_eq!(
-            (h.src_ip, h.dst_ip, h.src_port),
-            (src.ip(), dst.ip(), 50000)
-        );
+        assert_eq!((h.src_ip, h.dst_ip, h.src_port), (src.ip(), dst.ip(), 50000));
         assert_eq!(r.rdma_cm_service().unwrap().port, 7471);
         assert_eq!(r.primary_path.local_ip(), src.ip());
         assert_eq!(r.primary_path.remote_ip(), dst.ip());
@@ -547,18 +508,12 @@ mod tests {
         let e = RtuRepr::new(1, 2).emit_mad(1, &mut small).unwrap_err();
         assert_eq!((e.layer, e.needed, e.available), (Layer::Mad, 256, 255));
         let long = [1u8; 225];
-        let rtu = RtuRepr {
-            private_data: &long,
-            ..RtuRepr::new(1, 2)
-        };
+        let rtu = RtuRepr { private_data: &long, ..RtuRepr::new(1, 2) };
         let mut out = [0u8; 256];
         let e = rtu.emit_mad(1, &mut out).unwrap_err();
         assert_eq!((e.layer, e.needed, e.available), (Layer::Cm, 225, 224));
         assert!(out.iter().all(|&b| b == 0));
-        let ok = RtuRepr {
-            private_data: &long[..224],
-            ..rtu
-        };
+        let ok = RtuRepr { private_data: &long[..224], ..rtu };
         assert_eq!(ok.emit_mad(1, &mut out), Ok(256));
     }
 
@@ -569,10 +524,7 @@ mod tests {
             let r = parse_mad(&bytes[..n]);
             if n < 24 {
                 let e = r.unwrap_err();
-                assert_eq!(
-                    (e.layer, e.offset, e.needed, e.available),
-                    (Layer::Mad, 0, 24, n)
-                );
+                assert_eq!((e.layer, e.offset, e.needed, e.available), (Layer::Mad, 0, 24, n));
                 continue;
             }
             let mad = r.unwrap();
@@ -636,10 +588,7 @@ mod tests {
         assert!(mad.problems.contains(Problem::MadTruncated));
         assert_eq!(
             mad.cm,
-            Some(CmMessage::Dreq(DreqRepr {
-                private_data: &[],
-                ..DreqRepr::new(1, 2, 3)
-            }))
+            Some(CmMessage::Dreq(DreqRepr { private_data: &[], ..DreqRepr::new(1, 2, 3) }))
         );
     }
 
@@ -682,14 +631,9 @@ mod tests {
             b[1] = 7;
             b[2] = 2;
             b[16] = 0;
-            b[17] = [
-                0x01, 0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18, 0x19, 0x1A,
-            ][round % 12];
-            let len = if round % 3 == 0 {
-                (next() % 257) as usize
-            } else {
-                256
-            };
+            b[17] = [0x01, 0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17, 0x18, 0x19, 0x1A]
+                [round % 12];
+            let len = if round % 3 == 0 { (next() % 257) as usize } else { 256 };
             let Ok(mad) = parse_mad(&b[..len]) else {
                 continue;
             };
@@ -715,16 +659,8 @@ mod tests {
 
     /// (frame number, Ethernet frame) of every record of a little-endian classic pcap.
     fn pcap_frames(file: &[u8]) -> Vec<(usize, &[u8])> {
-        assert_eq!(
-            file[..4],
-            [0xd4, 0xc3, 0xb2, 0xa1],
-            "little-endian microsecond pcap"
-        );
-        assert_eq!(
-            u32::from_le_bytes(file[20..24].try_into().unwrap()),
-            1,
-            "Ethernet"
-        );
+        assert_eq!(file[..4], [0xd4, 0xc3, 0xb2, 0xa1], "little-endian microsecond pcap");
+        assert_eq!(u32::from_le_bytes(file[20..24].try_into().unwrap()), 1, "Ethernet");
         let mut frames = Vec::new();
         let mut off = 24;
         while off + 16 <= file.len() {
@@ -811,16 +747,11 @@ mod tests {
             decoded.push((*src, *dst, mad.cm.unwrap()));
             // Parse -> emit gives the capture's bytes back.
             let mut out = [0u8; 256];
-            mad.cm
-                .unwrap()
-                .emit_mad_with_header(&mad.header, &mut out)
-                .unwrap();
+            mad.cm.unwrap().emit_mad_with_header(&mad.header, &mut out).unwrap();
             assert_eq!(out[..], bytes[..256], "frame {n}");
         }
 
-        let (src, dst, CmMessage::Req(req)) = decoded[0] else {
-            panic!()
-        };
+        let (src, dst, CmMessage::Req(req)) = decoded[0] else { panic!() };
         assert_eq!(req.local_comm_id, 0x73ef_7529);
         assert_eq!(req.service_id, 0x0000_0000_0106_3039);
         let svc = req.rdma_cm_service().unwrap();
@@ -835,17 +766,8 @@ mod tests {
         assert_eq!(pmtu, 1024);
         assert_eq!(req.transport_service_type, TransportServiceType::Rc);
         assert_eq!((req.responder_resources, req.initiator_depth), (3, 3));
-        assert_eq!(
-            (
-                req.remote_cm_response_timeout,
-                req.local_cm_response_timeout
-            ),
-            (22, 22)
-        );
-        assert_eq!(
-            (req.retry_count, req.rnr_retry_count, req.max_cm_retries),
-            (3, 0, 15)
-        );
+        assert_eq!((req.remote_cm_response_timeout, req.local_cm_response_timeout), (22, 22));
+        assert_eq!((req.retry_count, req.rnr_retry_count, req.max_cm_retries), (3, 0, 15));
         assert_eq!(req.pkey, 0xffff);
         assert_eq!(req.primary_path.local_ip(), IpAddr::V4(src));
         assert_eq!(req.primary_path.remote_ip(), IpAddr::V4(dst));
@@ -861,9 +783,7 @@ mod tests {
         assert_eq!(src, Ipv4Addr::new(172, 17, 242, 47));
         assert_eq!(dst, Ipv4Addr::new(172, 17, 242, 56));
 
-        let (rsrc, rdst, CmMessage::Rep(rep)) = decoded[1] else {
-            panic!()
-        };
+        let (rsrc, rdst, CmMessage::Rep(rep)) = decoded[1] else { panic!() };
         assert_eq!((rsrc, rdst), (dst, src));
         assert_eq!(rep.local_comm_id, 0xd65b_8b76);
         assert_eq!(rep.remote_comm_id, req.local_comm_id);
@@ -877,13 +797,8 @@ mod tests {
         assert_eq!(rep.local_ca_guid, 0x08c0_eb03_00da_e2ca);
 
         assert_eq!(decoded[2].2.comm_ids(), Some((0x73ef_7529, 0xd65b_8b76)));
-        let CmMessage::Dreq(dreq) = decoded[3].2 else {
-            panic!()
-        };
-        assert_eq!(
-            (dreq.local_comm_id, dreq.remote_comm_id),
-            (0x73ef_7529, 0xd65b_8b76)
-        );
+        let CmMessage::Dreq(dreq) = decoded[3].2 else { panic!() };
+        assert_eq!((dreq.local_comm_id, dreq.remote_comm_id), (0x73ef_7529, 0xd65b_8b76));
         assert_eq!(dreq.remote_qpn_eecn, rep.local_qpn);
         assert_eq!(decoded[4].2.comm_ids(), Some((0xd65b_8b76, 0x73ef_7529)));
     }

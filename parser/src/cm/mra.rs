@@ -46,11 +46,7 @@ impl<T: AsRef<[u8]>> Mra<T> {
         ))
     }
     pub fn service_timeout(&self) -> u8 {
-        bits(
-            self.buffer.as_ref(),
-            field::SERVICE_TIMEOUT,
-            field::SERVICE_TIMEOUT_MASK,
-        )
+        bits(self.buffer.as_ref(), field::SERVICE_TIMEOUT, field::SERVICE_TIMEOUT_MASK)
     }
     /// The private data present (up to 222 bytes).
     pub fn private_data(&self) -> &[u8] {
@@ -74,12 +70,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Mra<T> {
     }
     pub fn set_message_mraed(&mut self, v: MessageRef) {
         let b = self.buffer.as_mut();
-        set_bits(
-            b,
-            field::MESSAGE_MRAED,
-            field::MESSAGE_MRAED_MASK,
-            v.to_bits(),
-        );
+        set_bits(b, field::MESSAGE_MRAED, field::MESSAGE_MRAED_MASK, v.to_bits());
     }
     pub fn set_service_timeout(&mut self, v: u8) {
         let b = self.buffer.as_mut();
@@ -111,12 +102,7 @@ impl<'a> MraRepr<'a> {
     pub fn parse(v: &Mra<&'a [u8]>) -> crate::Result<Self> {
         let len = v.buffer.len();
         if len < Mra::<&[u8]>::LEN {
-            return Err(crate::Error::truncated(
-                Layer::Cm,
-                0,
-                Mra::<&[u8]>::LEN,
-                len,
-            ));
+            return Err(crate::Error::truncated(Layer::Cm, 0, Mra::<&[u8]>::LEN, len));
         }
         Ok(MraRepr {
             local_comm_id: v.local_comm_id(),

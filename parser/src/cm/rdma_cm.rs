@@ -166,9 +166,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> RdmaCmHeader<T> {
 }
 
 fn addr_field(b: &[u8], r: core::ops::Range<usize>) -> [u8; 16] {
-    b.get(r)
-        .and_then(|s| <[u8; 16]>::try_from(s).ok())
-        .unwrap_or([0; 16])
+    b.get(r).and_then(|s| <[u8; 16]>::try_from(s).ok()).unwrap_or([0; 16])
 }
 
 fn field_to_ip(ip_version: u8, f: [u8; 16]) -> Option<IpAddr> {

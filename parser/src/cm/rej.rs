@@ -167,11 +167,7 @@ impl<T: AsRef<[u8]>> Rej<T> {
         ))
     }
     pub fn reject_info_length(&self) -> u8 {
-        bits(
-            self.buffer.as_ref(),
-            field::REJECT_INFO_LENGTH,
-            field::REJECT_INFO_LENGTH_MASK,
-        )
+        bits(self.buffer.as_ref(), field::REJECT_INFO_LENGTH, field::REJECT_INFO_LENGTH_MASK)
     }
     pub fn reason(&self) -> RejectReason {
         RejectReason::from_u16(be_u16(self.buffer.as_ref(), field::REASON))
@@ -206,21 +202,11 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Rej<T> {
     }
     pub fn set_message_rejected(&mut self, v: MessageRef) {
         let b = self.buffer.as_mut();
-        set_bits(
-            b,
-            field::MESSAGE_REJECTED,
-            field::MESSAGE_REJECTED_MASK,
-            v.to_bits(),
-        );
+        set_bits(b, field::MESSAGE_REJECTED, field::MESSAGE_REJECTED_MASK, v.to_bits());
     }
     pub fn set_reject_info_length(&mut self, v: u8) {
         let b = self.buffer.as_mut();
-        set_bits(
-            b,
-            field::REJECT_INFO_LENGTH,
-            field::REJECT_INFO_LENGTH_MASK,
-            v,
-        );
+        set_bits(b, field::REJECT_INFO_LENGTH, field::REJECT_INFO_LENGTH_MASK, v);
     }
     pub fn set_reason(&mut self, v: RejectReason) {
         set_be_u16(self.buffer.as_mut(), field::REASON, v.to_u16());
@@ -276,12 +262,7 @@ impl<'a> RejRepr<'a> {
     pub fn parse(v: &Rej<&'a [u8]>) -> crate::Result<Self> {
         let len = v.buffer.len();
         if len < Rej::<&[u8]>::LEN {
-            return Err(crate::Error::truncated(
-                Layer::Cm,
-                0,
-                Rej::<&[u8]>::LEN,
-                len,
-            ));
+            return Err(crate::Error::truncated(Layer::Cm, 0, Rej::<&[u8]>::LEN, len));
         }
         Ok(RejRepr {
             local_comm_id: v.local_comm_id(),

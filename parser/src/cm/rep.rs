@@ -68,32 +68,16 @@ impl<T: AsRef<[u8]>> Rep<T> {
         u8_at(self.buffer.as_ref(), field::INITIATOR_DEPTH)
     }
     pub fn target_ack_delay(&self) -> u8 {
-        bits(
-            self.buffer.as_ref(),
-            field::BYTE_26,
-            field::TARGET_ACK_DELAY_MASK,
-        )
+        bits(self.buffer.as_ref(), field::BYTE_26, field::TARGET_ACK_DELAY_MASK)
     }
     pub fn failover_accepted(&self) -> u8 {
-        bits(
-            self.buffer.as_ref(),
-            field::BYTE_26,
-            field::FAILOVER_ACCEPTED_MASK,
-        )
+        bits(self.buffer.as_ref(), field::BYTE_26, field::FAILOVER_ACCEPTED_MASK)
     }
     pub fn end_to_end_flow_control(&self) -> bool {
-        bits(
-            self.buffer.as_ref(),
-            field::BYTE_26,
-            field::END_TO_END_FLOW_CONTROL_MASK,
-        ) != 0
+        bits(self.buffer.as_ref(), field::BYTE_26, field::END_TO_END_FLOW_CONTROL_MASK) != 0
     }
     pub fn rnr_retry_count(&self) -> u8 {
-        bits(
-            self.buffer.as_ref(),
-            field::BYTE_27,
-            field::RNR_RETRY_COUNT_MASK,
-        )
+        bits(self.buffer.as_ref(), field::BYTE_27, field::RNR_RETRY_COUNT_MASK)
     }
     pub fn srq(&self) -> bool {
         bits(self.buffer.as_ref(), field::BYTE_27, field::SRQ_MASK) != 0
@@ -149,28 +133,13 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Rep<T> {
     }
     pub fn set_end_to_end_flow_control(&mut self, v: bool) {
         let b = self.buffer.as_mut();
-        set_bits(
-            b,
-            field::BYTE_26,
-            field::END_TO_END_FLOW_CONTROL_MASK,
-            u8::from(v),
-        );
+        set_bits(b, field::BYTE_26, field::END_TO_END_FLOW_CONTROL_MASK, u8::from(v));
     }
     pub fn set_rnr_retry_count(&mut self, v: u8) {
-        set_bits(
-            self.buffer.as_mut(),
-            field::BYTE_27,
-            field::RNR_RETRY_COUNT_MASK,
-            v,
-        );
+        set_bits(self.buffer.as_mut(), field::BYTE_27, field::RNR_RETRY_COUNT_MASK, v);
     }
     pub fn set_srq(&mut self, v: bool) {
-        set_bits(
-            self.buffer.as_mut(),
-            field::BYTE_27,
-            field::SRQ_MASK,
-            u8::from(v),
-        );
+        set_bits(self.buffer.as_mut(), field::BYTE_27, field::SRQ_MASK, u8::from(v));
     }
     pub fn set_local_ca_guid(&mut self, v: u64) {
         set_be_u64(self.buffer.as_mut(), field::LOCAL_CA_GUID, v);
@@ -216,12 +185,7 @@ impl<'a> RepRepr<'a> {
     pub fn parse(v: &Rep<&'a [u8]>) -> crate::Result<Self> {
         let len = v.buffer.len();
         if len < Rep::<&[u8]>::LEN {
-            return Err(crate::Error::truncated(
-                Layer::Cm,
-                0,
-                Rep::<&[u8]>::LEN,
-                len,
-            ));
+            return Err(crate::Error::truncated(Layer::Cm, 0, Rep::<&[u8]>::LEN, len));
         }
         Ok(RepRepr {
             local_comm_id: v.local_comm_id(),
@@ -370,25 +334,13 @@ mod tests {
         let back = RepRepr::parse(&Rep::new_unchecked(&out[..])).unwrap();
         assert_eq!(back.private_data.len(), 196);
         assert_eq!(&back.private_data[..4], &[1, 2, 3, 0]);
-        assert_eq!(
-            RepRepr {
-                private_data: &[1, 2, 3],
-                ..back
-            },
-            r
-        );
+        assert_eq!(RepRepr { private_data: &[1, 2, 3], ..back }, r);
     }
 
     #[test]
     fn short_rep_is_truncated() {
         let data = read2_rep_data();
         assert!(RepRepr::parse(&Rep::new_unchecked(&data[..35])).is_err());
-        assert_eq!(
-            RepRepr::parse(&Rep::new_unchecked(&data[..36]))
-                .unwrap()
-                .private_data
-                .len(),
-            0
-        );
+        assert_eq!(RepRepr::parse(&Rep::new_unchecked(&data[..36])).unwrap().private_data.len(), 0);
     }
 }

@@ -187,11 +187,7 @@ impl<T: AsRef<[u8]>> Path<T> {
         be_u32(self.buffer.as_ref(), path_field::FLOW_LABEL) >> 12
     }
     pub fn packet_rate(&self) -> u8 {
-        bits(
-            self.buffer.as_ref(),
-            path_field::PACKET_RATE,
-            path_field::PACKET_RATE_MASK,
-        )
+        bits(self.buffer.as_ref(), path_field::PACKET_RATE, path_field::PACKET_RATE_MASK)
     }
     pub fn traffic_class(&self) -> u8 {
         u8_at(self.buffer.as_ref(), path_field::TRAFFIC_CLASS)
@@ -200,18 +196,10 @@ impl<T: AsRef<[u8]>> Path<T> {
         u8_at(self.buffer.as_ref(), path_field::HOP_LIMIT)
     }
     pub fn sl(&self) -> u8 {
-        bits(
-            self.buffer.as_ref(),
-            path_field::BYTE_42,
-            path_field::SL_MASK,
-        )
+        bits(self.buffer.as_ref(), path_field::BYTE_42, path_field::SL_MASK)
     }
     pub fn subnet_local(&self) -> bool {
-        bits(
-            self.buffer.as_ref(),
-            path_field::BYTE_42,
-            path_field::SUBNET_LOCAL_MASK,
-        ) != 0
+        bits(self.buffer.as_ref(), path_field::BYTE_42, path_field::SUBNET_LOCAL_MASK) != 0
     }
     pub fn local_ack_timeout(&self) -> u8 {
         bits(
@@ -239,11 +227,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Path<T> {
     pub fn set_flow_label(&mut self, v: u32) {
         let b = self.buffer.as_mut();
         let old = be_u32(b, path_field::FLOW_LABEL);
-        set_be_u32(
-            b,
-            path_field::FLOW_LABEL,
-            (old & 0xFFF) | ((v & 0xF_FFFF) << 12),
-        );
+        set_be_u32(b, path_field::FLOW_LABEL, (old & 0xFFF) | ((v & 0xF_FFFF) << 12));
     }
     pub fn set_packet_rate(&mut self, v: u8) {
         let b = self.buffer.as_mut();
@@ -256,37 +240,20 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Path<T> {
         set_u8(self.buffer.as_mut(), path_field::HOP_LIMIT, v);
     }
     pub fn set_sl(&mut self, v: u8) {
-        set_bits(
-            self.buffer.as_mut(),
-            path_field::BYTE_42,
-            path_field::SL_MASK,
-            v,
-        );
+        set_bits(self.buffer.as_mut(), path_field::BYTE_42, path_field::SL_MASK, v);
     }
     pub fn set_subnet_local(&mut self, v: bool) {
         let b = self.buffer.as_mut();
-        set_bits(
-            b,
-            path_field::BYTE_42,
-            path_field::SUBNET_LOCAL_MASK,
-            u8::from(v),
-        );
+        set_bits(b, path_field::BYTE_42, path_field::SUBNET_LOCAL_MASK, u8::from(v));
     }
     pub fn set_local_ack_timeout(&mut self, v: u8) {
         let b = self.buffer.as_mut();
-        set_bits(
-            b,
-            path_field::LOCAL_ACK_TIMEOUT,
-            path_field::LOCAL_ACK_TIMEOUT_MASK,
-            v,
-        );
+        set_bits(b, path_field::LOCAL_ACK_TIMEOUT, path_field::LOCAL_ACK_TIMEOUT_MASK, v);
     }
 }
 
 fn gid_at(b: &[u8], r: core::ops::Range<usize>) -> [u8; 16] {
-    b.get(r)
-        .and_then(|s| <[u8; 16]>::try_from(s).ok())
-        .unwrap_or([0; 16])
+    b.get(r).and_then(|s| <[u8; 16]>::try_from(s).ok()).unwrap_or([0; 16])
 }
 
 /// A REQ path (primary or alternate) as plain values.
@@ -425,11 +392,7 @@ impl<T: AsRef<[u8]>> Req<T> {
         be_u24(self.buffer.as_ref(), field::REMOTE_EECN)
     }
     pub fn remote_cm_response_timeout(&self) -> u8 {
-        bits(
-            self.buffer.as_ref(),
-            field::BYTE_43,
-            field::REMOTE_CM_RESPONSE_TIMEOUT_MASK,
-        )
+        bits(self.buffer.as_ref(), field::BYTE_43, field::REMOTE_CM_RESPONSE_TIMEOUT_MASK)
     }
     pub fn transport_service_type(&self) -> TransportServiceType {
         TransportServiceType::from_bits(bits(
@@ -439,28 +402,16 @@ impl<T: AsRef<[u8]>> Req<T> {
         ))
     }
     pub fn end_to_end_flow_control(&self) -> bool {
-        bits(
-            self.buffer.as_ref(),
-            field::BYTE_43,
-            field::END_TO_END_FLOW_CONTROL_MASK,
-        ) != 0
+        bits(self.buffer.as_ref(), field::BYTE_43, field::END_TO_END_FLOW_CONTROL_MASK) != 0
     }
     pub fn starting_psn(&self) -> u32 {
         be_u24(self.buffer.as_ref(), field::STARTING_PSN)
     }
     pub fn local_cm_response_timeout(&self) -> u8 {
-        bits(
-            self.buffer.as_ref(),
-            field::BYTE_47,
-            field::LOCAL_CM_RESPONSE_TIMEOUT_MASK,
-        )
+        bits(self.buffer.as_ref(), field::BYTE_47, field::LOCAL_CM_RESPONSE_TIMEOUT_MASK)
     }
     pub fn retry_count(&self) -> u8 {
-        bits(
-            self.buffer.as_ref(),
-            field::BYTE_47,
-            field::RETRY_COUNT_MASK,
-        )
+        bits(self.buffer.as_ref(), field::BYTE_47, field::RETRY_COUNT_MASK)
     }
     pub fn pkey(&self) -> u16 {
         be_u16(self.buffer.as_ref(), field::PKEY)
@@ -473,28 +424,16 @@ impl<T: AsRef<[u8]>> Req<T> {
         bits(self.buffer.as_ref(), field::BYTE_50, field::RDC_EXISTS_MASK) != 0
     }
     pub fn rnr_retry_count(&self) -> u8 {
-        bits(
-            self.buffer.as_ref(),
-            field::BYTE_50,
-            field::RNR_RETRY_COUNT_MASK,
-        )
+        bits(self.buffer.as_ref(), field::BYTE_50, field::RNR_RETRY_COUNT_MASK)
     }
     pub fn max_cm_retries(&self) -> u8 {
-        bits(
-            self.buffer.as_ref(),
-            field::BYTE_51,
-            field::MAX_CM_RETRIES_MASK,
-        )
+        bits(self.buffer.as_ref(), field::BYTE_51, field::MAX_CM_RETRIES_MASK)
     }
     pub fn srq(&self) -> bool {
         bits(self.buffer.as_ref(), field::BYTE_51, field::SRQ_MASK) != 0
     }
     pub fn extended_transport_type(&self) -> u8 {
-        bits(
-            self.buffer.as_ref(),
-            field::BYTE_51,
-            field::EXTENDED_TRANSPORT_TYPE_MASK,
-        )
+        bits(self.buffer.as_ref(), field::BYTE_51, field::EXTENDED_TRANSPORT_TYPE_MASK)
     }
     pub fn primary_path(&self) -> Path<&[u8]> {
         Path::new_unchecked(clipped(self.buffer.as_ref(), field::PRIMARY_PATH))
@@ -549,21 +488,11 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Req<T> {
     }
     pub fn set_transport_service_type(&mut self, v: TransportServiceType) {
         let b = self.buffer.as_mut();
-        set_bits(
-            b,
-            field::BYTE_43,
-            field::TRANSPORT_SERVICE_TYPE_MASK,
-            v.to_bits(),
-        );
+        set_bits(b, field::BYTE_43, field::TRANSPORT_SERVICE_TYPE_MASK, v.to_bits());
     }
     pub fn set_end_to_end_flow_control(&mut self, v: bool) {
         let b = self.buffer.as_mut();
-        set_bits(
-            b,
-            field::BYTE_43,
-            field::END_TO_END_FLOW_CONTROL_MASK,
-            u8::from(v),
-        );
+        set_bits(b, field::BYTE_43, field::END_TO_END_FLOW_CONTROL_MASK, u8::from(v));
     }
     pub fn set_starting_psn(&mut self, v: u32) {
         set_be_u24(self.buffer.as_mut(), field::STARTING_PSN, v);
@@ -573,51 +502,26 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Req<T> {
         set_bits(b, field::BYTE_47, field::LOCAL_CM_RESPONSE_TIMEOUT_MASK, v);
     }
     pub fn set_retry_count(&mut self, v: u8) {
-        set_bits(
-            self.buffer.as_mut(),
-            field::BYTE_47,
-            field::RETRY_COUNT_MASK,
-            v,
-        );
+        set_bits(self.buffer.as_mut(), field::BYTE_47, field::RETRY_COUNT_MASK, v);
     }
     pub fn set_pkey(&mut self, v: u16) {
         set_be_u16(self.buffer.as_mut(), field::PKEY, v);
     }
     pub fn set_path_mtu(&mut self, v: u8) {
-        set_bits(
-            self.buffer.as_mut(),
-            field::BYTE_50,
-            field::PATH_MTU_MASK,
-            v,
-        );
+        set_bits(self.buffer.as_mut(), field::BYTE_50, field::PATH_MTU_MASK, v);
     }
     pub fn set_rdc_exists(&mut self, v: bool) {
         let b = self.buffer.as_mut();
         set_bits(b, field::BYTE_50, field::RDC_EXISTS_MASK, u8::from(v));
     }
     pub fn set_rnr_retry_count(&mut self, v: u8) {
-        set_bits(
-            self.buffer.as_mut(),
-            field::BYTE_50,
-            field::RNR_RETRY_COUNT_MASK,
-            v,
-        );
+        set_bits(self.buffer.as_mut(), field::BYTE_50, field::RNR_RETRY_COUNT_MASK, v);
     }
     pub fn set_max_cm_retries(&mut self, v: u8) {
-        set_bits(
-            self.buffer.as_mut(),
-            field::BYTE_51,
-            field::MAX_CM_RETRIES_MASK,
-            v,
-        );
+        set_bits(self.buffer.as_mut(), field::BYTE_51, field::MAX_CM_RETRIES_MASK, v);
     }
     pub fn set_srq(&mut self, v: bool) {
-        set_bits(
-            self.buffer.as_mut(),
-            field::BYTE_51,
-            field::SRQ_MASK,
-            u8::from(v),
-        );
+        set_bits(self.buffer.as_mut(), field::BYTE_51, field::SRQ_MASK, u8::from(v));
     }
     pub fn set_extended_transport_type(&mut self, v: u8) {
         let b = self.buffer.as_mut();
@@ -688,12 +592,7 @@ impl<'a> ReqRepr<'a> {
     pub fn parse(v: &Req<&'a [u8]>) -> crate::Result<Self> {
         let len = v.buffer.len();
         if len < Req::<&[u8]>::LEN {
-            return Err(crate::Error::truncated(
-                Layer::Cm,
-                0,
-                Req::<&[u8]>::LEN,
-                len,
-            ));
+            return Err(crate::Error::truncated(Layer::Cm, 0, Req::<&[u8]>::LEN, len));
         }
         Ok(ReqRepr {
             local_comm_id: v.local_comm_id(),
@@ -781,10 +680,7 @@ impl<'a> ReqRepr<'a> {
     /// The consumer's private data: after the RDMA-CM IP header when there is one, else all.
     pub fn consumer_private_data(&self) -> &'a [u8] {
         match self.rdma_cm_ip_header() {
-            Some(_) => self
-                .private_data
-                .get(rdma_cm::RDMA_CM_IP_HEADER_LEN..)
-                .unwrap_or(&[]),
+            Some(_) => self.private_data.get(rdma_cm::RDMA_CM_IP_HEADER_LEN..).unwrap_or(&[]),
             None => self.private_data,
         }
     }
@@ -866,12 +762,7 @@ mod tests {
             (0, &[0x73, 0xef, 0x75, 0x29]),
             (8, &[0, 0, 0, 0, 0x01, 0x06, 0x30, 0x39]),
             (16, &[0x08, 0xc0, 0xeb, 0x03, 0x00, 0xda, 0xe2, 0xe6]),
-            (
-                32,
-                &[
-                    0x00, 0x01, 0x39, 0x03, 0, 0, 0, 0x03, 0, 0, 0, 0xb0, 0xf0, 0x45, 0xd0, 0xb3,
-                ],
-            ),
+            (32, &[0x00, 0x01, 0x39, 0x03, 0, 0, 0, 0x03, 0, 0, 0, 0xb0, 0xf0, 0x45, 0xd0, 0xb3]),
             (48, &[0xff, 0xff, 0x30, 0xf0, 0xff, 0xff, 0xff, 0xff]),
             (66, &[0xff, 0xff, 0xac, 0x11, 0xf2, 0x2f]),
             (82, &[0xff, 0xff, 0xac, 0x11, 0xf2, 0x38]),
@@ -1010,14 +901,8 @@ mod tests {
             ]
         );
         // Byte 38: low nibble reserved; 39: top 2 bits reserved; 42: low 3 bits; 43: low 3.
-        assert_eq!(
-            [out[90], out[91], out[94], out[95]],
-            [0xF0, 0x3F, 0xF8, 0xF8]
-        );
-        assert_eq!(
-            [out[134], out[135], out[138], out[139]],
-            [0xF0, 0x3F, 0x18, 0xF8]
-        );
+        assert_eq!([out[90], out[91], out[94], out[95]], [0xF0, 0x3F, 0xF8, 0xF8]);
+        assert_eq!([out[134], out[135], out[138], out[139]], [0xF0, 0x3F, 0x18, 0xF8]);
     }
 
     #[test]

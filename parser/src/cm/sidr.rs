@@ -104,12 +104,7 @@ impl<'a> SidrReqRepr<'a> {
     pub fn parse(v: &SidrReq<&'a [u8]>) -> crate::Result<Self> {
         let len = v.buffer.len();
         if len < SidrReq::<&[u8]>::LEN {
-            return Err(crate::Error::truncated(
-                Layer::Cm,
-                0,
-                SidrReq::<&[u8]>::LEN,
-                len,
-            ));
+            return Err(crate::Error::truncated(Layer::Cm, 0, SidrReq::<&[u8]>::LEN, len));
         }
         Ok(SidrReqRepr {
             request_id: v.request_id(),
@@ -146,10 +141,7 @@ impl<'a> SidrReqRepr<'a> {
     /// The consumer's private data: after the RDMA-CM IP header when there is one, else all.
     pub fn consumer_private_data(&self) -> &'a [u8] {
         match self.rdma_cm_ip_header() {
-            Some(_) => self
-                .private_data
-                .get(rdma_cm::RDMA_CM_IP_HEADER_LEN..)
-                .unwrap_or(&[]),
+            Some(_) => self.private_data.get(rdma_cm::RDMA_CM_IP_HEADER_LEN..).unwrap_or(&[]),
             None => self.private_data,
         }
     }
@@ -317,12 +309,7 @@ impl<'a> SidrRepRepr<'a> {
     pub fn parse(v: &SidrRep<&'a [u8]>) -> crate::Result<Self> {
         let len = v.buffer.len();
         if len < SidrRep::<&[u8]>::LEN {
-            return Err(crate::Error::truncated(
-                Layer::Cm,
-                0,
-                SidrRep::<&[u8]>::LEN,
-                len,
-            ));
+            return Err(crate::Error::truncated(Layer::Cm, 0, SidrRep::<&[u8]>::LEN, len));
         }
         Ok(SidrRepRepr {
             request_id: v.request_id(),
@@ -370,17 +357,13 @@ mod tests {
     fn parse_emit_literal_sidr_req() {
         // RDMA-CM UDP port space, port 4791... as a SIDR_REQ with an IPv4 header.
         let mut data = [0u8; 232];
-        data[..16].copy_from_slice(&[
-            0, 0, 0, 9, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0x01, 0x11, 0x12, 0xb7,
-        ]);
+        data[..16]
+            .copy_from_slice(&[0, 0, 0, 9, 0xff, 0xff, 0, 0, 0, 0, 0, 0, 0x01, 0x11, 0x12, 0xb7]);
         data[16..20].copy_from_slice(&[0x00, 0x40, 0x12, 0x34]);
         data[32..36].copy_from_slice(&[10, 0, 0, 1]);
         data[48..52].copy_from_slice(&[10, 0, 0, 2]);
         let r = SidrReqRepr::parse(&SidrReq::new_checked(&data[..]).unwrap()).unwrap();
-        assert_eq!(
-            (r.request_id, r.pkey, r.service_id),
-            (9, 0xffff, 0x0000_0000_0111_12b7)
-        );
+        assert_eq!((r.request_id, r.pkey, r.service_id), (9, 0xffff, 0x0000_0000_0111_12b7));
         let svc = r.rdma_cm_service().unwrap();
         assert_eq!((svc.port_space, svc.port), (PortSpace::Udp, 4791));
         let h = r.rdma_cm_ip_header().unwrap();

@@ -103,10 +103,7 @@ pub const RNR_TIMER_US: [u32; 32] = [
 
 /// The microseconds an RNR NAK timer code stands for.
 pub fn rnr_timer_us(code: u8) -> u32 {
-    RNR_TIMER_US
-        .get(usize::from(code & 0x1f))
-        .copied()
-        .unwrap_or(0)
+    RNR_TIMER_US.get(usize::from(code & 0x1f)).copied().unwrap_or(0)
 }
 
 /// AETH as plain values.
@@ -125,10 +122,7 @@ impl AethRepr {
     pub const ACK_NO_CREDITS: u8 = 0x1f;
 
     pub fn parse<T: AsRef<[u8]>>(v: &Aeth<T>) -> Self {
-        AethRepr {
-            syndrome: v.syndrome(),
-            msn: v.msn(),
-        }
+        AethRepr { syndrome: v.syndrome(), msn: v.msn() }
     }
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, v: &mut Aeth<T>) {
         v.set_syndrome(self.syndrome);
@@ -140,24 +134,15 @@ impl AethRepr {
     }
     /// An ACK with the given credit count.
     pub const fn ack(credits: u8, msn: u32) -> Self {
-        AethRepr {
-            syndrome: credits & 0x1f,
-            msn,
-        }
+        AethRepr { syndrome: credits & 0x1f, msn }
     }
     /// An RNR NAK with the given timer code.
     pub const fn rnr_nak(timer: u8, msn: u32) -> Self {
-        AethRepr {
-            syndrome: 0x20 | (timer & 0x1f),
-            msn,
-        }
+        AethRepr { syndrome: 0x20 | (timer & 0x1f), msn }
     }
     /// A NAK with the given code (0 = PSN sequence error).
     pub const fn nak(code: u8, msn: u32) -> Self {
-        AethRepr {
-            syndrome: 0x60 | (code & 0x1f),
-            msn,
-        }
+        AethRepr { syndrome: 0x60 | (code & 0x1f), msn }
     }
     pub const fn kind(&self) -> AethKind {
         match (self.syndrome >> 5) & 3 {
@@ -229,30 +214,11 @@ mod tests {
 
     #[test]
     fn syndromes_in_words() {
-        assert_eq!(
-            AethRepr::nak(0, 1).describe().to_string(),
-            "NAK: PSN sequence error"
-        );
-        assert_eq!(
-            AethRepr::nak(2, 1).describe().to_string(),
-            "NAK: remote access error"
-        );
-        assert_eq!(
-            AethRepr::rnr_nak(14, 1).describe().to_string(),
-            "RNR NAK, 1.28 ms"
-        );
-        assert_eq!(
-            AethRepr::rnr_nak(0, 1).describe().to_string(),
-            "RNR NAK, 655.36 ms"
-        );
+        assert_eq!(AethRepr::nak(0, 1).describe().to_string(), "NAK: PSN sequence error");
+        assert_eq!(AethRepr::nak(2, 1).describe().to_string(), "NAK: remote access error");
+        assert_eq!(AethRepr::rnr_nak(14, 1).describe().to_string(), "RNR NAK, 1.28 ms");
+        assert_eq!(AethRepr::rnr_nak(0, 1).describe().to_string(), "RNR NAK, 655.36 ms");
         assert_eq!(AethRepr::ack(3, 1).describe().to_string(), "ACK, credits 3");
-        assert_eq!(
-            AethRepr {
-                syndrome: 0x40,
-                msn: 0
-            }
-            .kind(),
-            AethKind::Reserved
-        );
+        assert_eq!(AethRepr { syndrome: 0x40, msn: 0 }.kind(), AethKind::Reserved);
     }
 }

@@ -63,12 +63,7 @@ pub struct AtomicEthRepr {
 impl AtomicEthRepr {
     pub const LEN: usize = 28;
     pub fn parse<T: AsRef<[u8]>>(v: &AtomicEth<T>) -> Self {
-        AtomicEthRepr {
-            va: v.va(),
-            rkey: v.rkey(),
-            swap_add: v.swap_add(),
-            compare: v.compare(),
-        }
+        AtomicEthRepr { va: v.va(), rkey: v.rkey(), swap_add: v.swap_add(), compare: v.compare() }
     }
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, v: &mut AtomicEth<T>) {
         v.set_va(self.va);
@@ -88,15 +83,7 @@ mod tests {
     #[test]
     fn parse_emit_same_bytes() {
         let r = AtomicEthRepr::parse(&AtomicEth::new_checked(&BYTES[..]).unwrap());
-        assert_eq!(
-            r,
-            AtomicEthRepr {
-                va: 0x1008,
-                rkey: 0xdeadbeef,
-                swap_add: 1,
-                compare: 7
-            }
-        );
+        assert_eq!(r, AtomicEthRepr { va: 0x1008, rkey: 0xdeadbeef, swap_add: 1, compare: 7 });
         let mut out = [0u8; 28];
         r.emit(&mut AtomicEth::new_unchecked(&mut out[..]));
         assert_eq!(out, BYTES);

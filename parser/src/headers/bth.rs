@@ -89,11 +89,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Bth<T> {
         set_be_u24(self.buffer.as_mut(), field::DEST_QP, v);
     }
     pub fn set_ackreq(&mut self, ackreq: bool, resv7: u8) {
-        set_u8(
-            self.buffer.as_mut(),
-            field::ACKREQ,
-            (u8::from(ackreq) << 7) | (resv7 & 0x7f),
-        );
+        set_u8(self.buffer.as_mut(), field::ACKREQ, (u8::from(ackreq) << 7) | (resv7 & 0x7f));
     }
     pub fn set_psn(&mut self, v: u32) {
         set_be_u24(self.buffer.as_mut(), field::PSN, v);
@@ -184,9 +180,8 @@ mod tests {
     use super::*;
 
     // BTH of SPEC.md vector V3: an RC ACK with BECN, DestQP 0x11, PSN 5.
-    const BYTES: [u8; 12] = [
-        0x11, 0x00, 0xff, 0xff, 0x40, 0x00, 0x00, 0x11, 0x00, 0x00, 0x00, 0x05,
-    ];
+    const BYTES: [u8; 12] =
+        [0x11, 0x00, 0xff, 0xff, 0x40, 0x00, 0x00, 0x11, 0x00, 0x00, 0x00, 0x05];
 
     #[test]
     fn deconstruct() {

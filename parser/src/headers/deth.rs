@@ -58,11 +58,7 @@ pub struct DethRepr {
 impl DethRepr {
     pub const LEN: usize = 8;
     pub fn parse<T: AsRef<[u8]>>(v: &Deth<T>) -> Self {
-        DethRepr {
-            qkey: v.qkey(),
-            reserved: v.reserved(),
-            src_qp: v.src_qp(),
-        }
+        DethRepr { qkey: v.qkey(), reserved: v.reserved(), src_qp: v.src_qp() }
     }
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, v: &mut Deth<T>) {
         v.set_qkey(self.qkey);
@@ -83,14 +79,7 @@ mod tests {
     #[test]
     fn parse_emit_same_bytes() {
         let r = DethRepr::parse(&Deth::new_checked(&BYTES[..]).unwrap());
-        assert_eq!(
-            r,
-            DethRepr {
-                qkey: GSI_QKEY,
-                reserved: 0,
-                src_qp: 1
-            }
-        );
+        assert_eq!(r, DethRepr { qkey: GSI_QKEY, reserved: 0, src_qp: 1 });
         let mut out = [0u8; 8];
         r.emit(&mut Deth::new_unchecked(&mut out[..]));
         assert_eq!(out, BYTES);

@@ -57,11 +57,7 @@ pub struct FethRepr {
 impl FethRepr {
     pub const LEN: usize = 4;
     pub fn parse<T: AsRef<[u8]>>(v: &Feth<T>) -> Self {
-        FethRepr {
-            reserved: v.reserved(),
-            selectivity: v.selectivity(),
-            placement: v.placement(),
-        }
+        FethRepr { reserved: v.reserved(), selectivity: v.selectivity(), placement: v.placement() }
     }
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, v: &mut Feth<T>) {
         v.set_fields(self.reserved, self.selectivity, self.placement);
@@ -81,14 +77,7 @@ mod tests {
     fn parse_emit_same_bytes() {
         let bytes = [0x00, 0x00, 0x00, 0x12];
         let r = FethRepr::parse(&Feth::new_checked(&bytes[..]).unwrap());
-        assert_eq!(
-            r,
-            FethRepr {
-                reserved: 0,
-                selectivity: 1,
-                placement: 2
-            }
-        );
+        assert_eq!(r, FethRepr { reserved: 0, selectivity: 1, placement: 2 });
         let mut out = [0u8; 4];
         r.emit(&mut Feth::new_unchecked(&mut out[..]));
         assert_eq!(out, bytes);

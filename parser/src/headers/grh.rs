@@ -25,9 +25,7 @@ header_view!(
 );
 
 fn gid(b: &[u8], r: core::ops::Range<usize>) -> [u8; 16] {
-    b.get(r)
-        .and_then(|s| <[u8; 16]>::try_from(s).ok())
-        .unwrap_or([0; 16])
+    b.get(r).and_then(|s| <[u8; 16]>::try_from(s).ok()).unwrap_or([0; 16])
 }
 
 impl<T: AsRef<[u8]>> Grh<T> {
@@ -144,14 +142,7 @@ mod tests {
         bytes[39] = 2;
         let r = GrhRepr::parse(&Grh::new_checked(&bytes[..]).unwrap());
         assert_eq!(
-            (
-                r.ipver,
-                r.tclass,
-                r.flow_label,
-                r.paylen,
-                r.nxthdr,
-                r.hoplmt
-            ),
+            (r.ipver, r.tclass, r.flow_label, r.paylen, r.nxthdr, r.hoplmt),
             (6, 2, 1, 28, 0x1b, 1)
         );
         assert_eq!(r.sgid_addr().segments()[7], 1);

@@ -158,46 +158,22 @@ impl ExtHeaders {
     /// Writes header `h` (its repr, or zeros when absent) to the start of `out`.
     pub(crate) fn emit_one(&self, h: ExtHeader, out: &mut [u8]) {
         match h {
-            ExtHeader::Rdeth => self
-                .rdeth
-                .unwrap_or_default()
-                .emit(&mut Rdeth::new_unchecked(out)),
-            ExtHeader::Deth => self
-                .deth
-                .unwrap_or_default()
-                .emit(&mut Deth::new_unchecked(out)),
-            ExtHeader::Xrceth => self
-                .xrceth
-                .unwrap_or_default()
-                .emit(&mut Xrceth::new_unchecked(out)),
-            ExtHeader::Reth => self
-                .reth
-                .unwrap_or_default()
-                .emit(&mut Reth::new_unchecked(out)),
-            ExtHeader::AtomicEth => self
-                .atomic_eth
-                .unwrap_or_default()
-                .emit(&mut AtomicEth::new_unchecked(out)),
-            ExtHeader::Aeth => self
-                .aeth
-                .unwrap_or_default()
-                .emit(&mut Aeth::new_unchecked(out)),
-            ExtHeader::AtomicAckEth => self
-                .atomic_ack_eth
-                .unwrap_or_default()
-                .emit(&mut AtomicAckEth::new_unchecked(out)),
-            ExtHeader::ImmDt => self
-                .immdt
-                .unwrap_or_default()
-                .emit(&mut ImmDt::new_unchecked(out)),
-            ExtHeader::Ieth => self
-                .ieth
-                .unwrap_or_default()
-                .emit(&mut Ieth::new_unchecked(out)),
-            ExtHeader::Feth => self
-                .feth
-                .unwrap_or_default()
-                .emit(&mut Feth::new_unchecked(out)),
+            ExtHeader::Rdeth => self.rdeth.unwrap_or_default().emit(&mut Rdeth::new_unchecked(out)),
+            ExtHeader::Deth => self.deth.unwrap_or_default().emit(&mut Deth::new_unchecked(out)),
+            ExtHeader::Xrceth => {
+                self.xrceth.unwrap_or_default().emit(&mut Xrceth::new_unchecked(out))
+            }
+            ExtHeader::Reth => self.reth.unwrap_or_default().emit(&mut Reth::new_unchecked(out)),
+            ExtHeader::AtomicEth => {
+                self.atomic_eth.unwrap_or_default().emit(&mut AtomicEth::new_unchecked(out))
+            }
+            ExtHeader::Aeth => self.aeth.unwrap_or_default().emit(&mut Aeth::new_unchecked(out)),
+            ExtHeader::AtomicAckEth => {
+                self.atomic_ack_eth.unwrap_or_default().emit(&mut AtomicAckEth::new_unchecked(out))
+            }
+            ExtHeader::ImmDt => self.immdt.unwrap_or_default().emit(&mut ImmDt::new_unchecked(out)),
+            ExtHeader::Ieth => self.ieth.unwrap_or_default().emit(&mut Ieth::new_unchecked(out)),
+            ExtHeader::Feth => self.feth.unwrap_or_default().emit(&mut Feth::new_unchecked(out)),
         }
     }
 

@@ -47,10 +47,7 @@ pub struct RdethRepr {
 impl RdethRepr {
     pub const LEN: usize = 4;
     pub fn parse<T: AsRef<[u8]>>(v: &Rdeth<T>) -> Self {
-        RdethRepr {
-            reserved: v.reserved(),
-            eecnxt: v.eecnxt(),
-        }
+        RdethRepr { reserved: v.reserved(), eecnxt: v.eecnxt() }
     }
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, v: &mut Rdeth<T>) {
         v.set_reserved(self.reserved);
@@ -69,13 +66,7 @@ mod tests {
     #[test]
     fn parse_emit_same_bytes() {
         let r = RdethRepr::parse(&Rdeth::new_checked(&BYTES[..]).unwrap());
-        assert_eq!(
-            r,
-            RdethRepr {
-                reserved: 0,
-                eecnxt: 0x123456
-            }
-        );
+        assert_eq!(r, RdethRepr { reserved: 0, eecnxt: 0x123456 });
         let mut out = [0u8; 4];
         r.emit(&mut Rdeth::new_unchecked(&mut out[..]));
         assert_eq!(out, BYTES);

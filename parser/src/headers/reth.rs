@@ -55,11 +55,7 @@ pub struct RethRepr {
 impl RethRepr {
     pub const LEN: usize = 16;
     pub fn parse<T: AsRef<[u8]>>(v: &Reth<T>) -> Self {
-        RethRepr {
-            va: v.va(),
-            rkey: v.rkey(),
-            dma_len: v.dma_len(),
-        }
+        RethRepr { va: v.va(), rkey: v.rkey(), dma_len: v.dma_len() }
     }
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, v: &mut Reth<T>) {
         v.set_va(self.va);
@@ -78,14 +74,7 @@ mod tests {
     #[test]
     fn parse_emit_same_bytes() {
         let r = RethRepr::parse(&Reth::new_checked(&BYTES[..]).unwrap());
-        assert_eq!(
-            r,
-            RethRepr {
-                va: 0x7f12_3456_7000,
-                rkey: 0x12345,
-                dma_len: 4096
-            }
-        );
+        assert_eq!(r, RethRepr { va: 0x7f12_3456_7000, rkey: 0x12345, dma_len: 4096 });
         let mut out = [0u8; 16];
         r.emit(&mut Reth::new_unchecked(&mut out[..]));
         assert_eq!(out, BYTES);

@@ -47,10 +47,7 @@ pub struct XrcethRepr {
 impl XrcethRepr {
     pub const LEN: usize = 4;
     pub fn parse<T: AsRef<[u8]>>(v: &Xrceth<T>) -> Self {
-        XrcethRepr {
-            reserved: v.reserved(),
-            xrcsrq: v.xrcsrq(),
-        }
+        XrcethRepr { reserved: v.reserved(), xrcsrq: v.xrcsrq() }
     }
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, v: &mut Xrceth<T>) {
         v.set_reserved(self.reserved);

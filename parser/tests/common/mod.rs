@@ -1,9 +1,4 @@
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::indexing_slicing
-)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 #![allow(dead_code)]
 //! Shared by the integration tests: the SPEC.md vectors and hex decoding.
 
@@ -12,8 +7,5 @@ pub const V2: &str = "e41d2dab2bc27cfe90643b32080045c2003c718c4000401191610a0011
 pub const V3: &str = "ffffffffffff02fc0000000186dd62012345001c1140fe800000000000000000000000000001fe800000000000000000000000000002c35012b7001c4bf11100ffff40000011000000051f0000076afb05a0";
 
 pub fn hex(s: &str) -> Vec<u8> {
-    (0..s.len())
-        .step_by(2)
-        .map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap())
-        .collect()
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
 }
