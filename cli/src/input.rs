@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use roce_parser::{parse_ethernet, parse_ethertype_payload, Config, Packet};
+use roce_parser::{parse_ethernet, parse_ethertype_payload, Config, Packet, Problems};
 
 use crate::capture::{self, CaptureError, Frame, L2Start};
 
@@ -27,6 +27,16 @@ pub fn decode<'a>(frame: Frame<'a>, cfg: &Config) -> Decoded<'a> {
         L2Start::Unsupported(why) => Err(why.to_string()),
     };
     Decoded { frame, packet }
+}
+
+/// Everything wrong with a packet: the parser's problems plus, for a MAD on QP1, the MAD's
+/// own (short MAD, unknown class version, unknown CM attribute).
+pub fn problems(p: &Packet<'_>) -> Problems {
+    let mut all = p.problems;
+    if let Some(Ok(mad)) = p.roce.as_ref().and_then(|r| r.mad()) {
+        all.union(mad.problems);
+    }
+    all
 }
 
 /// How reading ended.

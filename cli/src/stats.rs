@@ -239,7 +239,7 @@ impl Stats {
             self.undecoded += 1;
             return;
         };
-        for pr in p.problems.iter() {
+        for pr in crate::input::problems(p).iter() {
             if let Some(c) = self.problems.get_mut((pr as u32).trailing_zeros() as usize) {
                 *c += 1;
             }

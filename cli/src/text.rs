@@ -104,8 +104,9 @@ pub fn summary_line(d: &Decoded<'_>, t0: u64, line: &mut String) {
         }
     }
     let _ = write!(line, " len {} ICRC {}", r.payload_len, r.icrc_status.as_str());
-    if !p.problems.is_empty() {
-        let _ = write!(line, " ! {}", p.problems);
+    let problems = crate::input::problems(p);
+    if !problems.is_empty() {
+        let _ = write!(line, " ! {problems}");
     }
     if let Some(e) = &p.stop {
         let _ = write!(line, " ! {e}");
@@ -328,7 +329,7 @@ fn roce_tree(p: &Packet<'_>, r: &Roce<'_>, out: &mut impl Write) -> io::Result<(
         (Some(v), s) => writeln!(out, "  ICRC: 0x{v:08x} {}", s.as_str())?,
         (None, s) => writeln!(out, "  ICRC: not captured, {}", s.as_str())?,
     }
-    for pr in p.problems.iter() {
+    for pr in crate::input::problems(p).iter() {
         writeln!(out, "  Problem: {pr}")?;
     }
     Ok(())

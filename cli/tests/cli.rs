@@ -185,3 +185,41 @@ fn damaged_input_exit_codes_and_messages() {
     // A wrong command line.
     assert_eq!(run(&["dissect", "--opcode", "NOT_AN_OPCODE", "x"]).status.code(), Some(2));
 }
+
+#[test]
+fn damaged_mads_are_problems_not_panics() {
+    use roce_inspect::gen::conn::{ud_send, Endpoint};
+    use roce_inspect::gen::Trace;
+    let a = Endpoint::new("10.7.0.1".parse().unwrap(), 1);
+    let b = Endpoint::new("10.7.0.2".parse().unwrap(), 1);
+    let mut good = [0u8; 256];
+    good[0] = 1; // base version
+    good[1] = 0x07; // CM
+    good[2] = 2; // class version
+    good[3] = 0x03; // Send
+    good[17] = 0x10; // REQ
+    let mut t = Trace::new();
+    ud_send(&mut t, &a, &b, 0x8001_0000, 1, &good[..100], None); // 1: short MAD
+    let mut bad_version = good;
+    bad_version[2] = 9;
+    ud_send(&mut t, &a, &b, 0x8001_0000, 2, &bad_version, None); // 2: unknown class version
+    let mut bad_attr = good;
+    bad_attr[17] = 0x77;
+    ud_send(&mut t, &a, &b, 0x8001_0000, 3, &bad_attr, None); // 3: unknown attribute
+    let path = std::env::temp_dir().join(format!("roce-bad-mads-{}.pcap", std::process::id()));
+    t.write_pcap(std::fs::File::create(&path).unwrap()).unwrap();
+    let out = stdout_of(&["dissect", "--format", "jsonl", path.to_str().unwrap()]);
+    let lines: Vec<Value> = out.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let has = |i: usize, what: &str| {
+        lines[i]["roce"]["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p.as_str().unwrap().contains(what))
+    };
+    assert!(has(0, "MAD shorter than its layout"), "{}", lines[0]);
+    assert!(has(1, "unknown base or class version"), "{}", lines[1]);
+    assert!(has(2, "unknown attribute"), "{}", lines[2]);
+    assert_eq!(lines[0]["roce"]["cm"]["class"], "CM");
+    let _ = std::fs::remove_file(&path);
+}

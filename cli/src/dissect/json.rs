@@ -300,7 +300,7 @@ pub fn roce_json<'a>(r: &Roce<'a>, p: &'a Packet<'a>) -> RoceJson<'a> {
                 _ => None,
             },
         },
-        problems: ProblemList { problems: p.problems, stop: p.stop.as_ref() },
+        problems: ProblemList { problems: crate::input::problems(p), stop: p.stop.as_ref() },
     }
 }
 
