@@ -27,8 +27,8 @@ pub mod roce;
 
 pub use icrc::IcrcStatus;
 pub use packet::{
-    parse_ethernet, parse_ethertype_payload, parse_ip, parse_udp_payload, Config, EthernetInfo,
-    IpInfo, Packet, UdpInfo, VlanTag, ROCEV2_UDP_PORT,
+    parse_ethernet, parse_ethernet_into, parse_ethertype_payload, parse_ip, parse_udp_payload,
+    Config, EthernetInfo, IpInfo, Packet, UdpInfo, VlanTag, ROCEV2_UDP_PORT,
 };
 pub use roce::{Roce, RoceVersion};
 pub mod builder;

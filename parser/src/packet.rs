@@ -13,7 +13,7 @@ use etherparse::{
 };
 
 use crate::error::{Error, Layer, Result};
-use crate::headers::{Grh, GrhRepr};
+use crate::headers::{BthRepr, Grh, GrhRepr};
 use crate::icrc::IcrcNetwork;
 use crate::problems::{Problem, Problems};
 use crate::roce::{parse_transport, Framing, Roce, RoceVersion};
@@ -101,8 +101,9 @@ pub struct UdpInfo {
     pub offset: usize,
 }
 
-/// A parsed frame. Every layer present in the frame is `Some`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// A parsed frame. Every layer present in the frame is `Some`. The default is an empty packet
+/// (no bytes, no layer), a slot for [`parse_ethernet_into`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Packet<'a> {
     /// The bytes handed to the parser.
     pub data: &'a [u8],
@@ -138,10 +139,47 @@ impl<'a> Packet<'a> {
 }
 
 /// Parses an Ethernet II frame. Fails only when the Ethernet header itself is incomplete.
+///
+/// A `Packet` is about 500 bytes: returning it costs a copy, a fifth of the parse. Loops
+/// over millions of frames use [`parse_ethernet_into`], which fills one in place.
 pub fn parse_ethernet<'a>(frame: &'a [u8], cfg: &Config) -> Result<Packet<'a>> {
-    let eth = Ethernet2HeaderSlice::from_slice(frame)
-        .map_err(|e| Error::truncated(Layer::Ethernet, 0, e.required_len, e.len))?;
+    let eth = ethernet_header(frame)?;
     let mut p = Packet::new(frame);
+    ethernet_into(&mut p, &eth, cfg);
+    Ok(p)
+}
+
+/// [`parse_ethernet`] in place: `out` is reset to describe `frame` (every layer `None`) and
+/// filled with what the frame holds, without building the packet elsewhere and copying it.
+/// On error `out` is left empty.
+///
+/// ```
+/// # use roce_parser::{parse_ethernet_into, Config, Packet};
+/// # let frames: Vec<Vec<u8>> = Vec::new();
+/// let cfg = Config::default();
+/// for frame in &frames {
+///     let mut p = Packet::default();
+///     if parse_ethernet_into(frame, &cfg, &mut p).is_ok() {
+///         // use p
+///     }
+/// }
+/// ```
+pub fn parse_ethernet_into<'a>(frame: &'a [u8], cfg: &Config, out: &mut Packet<'a>) -> Result<()> {
+    *out = Packet::new(frame);
+    let eth = ethernet_header(frame)?;
+    ethernet_into(out, &eth, cfg);
+    Ok(())
+}
+
+#[inline]
+fn ethernet_header(frame: &[u8]) -> Result<Ethernet2HeaderSlice<'_>> {
+    Ethernet2HeaderSlice::from_slice(frame)
+        .map_err(|e| Error::truncated(Layer::Ethernet, 0, e.required_len, e.len))
+}
+
+#[inline]
+fn ethernet_into(p: &mut Packet<'_>, eth: &Ethernet2HeaderSlice<'_>, cfg: &Config) {
+    let frame = p.data;
     let mut ethertype = eth.ether_type().0;
     let mut off = eth.slice().len();
     let mut tags = 0;
@@ -152,7 +190,7 @@ pub fn parse_ethernet<'a>(frame: &'a [u8], cfg: &Config) -> Result<Packet<'a>> {
             Err(e) => {
                 p.stop = Some(Error::truncated(Layer::Vlan, off, e.required_len, e.len));
                 p.eth = Some(EthernetInfo { dst: eth.destination(), src: eth.source(), ethertype });
-                return Ok(p);
+                return;
             }
         };
         if let Some(slot) = p.vlans.get_mut(tags) {
@@ -173,9 +211,8 @@ pub fn parse_ethernet<'a>(frame: &'a [u8], cfg: &Config) -> Result<Packet<'a>> {
     }
     p.eth = Some(EthernetInfo { dst: eth.destination(), src: eth.source(), ethertype });
     if p.stop.is_none() {
-        parse_network(&mut p, ethertype, off, cfg);
+        parse_network(p, ethertype, off, cfg);
     }
-    Ok(p)
 }
 
 /// Parses what follows an EtherType (for link types such as Linux cooked capture that give
@@ -211,8 +248,13 @@ pub fn parse_udp_payload<'a>(payload: &'a [u8], cfg: &Config) -> Result<(Roce<'a
         claimed_len: payload.len(),
         verify_icrc: cfg.verify,
     };
-    let (roce, _stop) = parse_transport(payload, &f, &mut problems)?;
-    Ok((roce, problems))
+    let mut slot = None;
+    parse_transport(payload, &f, &mut problems, &mut slot)?;
+    match slot {
+        Some(roce) => Ok((roce, problems)),
+        // parse_transport fills the slot whenever it returns Ok.
+        None => Err(Error::truncated(Layer::Bth, 0, BthRepr::LEN, payload.len())),
+    }
 }
 
 fn parse_network<'a>(p: &mut Packet<'a>, ethertype: u16, off: usize, cfg: &Config) {
@@ -350,6 +392,7 @@ impl IpSliceError for err::ipv6::HeaderSliceError {
 }
 
 /// `ip_payload_len` is what the IP header says follows it (after IPv6 extensions).
+#[inline(always)]
 fn parse_udp<'a>(
     p: &mut Packet<'a>,
     off: usize,
@@ -417,14 +460,12 @@ fn parse_rocev1<'a>(p: &mut Packet<'a>, off: usize, cfg: &Config) {
     transport(p, off + GrhRepr::LEN, &f);
 }
 
+#[inline(always)]
 fn transport<'a>(p: &mut Packet<'a>, bth_off: usize, f: &Framing<'a>) {
     let data = p.data;
     let seg = data.get(bth_off..).unwrap_or(&[]);
-    match parse_transport(seg, f, &mut p.problems) {
-        Ok((roce, stop)) => {
-            p.roce = Some(roce);
-            p.stop = stop;
-        }
+    match parse_transport(seg, f, &mut p.problems, &mut p.roce) {
+        Ok(stop) => p.stop = stop,
         Err(e) => {
             p.problems.flag(seg.len() < f.claimed_len, Problem::Truncated);
             p.stop = Some(e);

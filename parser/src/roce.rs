@@ -1,7 +1,7 @@
 //! The RoCE transport part of a packet: BTH, the extended headers the opcode table lists,
 //! payload, pad and ICRC, with the problems found on the way.
 
-use crate::error::Error;
+use crate::error::{Error, Layer};
 use crate::headers::{deth::GSI_QKEY, Bth, BthRepr, ExtHeaders, GrhRepr};
 use crate::icrc::{self, IcrcNetwork, IcrcStatus};
 use crate::opcode::{self, OpcodeInfo, Operation, PayloadRule, Transport};
@@ -98,26 +98,39 @@ pub(crate) struct Framing<'a> {
     pub verify_icrc: bool,
 }
 
-/// Parses the transport part. `seg` holds the captured bytes from the BTH on (possibly more
-/// than `claimed_len`, e.g. Ethernet padding, which is ignored; or fewer, when truncated).
-/// Returns the packet and, when the capture ends inside a header, where it stopped.
+/// Parses the transport part into `slot` (in place: a `Roce` is a few hundred bytes, and
+/// returning it by value cost a copy per frame). `seg` holds the captured bytes from the BTH
+/// on (possibly more than `claimed_len`, e.g. Ethernet padding, which is ignored; or fewer,
+/// when truncated). Returns, when the capture ends inside a header, where it stopped; `Err`
+/// (and `slot` left alone) when even the BTH is incomplete.
+#[inline(always)]
 pub(crate) fn parse_transport<'a>(
     seg: &'a [u8],
     f: &Framing<'a>,
     problems: &mut Problems,
-) -> Result<(Roce<'a>, Option<Error>), Error> {
-    let bth_view = Bth::new_checked(seg).map_err(|e| e.at(f.base))?;
-    let bth = BthRepr::parse(&bth_view);
+    slot: &mut Option<Roce<'a>>,
+) -> Result<Option<Error>, Error> {
+    let Some(bth_bytes) = seg.first_chunk::<{ BthRepr::LEN }>() else {
+        return Err(Error::truncated(Layer::Bth, f.base, BthRepr::LEN, seg.len()));
+    };
+    let bth = BthRepr::parse(&Bth::new_unchecked(bth_bytes));
     let claimed = f.claimed_len;
     let truncated = seg.len() < claimed;
     // Bytes that really belong to the packet and were captured.
     let avail = seg.get(..claimed.min(seg.len())).unwrap_or(seg);
-    problems.flag(truncated, Problem::Truncated);
-    problems.flag(bth.tver != 0, Problem::TverNonZero);
-    problems.flag(bth.resv6 != 0 || bth.resv7 != 0, Problem::ReservedBits);
+    // Problems gather in a register and reach the caller's set once, at the end.
+    let mut found = Problems::NONE;
+    found.flag(truncated, Problem::Truncated);
+    found.flag(bth.tver != 0, Problem::TverNonZero);
+    found.flag(bth.resv6 != 0 || bth.resv7 != 0, Problem::ReservedBits);
 
     let info = opcode::lookup(bth.opcode);
-    let mut roce = Roce {
+    // The ICRC closes every RoCE packet, whatever the opcode.
+    let icrc_at = claimed.checked_sub(ICRC_LEN);
+    let icrc = icrc_at
+        .and_then(|at| seg.get(at..)?.first_chunk::<ICRC_LEN>())
+        .map(|b| u32::from_le_bytes(*b));
+    let roce = slot.insert(Roce {
         version: f.version,
         grh: f.grh,
         bth_offset: f.base,
@@ -128,48 +141,36 @@ pub(crate) fn parse_transport<'a>(
         payload_len: 0,
         pad: &[],
         opaque: &[],
-        icrc: None,
+        icrc,
         icrc_status: IcrcStatus::NotChecked,
-    };
+    });
     let mut stop = None;
-
-    // The ICRC closes every RoCE packet, whatever the opcode.
-    let icrc_at = claimed.checked_sub(ICRC_LEN);
-    if let Some(at) = icrc_at {
-        roce.icrc = seg
-            .get(at..at + ICRC_LEN)
-            .and_then(|s| <[u8; 4]>::try_from(s).ok())
-            .map(u32::from_le_bytes);
-    }
 
     match info {
         None => {
             let p =
                 if bth.opcode >= 0xC0 { Problem::VendorOpcode } else { Problem::ReservedOpcode };
-            problems.insert(p);
+            found.insert(p);
             let end = icrc_at.unwrap_or(0).max(BthRepr::LEN);
             roce.opaque = avail.get(BthRepr::LEN..end.min(avail.len())).unwrap_or(&[]);
         }
         Some(info) => {
             let hl = usize::from(info.header_len);
             let mut at = BthRepr::LEN;
+            let mut reserved = false;
             for &h in info.headers {
-                let Some(bytes) = avail.get(at..at + h.len()) else {
+                let bytes = avail.get(at..).unwrap_or(&[]);
+                let Some(set) = roce.headers.parse_one(h, bytes) else {
                     if claimed < hl + ICRC_LEN {
-                        problems.insert(Problem::ShortForOpcode);
+                        found.insert(Problem::ShortForOpcode);
                     }
-                    stop = Some(Error::truncated(
-                        h.layer(),
-                        f.base + at,
-                        h.len(),
-                        avail.len().saturating_sub(at),
-                    ));
+                    stop = Some(Error::truncated(h.layer(), f.base + at, h.len(), bytes.len()));
                     break;
                 };
-                roce.headers.parse_one(h, bytes);
+                reserved |= set;
                 at += h.len();
             }
-            problems.flag(roce.headers.reserved_bits_set(), Problem::ReservedBits);
+            found.flag(reserved, Problem::ReservedBits);
             let padcnt = usize::from(bth.padcnt);
             match claimed.checked_sub(hl + padcnt + ICRC_LEN) {
                 Some(len) => {
@@ -178,19 +179,19 @@ pub(crate) fn parse_transport<'a>(
                     roce.payload = avail.get(hl.min(end)..end).unwrap_or(&[]);
                     let pad_end = (hl + len + padcnt).min(avail.len());
                     roce.pad = avail.get(end.min(pad_end)..pad_end).unwrap_or(&[]);
-                    problems.flag(roce.pad.iter().any(|&b| b != 0), Problem::PadNonZero);
-                    problems.flag((len + padcnt) % 4 != 0, Problem::PadCntInconsistent);
+                    found.flag(roce.pad.iter().any(|&b| b != 0), Problem::PadNonZero);
+                    found.flag((len + padcnt) % 4 != 0, Problem::PadCntInconsistent);
                 }
                 None => {
                     if claimed >= hl + ICRC_LEN {
                         // Headers fit but PadCnt eats into them.
-                        problems.insert(Problem::PadCntInconsistent);
+                        found.insert(Problem::PadCntInconsistent);
                     } else {
-                        problems.insert(Problem::ShortForOpcode);
+                        found.insert(Problem::ShortForOpcode);
                     }
                 }
             }
-            check_opcode_rules(info, &roce, problems);
+            check_opcode_rules(info, roce, &mut found);
         }
     }
 
@@ -208,9 +209,10 @@ pub(crate) fn parse_transport<'a>(
                 }
             }
         };
-        problems.flag(matches!(roce.icrc_status, IcrcStatus::Bad { .. }), Problem::IcrcBad);
+        found.flag(matches!(roce.icrc_status, IcrcStatus::Bad { .. }), Problem::IcrcBad);
     }
-    Ok((roce, stop))
+    problems.union(found);
+    Ok(stop)
 }
 
 /// Problems the opcode table lets us see on a single packet.

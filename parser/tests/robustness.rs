@@ -88,6 +88,33 @@ fn every_prefix_parses_laxly() {
     }
 }
 
+/// `parse_ethernet_into` gives what `parse_ethernet` gives, on every prefix, with one slot
+/// reused from frame to frame (nothing of the previous frame survives).
+#[test]
+fn in_place_equals_by_value() {
+    let frames = frames();
+    let mut slot = Packet::default();
+    for cfg in [Config::default(), Config { verify: false, ..Config::default() }] {
+        for f in &frames {
+            for n in (0..=f.len()).rev() {
+                let prefix = &f[..n];
+                let r = parse_ethernet_into(prefix, &cfg, &mut slot);
+                match parse_ethernet(prefix, &cfg) {
+                    Ok(p) => {
+                        assert!(r.is_ok(), "prefix {n}");
+                        assert_eq!(slot, p, "prefix {n}");
+                    }
+                    Err(e) => {
+                        assert_eq!(r, Err(e), "prefix {n}");
+                        assert_eq!(slot.roce, None);
+                        assert_eq!(slot.data, prefix);
+                    }
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn truncated_error_names_layer_and_lengths() {
     let f = hex(V3);

@@ -131,28 +131,75 @@ impl ExtHeaders {
         }
     }
 
-    /// Parses header `h` from the start of `bytes` (which must hold `h.len()` bytes) into
-    /// its slot.
-    pub(crate) fn parse_one(&mut self, h: ExtHeader, bytes: &[u8]) {
-        match h {
-            ExtHeader::Rdeth => self.rdeth = Some(RdethRepr::parse(&Rdeth::new_unchecked(bytes))),
-            ExtHeader::Deth => self.deth = Some(DethRepr::parse(&Deth::new_unchecked(bytes))),
+    /// Parses header `h` from the start of `bytes` into its slot. Returns whether its
+    /// reserved bits are set (as [`Self::reserved_bits_set`] judges them), or `None`, the
+    /// slot left empty, when `bytes` is shorter than the header.
+    ///
+    /// Each arm reads a fixed-size array, so the field accessors compile to plain loads.
+    #[inline(always)]
+    pub(crate) fn parse_one(&mut self, h: ExtHeader, bytes: &[u8]) -> Option<bool> {
+        Some(match h {
+            ExtHeader::Rdeth => {
+                let b = bytes.first_chunk::<{ RdethRepr::LEN }>()?;
+                let v = RdethRepr::parse(&Rdeth::new_unchecked(b));
+                self.rdeth = Some(v);
+                v.reserved != 0
+            }
+            ExtHeader::Deth => {
+                let b = bytes.first_chunk::<{ DethRepr::LEN }>()?;
+                let v = DethRepr::parse(&Deth::new_unchecked(b));
+                self.deth = Some(v);
+                v.reserved != 0
+            }
             ExtHeader::Xrceth => {
-                self.xrceth = Some(XrcethRepr::parse(&Xrceth::new_unchecked(bytes)))
+                let b = bytes.first_chunk::<{ XrcethRepr::LEN }>()?;
+                let v = XrcethRepr::parse(&Xrceth::new_unchecked(b));
+                self.xrceth = Some(v);
+                v.reserved != 0
             }
-            ExtHeader::Reth => self.reth = Some(RethRepr::parse(&Reth::new_unchecked(bytes))),
+            ExtHeader::Reth => {
+                let b = bytes.first_chunk::<{ RethRepr::LEN }>()?;
+                let v = RethRepr::parse(&Reth::new_unchecked(b));
+                self.reth = Some(v);
+                false
+            }
             ExtHeader::AtomicEth => {
-                self.atomic_eth = Some(AtomicEthRepr::parse(&AtomicEth::new_unchecked(bytes)))
+                let b = bytes.first_chunk::<{ AtomicEthRepr::LEN }>()?;
+                let v = AtomicEthRepr::parse(&AtomicEth::new_unchecked(b));
+                self.atomic_eth = Some(v);
+                false
             }
-            ExtHeader::Aeth => self.aeth = Some(AethRepr::parse(&Aeth::new_unchecked(bytes))),
+            ExtHeader::Aeth => {
+                let b = bytes.first_chunk::<{ AethRepr::LEN }>()?;
+                let v = AethRepr::parse(&Aeth::new_unchecked(b));
+                self.aeth = Some(v);
+                v.reserved_bit()
+            }
             ExtHeader::AtomicAckEth => {
-                self.atomic_ack_eth =
-                    Some(AtomicAckEthRepr::parse(&AtomicAckEth::new_unchecked(bytes)))
+                let b = bytes.first_chunk::<{ AtomicAckEthRepr::LEN }>()?;
+                let v = AtomicAckEthRepr::parse(&AtomicAckEth::new_unchecked(b));
+                self.atomic_ack_eth = Some(v);
+                false
             }
-            ExtHeader::ImmDt => self.immdt = Some(ImmDtRepr::parse(&ImmDt::new_unchecked(bytes))),
-            ExtHeader::Ieth => self.ieth = Some(IethRepr::parse(&Ieth::new_unchecked(bytes))),
-            ExtHeader::Feth => self.feth = Some(FethRepr::parse(&Feth::new_unchecked(bytes))),
-        }
+            ExtHeader::ImmDt => {
+                let b = bytes.first_chunk::<{ ImmDtRepr::LEN }>()?;
+                let v = ImmDtRepr::parse(&ImmDt::new_unchecked(b));
+                self.immdt = Some(v);
+                false
+            }
+            ExtHeader::Ieth => {
+                let b = bytes.first_chunk::<{ IethRepr::LEN }>()?;
+                let v = IethRepr::parse(&Ieth::new_unchecked(b));
+                self.ieth = Some(v);
+                false
+            }
+            ExtHeader::Feth => {
+                let b = bytes.first_chunk::<{ FethRepr::LEN }>()?;
+                let v = FethRepr::parse(&Feth::new_unchecked(b));
+                self.feth = Some(v);
+                v.reserved != 0
+            }
+        })
     }
 
     /// Writes header `h` (its repr, or zeros when absent) to the start of `out`.
