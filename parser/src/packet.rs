@@ -244,6 +244,7 @@ pub fn parse_udp_payload<'a>(payload: &'a [u8], cfg: &Config) -> Result<(Roce<'a
         version: RoceVersion::V2,
         grh: None,
         icrc_net: None,
+        icrc_span: None,
         base: 0,
         claimed_len: payload.len(),
         verify_icrc: cfg.verify,
@@ -311,7 +312,8 @@ fn parse_ipv4<'a>(p: &mut Packet<'a>, off: usize, cfg: &Config) {
     }
     if ip.protocol() == IpNumber::UDP {
         let net = IcrcNetwork::Ipv4(ip.slice());
-        parse_udp(p, off + hlen, total - hlen, net, cfg);
+        // IP header, UDP header and BTH lie back to back from `off`.
+        parse_udp(p, off + hlen, total - hlen, net, data.get(off..), cfg);
     }
 }
 
@@ -357,7 +359,9 @@ fn parse_ipv6<'a>(p: &mut Packet<'a>, off: usize, cfg: &Config) {
     }
     if next == IpNumber::UDP {
         let net = IcrcNetwork::Ipv6(ip.slice());
-        parse_udp(p, off + 40 + ext_len, payload_len.saturating_sub(ext_len), net, cfg);
+        // The ICRC skips extension headers: with them, the headers it covers are apart.
+        let span = if ext_len == 0 { data.get(off..) } else { None };
+        parse_udp(p, off + 40 + ext_len, payload_len.saturating_sub(ext_len), net, span, cfg);
     }
 }
 
@@ -398,6 +402,7 @@ fn parse_udp<'a>(
     off: usize,
     ip_payload_len: usize,
     net: IcrcNetwork<'a>,
+    span: Option<&'a [u8]>,
     cfg: &Config,
 ) {
     let data = p.data;
@@ -429,6 +434,7 @@ fn parse_udp<'a>(
         version: RoceVersion::V2,
         grh: None,
         icrc_net: Some((net, udp.slice())),
+        icrc_span: span,
         base: off + 8,
         claimed_len: usize::from(len) - 8,
         verify_icrc: cfg.verify,
@@ -453,6 +459,7 @@ fn parse_rocev1<'a>(p: &mut Packet<'a>, off: usize, cfg: &Config) {
         version: RoceVersion::V1,
         grh: Some(grh),
         icrc_net: Some((IcrcNetwork::Grh(grh_bytes), &[])),
+        icrc_span: Some(rest),
         base: off + GrhRepr::LEN,
         claimed_len: usize::from(grh.paylen),
         verify_icrc: cfg.verify,

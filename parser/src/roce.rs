@@ -91,6 +91,9 @@ pub(crate) struct Framing<'a> {
     pub grh: Option<GrhRepr>,
     /// Network header and UDP header to cover; `None` when they are not known.
     pub icrc_net: Option<(IcrcNetwork<'a>, &'a [u8])>,
+    /// When the network header, UDP header and transport lie back to back in the input: the
+    /// input from the network header on, for the one-pass ICRC (`icrc::compute_span`).
+    pub icrc_span: Option<&'a [u8]>,
     /// Offset of the BTH in the input (for error offsets).
     pub base: usize,
     /// Length of the transport part (BTH .. ICRC inclusive) as the lengths announce it.
@@ -201,7 +204,11 @@ pub(crate) fn parse_transport<'a>(
             _ if truncated => IcrcStatus::Unverifiable,
             (None, Some(_)) => IcrcStatus::NotChecked,
             (Some((net, udp)), Some(at)) => {
-                let computed = icrc::compute(net, udp, avail.get(..at).unwrap_or(&[]));
+                let before_bth = net.header().len() + udp.len();
+                let computed = match f.icrc_span.and_then(|s| s.get(..before_bth + at)) {
+                    Some(span) => icrc::compute_span(net, span),
+                    None => icrc::compute(net, udp, avail.get(..at).unwrap_or(&[])),
+                };
                 if Some(computed) == roce.icrc {
                     IcrcStatus::Ok
                 } else {
