@@ -7,7 +7,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use roce_parser::{parse_ethernet, parse_ethertype_payload, Config, Packet, Problems};
+use roce_parser::{parse_ethernet_into, parse_ethertype_payload, Config, Packet, Problems};
 
 use crate::capture::{self, CaptureError, Frame, L2Start};
 
@@ -21,12 +21,27 @@ pub struct Decoded<'a> {
 
 /// Decodes one frame with the parser, starting where its link type says.
 pub fn decode<'a>(frame: Frame<'a>, cfg: &Config) -> Decoded<'a> {
-    let packet = match frame.l2() {
-        L2Start::Ethernet(bytes) => parse_ethernet(bytes, cfg).map_err(|e| e.to_string()),
-        L2Start::Network { ethertype, data } => Ok(parse_ethertype_payload(ethertype, data, cfg)),
-        L2Start::Unsupported(why) => Err(why.to_string()),
-    };
-    Decoded { frame, packet }
+    let mut d = Decoded { frame, packet: Ok(Packet::default()) };
+    decode_into(&mut d, cfg);
+    d
+}
+
+/// `decode` in place: the packet is parsed straight into `d.packet` (a `Packet` is about
+/// 500 bytes; building it elsewhere and moving it here cost a copy per frame).
+fn decode_into(d: &mut Decoded<'_>, cfg: &Config) {
+    match d.frame.l2() {
+        L2Start::Ethernet(bytes) => {
+            if let Ok(p) = &mut d.packet {
+                if let Err(e) = parse_ethernet_into(bytes, cfg, p) {
+                    d.packet = Err(e.to_string());
+                }
+            }
+        }
+        L2Start::Network { ethertype, data } => {
+            d.packet = Ok(parse_ethertype_payload(ethertype, data, cfg))
+        }
+        L2Start::Unsupported(why) => d.packet = Err(why.to_string()),
+    }
 }
 
 /// Everything wrong with a packet: the parser's problems plus, for a MAD on QP1, the MAD's
@@ -73,7 +88,9 @@ pub fn for_each_frame(
         match next {
             Ok(frame) => {
                 summary.frames += 1;
-                f(&decode(frame, cfg));
+                let mut d = Decoded { frame, packet: Ok(Packet::default()) };
+                decode_into(&mut d, cfg);
+                f(&d);
             }
             Err(e) => {
                 if e.nothing_read() && e.is_fatal() {
