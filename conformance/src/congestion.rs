@@ -2,7 +2,7 @@
 //! QP that sent the marked data, within a window before or after the mark (NICs rate-limit
 //! CNPs per QP, so one CNP covers a burst), and CNPs go to QPs that sent CE-marked data.
 
-use std::collections::HashMap;
+use crate::hash::FastHashMap;
 use std::net::IpAddr;
 
 use crate::finding::{ConnId, Sink};
@@ -24,13 +24,13 @@ type Hosts = (IpAddr, IpAddr);
 
 #[derive(Debug, Default)]
 pub struct Congestion {
-    waiting: HashMap<Hosts, Vec<Waiting>>,
+    waiting: FastHashMap<Hosts, Vec<Waiting>>,
     /// Last CNP sent by the receiver to a sender QP: (receiver, sender, QP) -> time.
-    last_cnp: HashMap<(IpAddr, IpAddr, u32), u64>,
+    last_cnp: FastHashMap<(IpAddr, IpAddr, u32), u64>,
     /// Last CNP from the receiver to any QP of the sender.
-    last_cnp_any: HashMap<Hosts, u64>,
+    last_cnp_any: FastHashMap<Hosts, u64>,
     /// Sender QPs that sent CE-marked data to the receiver.
-    senders: HashMap<Hosts, Vec<Option<u32>>>,
+    senders: FastHashMap<Hosts, Vec<Option<u32>>>,
 }
 
 /// Bursts tracked per host pair, and host pairs / QPs remembered, before older state is dropped.

@@ -29,6 +29,7 @@
 
 mod congestion;
 pub mod finding;
+pub mod hash;
 mod packet_rules;
 pub mod psn;
 pub mod requester;
@@ -47,6 +48,7 @@ use serde::Serialize;
 use congestion::Congestion;
 use finding::Sink;
 pub use finding::{ConnId, Finding};
+use hash::FastHashMap;
 use requester::{Ctx, Requester};
 use responder::Responder;
 pub use rules::{Rule, RuleSet, Severity};
@@ -243,12 +245,12 @@ pub struct Report {
 pub struct Checker {
     opts: Options,
     sink: Sink,
-    flows: HashMap<FlowKey, Flow>,
+    flows: FastHashMap<FlowKey, Flow>,
     /// (requester src, requester dst, PSN) -> the unpaired flow that sent it.
-    pairing: HashMap<(IpAddr, IpAddr, u32), FlowKey>,
+    pairing: FastHashMap<(IpAddr, IpAddr, u32), FlowKey>,
     lru: VecDeque<(FlowKey, u64)>,
     stamp: u64,
-    cm_pending: HashMap<u32, PendingReq>,
+    cm_pending: FastHashMap<u32, PendingReq>,
     cm_order: VecDeque<u32>,
     evicted: u64,
     frames: u64,
@@ -264,11 +266,11 @@ impl Checker {
         Checker {
             opts,
             sink,
-            flows: HashMap::new(),
-            pairing: HashMap::new(),
+            flows: FastHashMap::default(),
+            pairing: FastHashMap::default(),
             lru: VecDeque::new(),
             stamp: 0,
-            cm_pending: HashMap::new(),
+            cm_pending: FastHashMap::default(),
             cm_order: VecDeque::new(),
             evicted: 0,
             frames: 0,
