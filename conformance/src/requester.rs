@@ -8,9 +8,10 @@
 //! request it acknowledges turns up (CAP-REORDER), and a responder fault if requests keep
 //! coming below it after the reorder window (RSP-ACK-RANGE).
 
-use std::collections::hash_map::DefaultHasher;
 use std::collections::VecDeque;
-use std::hash::{Hash, Hasher};
+use std::hash::{BuildHasher, Hash, Hasher};
+
+use crate::hash::FastState;
 
 use roce_parser::headers::aeth::rnr_timer_us;
 use roce_parser::headers::{AethKind, NakCode};
@@ -132,10 +133,13 @@ pub struct Ctx<'o> {
     pub opts: &'o Options,
 }
 
+/// What a retransmission must repeat: the extended headers and the payload. The payload goes
+/// through crc32fast (SIMD, ~10 GB/s); SipHash over it was 13% of `check`'s time.
 fn digest(r: &Roce<'_>) -> u64 {
-    let mut h = DefaultHasher::new();
+    let mut h = FastState::default().build_hasher();
     r.headers.hash(&mut h);
-    r.payload.hash(&mut h);
+    h.write_usize(r.payload.len());
+    h.write_u32(crc32fast::hash(r.payload));
     h.finish()
 }
 
