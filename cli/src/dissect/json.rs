@@ -234,8 +234,18 @@ impl<T: fmt::Display> Serialize for Displayed<T> {
     }
 }
 
+/// "aa:bb:cc:dd:ee:ff", formatted on the stack and written as one string: through
+/// `collect_str` and `{:02x}` it was 17 escaped fragments and ~15% of `dissect --format jsonl`.
 fn mac<S: Serializer>(m: &[u8; 6], s: S) -> Result<S::Ok, S::Error> {
-    s.collect_str(&crate::text::Mac(*m))
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut out = [b':'; 17];
+    for (chunk, b) in out.chunks_mut(3).zip(m) {
+        if let [hi, lo, ..] = chunk {
+            *hi = HEX[usize::from(b >> 4)];
+            *lo = HEX[usize::from(b & 0xf)];
+        }
+    }
+    s.serialize_str(std::str::from_utf8(&out).unwrap_or_default())
 }
 
 impl AethJson {
