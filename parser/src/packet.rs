@@ -331,8 +331,15 @@ fn parse_ipv6<'a>(p: &mut Packet<'a>, off: usize, cfg: &Config) {
     let after = rest.get(40..).unwrap_or(&[]);
     // Extensions are walked within what the payload length allows and the frame holds.
     let ext_area = after.get(..payload_len.min(after.len())).unwrap_or(after);
-    let (exts, next, _, ext_err) = Ipv6ExtensionsSlice::from_slice_lax(ip.next_header(), ext_area);
-    let ext_len = exts.slice().len();
+    // UDP right after the fixed header (the RoCE case) has no extension to walk: skip
+    // etherparse's walker, an out-of-line call per IPv6 frame.
+    let (exts, next, ext_err) = if ip.next_header() == IpNumber::UDP {
+        (None, IpNumber::UDP, None)
+    } else {
+        let (exts, next, _, err) = Ipv6ExtensionsSlice::from_slice_lax(ip.next_header(), ext_area);
+        (Some(exts), next, err)
+    };
+    let ext_len = exts.as_ref().map_or(0, |e| e.slice().len());
     p.ip = Some(IpInfo {
         version: 6,
         src: IpAddr::V6(Ipv6Addr::from(ip.source())),
@@ -353,7 +360,7 @@ fn parse_ipv6<'a>(p: &mut Packet<'a>, off: usize, cfg: &Config) {
         p.stop = Some(Error::malformed(Layer::Ipv6Extensions, off + 40, "extension headers"));
         return;
     }
-    if exts.is_fragmenting_payload() {
+    if exts.is_some_and(|e| e.is_fragmenting_payload()) {
         p.problems.insert(Problem::IpFragment);
         return;
     }

@@ -223,6 +223,7 @@ pub(crate) fn parse_transport<'a>(
 }
 
 /// Problems the opcode table lets us see on a single packet.
+#[inline]
 fn check_opcode_rules(info: &OpcodeInfo, roce: &Roce<'_>, problems: &mut Problems) {
     let len = roce.payload_len;
     match info.payload {
