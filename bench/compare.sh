@@ -52,7 +52,7 @@ measure() {
   user=$(awk -F': ' '/User time/ {print $2}' "$log")
   sys=$(awk -F': ' '/System time/ {print $2}' "$log")
   rss=$(awk -F': ' '/Maximum resident set size/ {print $2}' "$log")
-  echo "$name $wall $(echo "$user + $sys" | bc -l) $rss" >> "$out/times.txt"
+  echo "$name $wall $(awk -v u="$user" -v s="$sys" 'BEGIN {print u + s}') $rss" >> "$out/times.txt"
 }
 
 # best NAME RUNS CMD...: measure RUNS times, keep the fastest wall clock.
@@ -109,12 +109,12 @@ awk -v sizes="$sizes" -v json_max="$json_max" '
     printf "\nratios (tshark time / roce-inspect time; targets in DESIGN.md):\n"
     for (i = 1; i <= n; i++) {
       s = sz[i]; e = (s in est) ? ", tshark -T json extrapolated" : ""
-      printf "  %d frames: stats %.0fx (>= 50x), check %.0fx (>= 30x) vs tshark -T fields; dissect --format jsonl %.0fx (>= 100x) vs tshark -T json  [wall clock%s]\n", \
-        s, wall["tshark-fields", s] / wall["stats", s], wall["tshark-fields", s] / wall["check", s], \
-        wall["tshark-json", s] / wall["jsonl", s], e
-      printf "  %d frames: stats %.0fx, check %.0fx, dissect --format jsonl %.0fx  [CPU time%s]\n", \
-        s, cpu["tshark-fields", s] / cpu["stats", s], cpu["tshark-fields", s] / cpu["check", s], \
-        cpu["tshark-json", s] / cpu["jsonl", s], e
+      jw = (("tshark-json", s) in wall) ? sprintf("%.0fx", wall["tshark-json", s] / wall["jsonl", s]) : "n/a"
+      jc = (("tshark-json", s) in wall) ? sprintf("%.0fx", cpu["tshark-json", s] / cpu["jsonl", s]) : "n/a"
+      printf "  %d frames: stats %.0fx (>= 50x), check %.0fx (>= 30x) vs tshark -T fields; dissect --format jsonl %s (>= 100x) vs tshark -T json  [wall clock%s]\n", \
+        s, wall["tshark-fields", s] / wall["stats", s], wall["tshark-fields", s] / wall["check", s], jw, e
+      printf "  %d frames: stats %.0fx, check %.0fx, dissect --format jsonl %s  [CPU time%s]\n", \
+        s, cpu["tshark-fields", s] / cpu["stats", s], cpu["tshark-fields", s] / cpu["check", s], jc, e
     }
     if (n >= 2) printf "  check peak RSS: %.1f MB at %d frames, %.1f MB at %d frames: %.2fx (<= 1.5x)\n", \
       rss["check", sz[1]] / 1024, sz[1], rss["check", sz[n]] / 1024, sz[n], rss["check", sz[n]] / rss["check", sz[1]]
