@@ -19,9 +19,9 @@ use roce_conformance::hash::FastHashMap;
 use crate::input::{for_each_frame, InputError};
 
 /// PSN arithmetic modulo 2^24: is `a` strictly before `b`?
+/// (The checker's PSN arithmetic, one implementation for the whole project.)
 pub fn psn_before(a: u32, b: u32) -> bool {
-    let d = b.wrapping_sub(a) & 0x00ff_ffff;
-    d != 0 && d < 0x0080_0000
+    roce_conformance::psn::before(a, b)
 }
 
 /// One direction of traffic to one QP: source and destination address and DestQP.
