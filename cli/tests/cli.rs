@@ -223,3 +223,28 @@ fn damaged_mads_are_problems_not_panics() {
     assert_eq!(lines[0]["roce"]["cm"]["class"], "CM");
     let _ = std::fs::remove_file(&path);
 }
+
+/// The JSON contract, byte for byte: `dissect --format jsonl` on the sample (CM, every
+/// extended header the sample holds, VLAN-free IPv4 and IPv6, a NAK, a CNP, problems) equals
+/// the reviewed golden file, and `--format json` holds the same objects.
+#[test]
+fn dissect_json_matches_its_golden_file() {
+    let root = root();
+    let sample = root.join("pcaps/sample.pcap");
+    let got = stdout_of(&["dissect", "--format", "jsonl", sample.to_str().unwrap()]);
+    let golden = std::fs::read_to_string(root.join("pcaps/sample.dissect.jsonl")).unwrap();
+    assert_eq!(
+        got, golden,
+        "dissect JSON changed: review and regenerate pcaps/sample.dissect.jsonl"
+    );
+
+    let array: Value = serde_json::from_str(&stdout_of(&[
+        "dissect",
+        "--format",
+        "json",
+        sample.to_str().unwrap(),
+    ]))
+    .unwrap();
+    let lines: Vec<Value> = golden.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(array.as_array().unwrap(), &lines);
+}

@@ -1,351 +1,354 @@
-//! The JSON contract of `dissect --format json|jsonl` (DESIGN.md): borrowed structs
-//! serialized straight to the output, no value tree per frame.
+//! The JSON contract of `dissect --format json|jsonl` (DESIGN.md), written by hand: one
+//! function per object below, keys in contract order, straight into a reusable buffer. With
+//! serde_json (derived structs) 60% of `dissect --format jsonl` went to escaping the
+//! constant keys byte by byte and to ~200 small writes per frame (BENCHMARKS.md); here keys
+//! are literals, integers go through itoa and only strings that come from data are escaped.
+//! The CM object, rare and wide, is still serialized by serde (`crate::cm_json`).
 
-use std::fmt;
+use std::io::Write;
 use std::net::IpAddr;
 
 use roce_parser::headers::AethRepr;
-use roce_parser::{IcrcStatus, Packet, Problems, Roce, VlanTag};
-use serde::ser::{SerializeSeq, Serializer};
-use serde::Serialize;
+use roce_parser::{IcrcStatus, Packet, Roce};
 
 use crate::input::Decoded;
 
-#[derive(Serialize)]
-pub struct FrameJson<'a> {
-    pub frame: u64,
-    /// Nanoseconds since the epoch.
-    pub ts: u64,
-    pub caplen: u32,
-    pub len: u32,
-    pub eth: Option<EthJson>,
-    #[serde(skip_serializing_if = "Vlans::is_empty")]
-    pub vlan: Vlans,
-    pub ip: Option<IpJson>,
-    pub udp: Option<UdpJson>,
-    pub roce: Option<RoceJson<'a>>,
-    /// Why the frame could not be decoded at all (unsupported link type, too short).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub error: Option<&'a str>,
+/// A JSON object being written: commas between members, `close` writes the brace.
+struct Obj<'o> {
+    out: &'o mut Vec<u8>,
+    empty: bool,
 }
 
-#[derive(Serialize)]
-pub struct EthJson {
-    #[serde(serialize_with = "mac")]
-    pub src: [u8; 6],
-    #[serde(serialize_with = "mac")]
-    pub dst: [u8; 6],
-    pub ethertype: u16,
-}
+impl<'o> Obj<'o> {
+    #[inline(always)]
+    fn open(out: &'o mut Vec<u8>) -> Self {
+        out.push(b'{');
+        Obj { out, empty: true }
+    }
 
-pub struct Vlans([Option<VlanTag>; 2]);
+    /// Writes `"key":`; `key` is a literal of the contract (nothing to escape).
+    #[inline(always)]
+    fn key(&mut self, key: &str) -> &mut Vec<u8> {
+        if !self.empty {
+            self.out.push(b',');
+        }
+        self.empty = false;
+        self.out.push(b'"');
+        self.out.extend_from_slice(key.as_bytes());
+        self.out.extend_from_slice(b"\":");
+        self.out
+    }
 
-impl Vlans {
-    fn is_empty(&self) -> bool {
-        self.0.iter().all(Option::is_none)
+    #[inline(always)]
+    fn int(&mut self, key: &str, v: impl itoa::Integer) -> &mut Self {
+        let mut buf = itoa::Buffer::new();
+        let s = buf.format(v);
+        self.key(key).extend_from_slice(s.as_bytes());
+        self
+    }
+
+    #[inline(always)]
+    fn opt_int(&mut self, key: &str, v: Option<impl itoa::Integer>) -> &mut Self {
+        match v {
+            Some(v) => self.int(key, v),
+            None => {
+                self.key(key).extend_from_slice(b"null");
+                self
+            }
+        }
+    }
+
+    #[inline(always)]
+    fn bool(&mut self, key: &str, v: bool) -> &mut Self {
+        self.key(key).extend_from_slice(if v { b"true" } else { b"false" });
+        self
+    }
+
+    #[inline(always)]
+    fn str(&mut self, key: &str, v: &str) -> &mut Self {
+        string(self.key(key), v);
+        self
+    }
+
+    #[inline(always)]
+    fn ip(&mut self, key: &str, v: IpAddr) -> &mut Self {
+        let out = self.key(key);
+        out.push(b'"');
+        match v {
+            // Dotted quad by hand: through `Display` it was a fifth of `dissect`'s time.
+            IpAddr::V4(a) => {
+                let mut buf = itoa::Buffer::new();
+                for (i, octet) in a.octets().into_iter().enumerate() {
+                    if i > 0 {
+                        out.push(b'.');
+                    }
+                    out.extend_from_slice(buf.format(octet).as_bytes());
+                }
+            }
+            // Writing into a Vec cannot fail.
+            IpAddr::V6(a) => {
+                let _ = write!(out, "{a}");
+            }
+        }
+        out.push(b'"');
+        self
+    }
+
+    /// A member whose value `f` writes (an object, an array, null).
+    #[inline(always)]
+    fn with(&mut self, key: &str, f: impl FnOnce(&mut Vec<u8>)) -> &mut Self {
+        f(self.key(key));
+        self
+    }
+
+    #[inline(always)]
+    fn close(&mut self) {
+        self.out.push(b'}');
     }
 }
 
-impl Serialize for Vlans {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        #[derive(Serialize)]
-        struct Tag {
-            tpid: u16,
-            pcp: u8,
-            dei: bool,
-            vid: u16,
+/// A JSON string, escaped as serde_json escapes (quote, backslash, control characters).
+fn string(out: &mut Vec<u8>, s: &str) {
+    out.push(b'"');
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let esc: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x08 => b"\\b",
+            0x0c => b"\\f",
+            0..=0x1f => b"",
+            _ => continue,
+        };
+        out.extend_from_slice(bytes.get(start..i).unwrap_or_default());
+        if esc.is_empty() {
+            const HEX: &[u8; 16] = b"0123456789abcdef";
+            out.extend_from_slice(b"\\u00");
+            out.push(HEX[usize::from(b >> 4)]);
+            out.push(HEX[usize::from(b & 0xf)]);
+        } else {
+            out.extend_from_slice(esc);
         }
-        let mut seq = s.serialize_seq(None)?;
-        for t in self.0.iter().flatten() {
-            seq.serialize_element(&Tag { tpid: t.tpid, pcp: t.pcp, dei: t.dei, vid: t.vid })?;
-        }
-        seq.end()
+        start = i + 1;
     }
+    out.extend_from_slice(bytes.get(start..).unwrap_or_default());
+    out.push(b'"');
 }
 
-#[derive(Serialize)]
-pub struct IpJson {
-    pub version: u8,
-    pub src: IpAddr,
-    pub dst: IpAddr,
-    pub dscp: u8,
-    pub ecn: u8,
-    pub ttl: u8,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub flow_label: Option<u32>,
-    pub protocol: u8,
-}
-
-#[derive(Serialize)]
-pub struct UdpJson {
-    pub sport: u16,
-    pub dport: u16,
-    pub len: u16,
-}
-
-#[derive(Serialize)]
-pub struct RoceJson<'a> {
-    pub version: u8,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub grh: Option<GrhJson>,
-    pub bth: BthJson,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub rdeth: Option<RdethJson>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub deth: Option<DethJson>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub xrceth: Option<XrcethJson>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reth: Option<RethJson>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub atomiceth: Option<AtomicEthJson>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub aeth: Option<AethJson>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub atomicacketh: Option<AtomicAckEthJson>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub immdt: Option<ImmDtJson>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub ieth: Option<IethJson>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub feth: Option<FethJson>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub cm: Option<crate::cm_json::CmJson>,
-    pub payload_len: usize,
-    pub icrc: IcrcJson,
-    pub problems: ProblemList<'a>,
-}
-
-#[derive(Serialize)]
-pub struct GrhJson {
-    pub ipver: u8,
-    pub tclass: u8,
-    pub flow_label: u32,
-    pub paylen: u16,
-    pub nxthdr: u8,
-    pub hoplmt: u8,
-    pub sgid: IpAddr,
-    pub dgid: IpAddr,
-}
-
-#[derive(Serialize)]
-pub struct BthJson {
-    pub opcode: u8,
-    pub opcode_name: &'static str,
-    pub se: bool,
-    pub m: bool,
-    pub padcnt: u8,
-    pub tver: u8,
-    pub pkey: u16,
-    pub fecn: bool,
-    pub becn: bool,
-    pub dqpn: u32,
-    pub ackreq: bool,
-    pub psn: u32,
-    /// Reserved bits after FECN/BECN (byte 4) and after AckReq (byte 8).
-    pub resv6: u8,
-    pub resv7: u8,
-}
-
-#[derive(Serialize)]
-pub struct RdethJson {
-    pub eecnxt: u32,
-}
-#[derive(Serialize)]
-pub struct DethJson {
-    pub qkey: u32,
-    pub srcqp: u32,
-}
-#[derive(Serialize)]
-pub struct XrcethJson {
-    pub xrcsrq: u32,
-}
-#[derive(Serialize)]
-pub struct RethJson {
-    pub va: u64,
-    pub rkey: u32,
-    pub dmalen: u32,
-}
-#[derive(Serialize)]
-pub struct AtomicEthJson {
-    pub va: u64,
-    pub rkey: u32,
-    pub swap_add: u64,
-    pub compare: u64,
-}
-#[derive(Serialize)]
-pub struct AethJson {
-    pub syndrome: u8,
-    pub kind: &'static str,
-    pub value: u8,
-    pub msn: u32,
-}
-#[derive(Serialize)]
-pub struct AtomicAckEthJson {
-    pub orig: u64,
-}
-#[derive(Serialize)]
-pub struct ImmDtJson {
-    pub data: u32,
-}
-#[derive(Serialize)]
-pub struct IethJson {
-    pub rkey: u32,
-}
-#[derive(Serialize)]
-pub struct FethJson {
-    pub selectivity: u8,
-    pub placement: u8,
-}
-
-#[derive(Serialize)]
-pub struct IcrcJson {
-    /// As stored: the little-endian u32 of the last four bytes.
-    pub value: Option<u32>,
-    pub status: &'static str,
-    /// The correct value when the stored one is bad.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub expected: Option<u32>,
-}
-
-/// The frame's problems as strings, plus where parsing stopped, if it did.
-pub struct ProblemList<'a> {
-    pub problems: Problems,
-    pub stop: Option<&'a roce_parser::Error>,
-}
-
-impl Serialize for ProblemList<'_> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        let mut seq = s.serialize_seq(None)?;
-        for p in self.problems.iter() {
-            seq.serialize_element(p.message())?;
-        }
-        if let Some(e) = self.stop {
-            seq.serialize_element(&Displayed(e))?;
-        }
-        seq.end()
-    }
-}
-
-struct Displayed<T>(T);
-impl<T: fmt::Display> Serialize for Displayed<T> {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(&self.0)
-    }
-}
-
-/// "aa:bb:cc:dd:ee:ff", formatted on the stack and written as one string: through
-/// `collect_str` and `{:02x}` it was 17 escaped fragments and ~15% of `dissect --format jsonl`.
-fn mac<S: Serializer>(m: &[u8; 6], s: S) -> Result<S::Ok, S::Error> {
+/// "aa:bb:cc:dd:ee:ff".
+fn mac(out: &mut Vec<u8>, m: &[u8; 6]) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut out = [b':'; 17];
-    for (chunk, b) in out.chunks_mut(3).zip(m) {
-        if let [hi, lo, ..] = chunk {
-            *hi = HEX[usize::from(b >> 4)];
-            *lo = HEX[usize::from(b & 0xf)];
+    out.push(b'"');
+    for (i, b) in m.iter().enumerate() {
+        if i > 0 {
+            out.push(b':');
         }
+        out.push(HEX[usize::from(b >> 4)]);
+        out.push(HEX[usize::from(b & 0xf)]);
     }
-    s.serialize_str(std::str::from_utf8(&out).unwrap_or_default())
+    out.push(b'"');
 }
 
-impl AethJson {
-    fn new(a: &AethRepr) -> Self {
-        AethJson { syndrome: a.syndrome, kind: a.kind().as_str(), value: a.value(), msn: a.msn }
+/// Appends one frame object (no newline) to `out`.
+pub fn write_frame(out: &mut Vec<u8>, d: &Decoded<'_>) {
+    let f = &d.frame;
+    let mut o = Obj::open(out);
+    o.int("frame", f.number).int("ts", f.ts_ns).int("caplen", f.caplen).int("len", f.len);
+    let p = d.packet.as_ref().ok();
+    o.with("eth", |out| match p.and_then(|p| p.eth) {
+        Some(e) => {
+            let mut e_o = Obj::open(out);
+            e_o.with("src", |out| mac(out, &e.src)).with("dst", |out| mac(out, &e.dst));
+            e_o.int("ethertype", e.ethertype).close();
+        }
+        None => out.extend_from_slice(b"null"),
+    });
+    if let Some(p) = p.filter(|p| p.vlans.iter().any(Option::is_some)) {
+        o.with("vlan", |out| {
+            out.push(b'[');
+            for (i, t) in p.vlans.iter().flatten().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                let mut t_o = Obj::open(out);
+                t_o.int("tpid", t.tpid).int("pcp", t.pcp).bool("dei", t.dei).int("vid", t.vid);
+                t_o.close();
+            }
+            out.push(b']');
+        });
     }
+    o.with("ip", |out| match p.and_then(|p| p.ip) {
+        Some(ip) => {
+            let mut i_o = Obj::open(out);
+            i_o.int("version", ip.version).ip("src", ip.src).ip("dst", ip.dst);
+            i_o.int("dscp", ip.dscp).int("ecn", ip.ecn).int("ttl", ip.ttl);
+            if ip.version == 6 {
+                i_o.int("flow_label", ip.flow_label);
+            }
+            i_o.int("protocol", ip.protocol).close();
+        }
+        None => out.extend_from_slice(b"null"),
+    });
+    o.with("udp", |out| match p.and_then(|p| p.udp) {
+        Some(u) => {
+            Obj::open(out).int("sport", u.sport).int("dport", u.dport).int("len", u.len).close()
+        }
+        None => out.extend_from_slice(b"null"),
+    });
+    o.with("roce", |out| match p.and_then(|p| p.roce.as_ref().map(|r| (r, p))) {
+        Some((r, p)) => write_roce(out, r, p),
+        None => out.extend_from_slice(b"null"),
+    });
+    if let Err(e) = &d.packet {
+        o.str("error", e);
+    }
+    o.close();
 }
 
-pub fn roce_json<'a>(r: &Roce<'a>, p: &'a Packet<'a>) -> RoceJson<'a> {
+fn write_roce(out: &mut Vec<u8>, r: &Roce<'_>, p: &Packet<'_>) {
     let h = &r.headers;
     let b = &r.bth;
-    RoceJson {
-        version: r.version.number(),
-        grh: r.grh.map(|g| GrhJson {
-            ipver: g.ipver,
-            tclass: g.tclass,
-            flow_label: g.flow_label,
-            paylen: g.paylen,
-            nxthdr: g.nxthdr,
-            hoplmt: g.hoplmt,
-            sgid: IpAddr::V6(g.sgid_addr()),
-            dgid: IpAddr::V6(g.dgid_addr()),
-        }),
-        bth: BthJson {
-            opcode: b.opcode,
-            opcode_name: r.opcode_name(),
-            se: b.se,
-            m: b.migreq,
-            padcnt: b.padcnt,
-            tver: b.tver,
-            pkey: b.pkey,
-            fecn: b.fecn,
-            becn: b.becn,
-            dqpn: b.dest_qp,
-            ackreq: b.ackreq,
-            psn: b.psn,
-            resv6: b.resv6,
-            resv7: b.resv7,
-        },
-        rdeth: h.rdeth.map(|x| RdethJson { eecnxt: x.eecnxt }),
-        deth: h.deth.map(|x| DethJson { qkey: x.qkey, srcqp: x.src_qp }),
-        xrceth: h.xrceth.map(|x| XrcethJson { xrcsrq: x.xrcsrq }),
-        reth: h.reth.map(|x| RethJson { va: x.va, rkey: x.rkey, dmalen: x.dma_len }),
-        atomiceth: h.atomic_eth.map(|x| AtomicEthJson {
-            va: x.va,
-            rkey: x.rkey,
-            swap_add: x.swap_add,
-            compare: x.compare,
-        }),
-        aeth: h.aeth.as_ref().map(AethJson::new),
-        atomicacketh: h.atomic_ack_eth.map(|x| AtomicAckEthJson { orig: x.orig }),
-        immdt: h.immdt.map(|x| ImmDtJson { data: x.data }),
-        ieth: h.ieth.map(|x| IethJson { rkey: x.rkey }),
-        feth: h.feth.map(|x| FethJson { selectivity: x.selectivity, placement: x.placement }),
-        cm: crate::cm_json::cm_json(r),
-        payload_len: r.payload_len,
-        icrc: IcrcJson {
-            value: r.icrc,
-            status: r.icrc_status.as_str(),
-            expected: match r.icrc_status {
-                IcrcStatus::Bad { computed } => Some(computed),
-                _ => None,
-            },
-        },
-        problems: ProblemList { problems: crate::input::problems(p), stop: p.stop.as_ref() },
+    let mut o = Obj::open(out);
+    o.int("version", r.version.number());
+    if let Some(g) = r.grh {
+        o.with("grh", |out| {
+            let mut g_o = Obj::open(out);
+            g_o.int("ipver", g.ipver).int("tclass", g.tclass).int("flow_label", g.flow_label);
+            g_o.int("paylen", g.paylen).int("nxthdr", g.nxthdr).int("hoplmt", g.hoplmt);
+            g_o.ip("sgid", IpAddr::V6(g.sgid_addr())).ip("dgid", IpAddr::V6(g.dgid_addr()));
+            g_o.close();
+        });
     }
+    o.with("bth", |out| {
+        let mut b_o = Obj::open(out);
+        b_o.int("opcode", b.opcode).str("opcode_name", r.opcode_name()).bool("se", b.se);
+        b_o.bool("m", b.migreq).int("padcnt", b.padcnt).int("tver", b.tver).int("pkey", b.pkey);
+        b_o.bool("fecn", b.fecn).bool("becn", b.becn).int("dqpn", b.dest_qp);
+        b_o.bool("ackreq", b.ackreq).int("psn", b.psn).int("resv6", b.resv6).int("resv7", b.resv7);
+        b_o.close();
+    });
+    if let Some(x) = h.rdeth {
+        o.with("rdeth", |out| Obj::open(out).int("eecnxt", x.eecnxt).close());
+    }
+    if let Some(x) = h.deth {
+        o.with("deth", |out| Obj::open(out).int("qkey", x.qkey).int("srcqp", x.src_qp).close());
+    }
+    if let Some(x) = h.xrceth {
+        o.with("xrceth", |out| Obj::open(out).int("xrcsrq", x.xrcsrq).close());
+    }
+    if let Some(x) = h.reth {
+        o.with("reth", |out| {
+            Obj::open(out).int("va", x.va).int("rkey", x.rkey).int("dmalen", x.dma_len).close();
+        });
+    }
+    if let Some(x) = h.atomic_eth {
+        o.with("atomiceth", |out| {
+            let mut a_o = Obj::open(out);
+            a_o.int("va", x.va).int("rkey", x.rkey).int("swap_add", x.swap_add);
+            a_o.int("compare", x.compare).close();
+        });
+    }
+    if let Some(x) = &h.aeth {
+        o.with("aeth", |out| write_aeth(out, x));
+    }
+    if let Some(x) = h.atomic_ack_eth {
+        o.with("atomicacketh", |out| Obj::open(out).int("orig", x.orig).close());
+    }
+    if let Some(x) = h.immdt {
+        o.with("immdt", |out| Obj::open(out).int("data", x.data).close());
+    }
+    if let Some(x) = h.ieth {
+        o.with("ieth", |out| Obj::open(out).int("rkey", x.rkey).close());
+    }
+    if let Some(x) = h.feth {
+        o.with("feth", |out| {
+            Obj::open(out).int("selectivity", x.selectivity).int("placement", x.placement).close();
+        });
+    }
+    if let Some(cm) = crate::cm_json::cm_json(r) {
+        // Writing into a Vec cannot fail.
+        o.with("cm", |out| {
+            let _ = serde_json::to_writer(out, &cm);
+        });
+    }
+    o.int("payload_len", r.payload_len);
+    o.with("icrc", |out| {
+        let mut i_o = Obj::open(out);
+        i_o.opt_int("value", r.icrc).str("status", r.icrc_status.as_str());
+        if let IcrcStatus::Bad { computed } = r.icrc_status {
+            i_o.int("expected", computed);
+        }
+        i_o.close();
+    });
+    o.with("problems", |out| {
+        out.push(b'[');
+        let mut first = true;
+        let mut sep = |out: &mut Vec<u8>| {
+            if !std::mem::take(&mut first) {
+                out.push(b',');
+            }
+        };
+        for pr in crate::input::problems(p).iter() {
+            sep(out);
+            string(out, pr.message());
+        }
+        if let Some(e) = &p.stop {
+            sep(out);
+            string(out, &e.to_string());
+        }
+        out.push(b']');
+    });
+    o.close();
 }
 
-pub fn frame_json<'a>(d: &'a Decoded<'a>) -> FrameJson<'a> {
-    let f = &d.frame;
-    let mut out = FrameJson {
-        frame: f.number,
-        ts: f.ts_ns,
-        caplen: f.caplen,
-        len: f.len,
-        eth: None,
-        vlan: Vlans([None, None]),
-        ip: None,
-        udp: None,
-        roce: None,
-        error: None,
-    };
-    match &d.packet {
-        Err(e) => out.error = Some(e),
-        Ok(p) => {
-            out.eth = p.eth.map(|e| EthJson { src: e.src, dst: e.dst, ethertype: e.ethertype });
-            out.vlan = Vlans(p.vlans);
-            out.ip = p.ip.map(|ip| IpJson {
-                version: ip.version,
-                src: ip.src,
-                dst: ip.dst,
-                dscp: ip.dscp,
-                ecn: ip.ecn,
-                ttl: ip.ttl,
-                flow_label: (ip.version == 6).then_some(ip.flow_label),
-                protocol: ip.protocol,
-            });
-            out.udp = p.udp.map(|u| UdpJson { sport: u.sport, dport: u.dport, len: u.len });
-            out.roce = p.roce.as_ref().map(|r| roce_json(r, p));
+fn write_aeth(out: &mut Vec<u8>, a: &AethRepr) {
+    let mut o = Obj::open(out);
+    o.int("syndrome", a.syndrome).str("kind", a.kind().as_str()).int("value", a.value());
+    o.int("msn", a.msn).close();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Strings are escaped exactly as serde_json escapes them.
+    #[test]
+    fn strings_escape_as_serde_json_does() {
+        let mut all_bytes = String::new();
+        for c in (0u8..0x80).map(char::from) {
+            all_bytes.push(c);
+        }
+        for s in [
+            "",
+            "plain",
+            "quote \" and \\ back",
+            "tab\tnl\ncr\r",
+            "\u{1}\u{1f}\u{7f}",
+            "é ✓ 𝄞",
+            &all_bytes,
+        ] {
+            let mut out = Vec::new();
+            string(&mut out, s);
+            assert_eq!(String::from_utf8(out).unwrap(), serde_json::to_string(s).unwrap(), "{s:?}");
         }
     }
-    out
+
+    /// Objects: members in order, commas between them, nothing else.
+    #[test]
+    fn objects_are_written_in_member_order() {
+        let mut out = Vec::new();
+        let mut o = Obj::open(&mut out);
+        o.int("a", 1u8).bool("b", false).opt_int("c", None::<u32>).str("d", "x");
+        o.ip("e", "10.0.0.255".parse().unwrap()).ip("f", "fe80::1".parse().unwrap());
+        o.with("g", |out| Obj::open(out).int("h", u64::MAX).close());
+        o.close();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#"{"a":1,"b":false,"c":null,"d":"x","e":"10.0.0.255","f":"fe80::1","g":{"h":18446744073709551615}}"#
+        );
+    }
 }

@@ -67,6 +67,7 @@ pub fn run(path: &Path, opts: &Options) -> Result<(), InputError> {
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut line = String::with_capacity(256);
+    let mut json_buf: Vec<u8> = Vec::with_capacity(1024);
     let mut t0 = None;
     let mut first = true;
     let mut io_err: Option<io::Error> = None;
@@ -85,15 +86,18 @@ pub fn run(path: &Path, opts: &Options) -> Result<(), InputError> {
                 line.push('\n');
                 out.write_all(line.as_bytes())
             }
-            Format::Jsonl => serde_json::to_writer(&mut out, &json::frame_json(d))
-                .map_err(io::Error::from)
-                .and_then(|()| out.write_all(b"\n")),
+            Format::Jsonl => {
+                json_buf.clear();
+                json::write_frame(&mut json_buf, d);
+                json_buf.push(b'\n');
+                out.write_all(&json_buf)
+            }
             Format::Json => {
-                let sep: &[u8] = if first { b"\n" } else { b",\n" };
+                json_buf.clear();
+                json_buf.extend_from_slice(if first { b"\n" } else { b",\n" });
                 first = false;
-                out.write_all(sep).and_then(|()| {
-                    serde_json::to_writer(&mut out, &json::frame_json(d)).map_err(io::Error::from)
-                })
+                json::write_frame(&mut json_buf, d);
+                out.write_all(&json_buf)
             }
         };
         if let Err(e) = res {
