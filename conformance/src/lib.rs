@@ -247,7 +247,7 @@ pub struct Checker {
     sink: Sink,
     flows: FastHashMap<FlowKey, Flow>,
     /// (requester src, requester dst, PSN) -> the unpaired flow that sent it.
-    pairing: FastHashMap<(IpAddr, IpAddr, u32), FlowKey>,
+    pairing: PairingIndex,
     lru: VecDeque<(FlowKey, u64)>,
     stamp: u64,
     cm_pending: FastHashMap<u32, PendingReq>,
@@ -414,9 +414,7 @@ impl Checker {
                 let id = self.conn_id(&k);
                 if let Some(flow) = self.flows.remove(&k) {
                     for psn in flow.indexed {
-                        if self.pairing.get(&(k.src, k.dst, psn)) == Some(&k) {
-                            self.pairing.remove(&(k.src, k.dst, psn));
-                        }
+                        unindex(&mut self.pairing, &k, psn);
                     }
                     if let Some(peer) = flow.peer.and_then(|p| self.flows.get_mut(&p)) {
                         peer.peer = None;
@@ -475,9 +473,7 @@ impl Checker {
             flow.indexed.push_back(r.bth.psn);
             let old = (flow.indexed.len() > INDEXED).then(|| flow.indexed.pop_front()).flatten();
             if let Some(old) = old {
-                if self.pairing.get(&(key.src, key.dst, old)) == Some(&key) {
-                    self.pairing.remove(&(key.src, key.dst, old));
-                }
+                unindex(&mut self.pairing, &key, old);
             }
             self.pairing.insert((key.src, key.dst, r.bth.psn), key);
         }
@@ -560,9 +556,7 @@ impl Checker {
                     f.pmtu = pmtu;
                 }
                 for psn in f.indexed.drain(..) {
-                    if self.pairing.get(&(k.src, k.dst, psn)) == Some(&k) {
-                        self.pairing.remove(&(k.src, k.dst, psn));
-                    }
+                    unindex(&mut self.pairing, &k, psn);
                 }
             }
         }
@@ -722,5 +716,18 @@ fn conn_id(k: &FlowKey, peer_qpn: Option<u32>) -> ConnId {
         rev
     } else {
         fwd
+    }
+}
+
+/// The PSN index for pairing by echo: which unpaired flow recently sent a PSN.
+type PairingIndex = FastHashMap<(IpAddr, IpAddr, u32), FlowKey>;
+
+/// Forgets that `key` sent `psn`, unless another flow of the same hosts has claimed that PSN
+/// since (the index keeps the latest sender).
+fn unindex(pairing: &mut PairingIndex, key: &FlowKey, psn: u32) {
+    if let std::collections::hash_map::Entry::Occupied(e) = pairing.entry((key.src, key.dst, psn)) {
+        if e.get() == key {
+            e.remove();
+        }
     }
 }

@@ -13,7 +13,7 @@ use std::hint::black_box;
 use std::path::Path;
 use std::time::Instant;
 
-use roce_parser::{parse_ethernet, Config};
+use roce_parser::{parse_ethernet_into, Config, Packet};
 use roce_parser_ffi::{parse_frame_into, roce_options, roce_packet, roce_parse_frame_opts};
 
 fn best_of_5(frames: &[Vec<u8>], rounds: u32, mut one: impl FnMut(&[u8]) -> u32) -> f64 {
@@ -51,12 +51,15 @@ fn main() -> Result<(), String> {
     let verify = Config::default();
     let noverify = Config { verify: false, ..verify };
     let rust = |cfg: Config| {
-        move |f: &[u8]| match parse_ethernet(f, &cfg) {
-            Ok(p) => {
-                let p = black_box(p);
-                p.roce.map_or(0, |r| r.bth.psn) ^ p.problems.bits()
+        move |f: &[u8]| {
+            let mut p = Packet::default();
+            match parse_ethernet_into(f, &cfg, &mut p) {
+                Ok(()) => {
+                    let p = black_box(&p);
+                    p.roce.map_or(0, |r| r.bth.psn) ^ p.problems.bits()
+                }
+                Err(_) => 1,
             }
-            Err(_) => 1,
         }
     };
     let mut out = roce_packet::default();
@@ -71,12 +74,12 @@ fn main() -> Result<(), String> {
     let skip = roce_options { udp_port: 0, skip_icrc: 1 };
     best_of_5(&frames, 1, rust(verify)); // warm up
     println!(
-        "Rust parse_ethernet (ICRC verified)      {:7.1} ns/frame  ({} frames x {rounds} rounds, best of 5)",
+        "Rust parse_ethernet_into (ICRC verified) {:7.1} ns/frame  ({} frames x {rounds} rounds, best of 5)",
         best_of_5(&frames, rounds, rust(verify)),
         frames.len()
     );
     println!(
-        "Rust parse_ethernet (verify: false)      {:7.1} ns/frame",
+        "Rust parse_ethernet_into (verify: false) {:7.1} ns/frame",
         best_of_5(&frames, rounds, rust(noverify))
     );
     let mut out2 = roce_packet::default();

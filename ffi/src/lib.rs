@@ -7,8 +7,9 @@
 //! (answered by [`ROCE_ERR_INVALID_ARG`]) before touching memory. Everything else is safe
 //! code converting [`roce_parser::Packet`] into the plain C structs below.
 //!
-//! No function allocates, keeps state between calls or reads global state: every call can run
-//! on any thread, concurrently with any other call on other output structs. Nothing here
+//! No function allocates or keeps state between calls, and the only global state read is the
+//! standard library's cache of CPU features (for the SIMD CRC): every call can run on any
+//! thread, concurrently with any other call on other output structs. Nothing here
 //! panics (the crate denies `unwrap`, `expect`, `panic!` and slice indexing, as the parser
 //! does); should a panic ever happen, `extern "C"` functions abort the process rather than
 //! unwind into C.
@@ -862,9 +863,11 @@ pub fn parse_udp_payload_into(payload: &[u8], out: &mut roce_packet) -> c_int {
 
 #[inline]
 fn frame_into_zeroed(frame: &[u8], opts: roce_options, out: &mut roce_packet) -> c_int {
-    match &roce_parser::parse_ethernet(frame, &config_of(opts)) {
-        Ok(p) => fill_packet(out, p),
-        Err(e) => fill_error(out, e),
+    // In place: `parse_ethernet` returns the packet by value, a copy of ~500 bytes per frame.
+    let mut p = roce_parser::Packet::default();
+    match roce_parser::parse_ethernet_into(frame, &config_of(opts), &mut p) {
+        Ok(()) => fill_packet(out, &p),
+        Err(e) => fill_error(out, &e),
     }
 }
 

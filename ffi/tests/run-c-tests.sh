@@ -151,13 +151,16 @@ if [ -f "$BENCH_CAPTURE" ]; then
         frames=$("$OUT/bench" "$BENCH_CAPTURE" 1 verify | sed -n 's/.*(\([0-9]*\) frames.*/\1/p')
         calls=$((frames * 10)) # warm-up and measured passes, 5 runs each, of 1 round
         for mode in verify skip; do
-            for fn in roce_parse_frame_opts 'roce_parser::packet::parse_ethernet'; do
+            for fn in roce_parse_frame_opts 'roce_parser::packet::parse_ethernet_into'; do
                 valgrind --tool=callgrind --callgrind-out-file="$OUT/callgrind.out" \
                     "--toggle-collect=$fn" "$OUT/bench" "$BENCH_CAPTURE" 1 "$mode" >/dev/null 2>&1
                 ir=$(callgrind_annotate "$OUT/callgrind.out" 2>/dev/null |
                     awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }')
-                printf 'instructions/frame (callgrind), %-6s %-36s %6d\n' \
-                    "$mode" "$fn" $((ir / calls))
+                case "$ir" in
+                    '' | *[!0-9]*) n="n/a (inlined: no such symbol)" ;;
+                    *) n=$((ir / calls)) ;;
+                esac
+                printf 'instructions/frame (callgrind), %-6s %-42s %s\n' "$mode" "$fn" "$n"
             done
         done
     fi
