@@ -360,6 +360,40 @@ mod tests {
         }
     }
 
+    /// Every value of every masked byte, for each layout, short spans (crc32fast's fold-by-1)
+    /// and long ones (fold-by-4): the one-pass ICRC equals the masked copy.
+    #[test]
+    fn every_masked_byte_value_gives_the_masked_copy_result() {
+        let layouts: [(usize, usize, &[usize]); 3] = [
+            (20, 8, &[1, 8, 10, 11, 26, 27, 32]),
+            (40, 8, &[0, 1, 2, 3, 7, 46, 47, 52]),
+            (40, 0, &[0, 1, 2, 3, 7, 44]),
+        ];
+        for (net_len, udp_len, masked) in layouts {
+            for tlen in [12, 200] {
+                let mut span: std::vec::Vec<u8> =
+                    (0..net_len + udp_len + tlen).map(|i| (i * 7 + 3) as u8).collect();
+                for &at in masked {
+                    for v in 0..=255u8 {
+                        span[at] = v;
+                        let (h, rest) = span.split_at(net_len);
+                        let (udp, transport) = rest.split_at(udp_len);
+                        let net = match (net_len, udp_len) {
+                            (40, 0) => IcrcNetwork::Grh(h),
+                            (40, _) => IcrcNetwork::Ipv6(h),
+                            _ => IcrcNetwork::Ipv4(h),
+                        };
+                        assert_eq!(
+                            compute_span(net, &span),
+                            compute(net, udp, transport),
+                            "net {net_len} udp {udp_len} byte {at} = {v:#04x}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn streaming_matches_reference_on_ipv4_with_options() {
         let mut ip = [0x46u8; 24];
