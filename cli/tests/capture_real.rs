@@ -6,21 +6,13 @@
 mod capture_common;
 
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use roce_inspect::capture::{self, l2_start, L2Error, L2Start, LinkType};
 
-fn real_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../shared/pcaps/real");
-    if dir.join("README.md").is_file() {
-        return Some(dir);
-    }
-    if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("{} is missing: CI must have ../shared beside the project", dir.display());
-    }
-    eprintln!("note: {} not found, skipping the real-capture test", dir.display());
-    None
-}
+#[path = "../../testdata/real.rs"]
+mod real;
+use real::real_dir;
 
 /// (file, link type column, frames) from the README's table.
 fn expected(dir: &Path) -> Vec<(String, String, u64)> {

@@ -4,23 +4,13 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::process::Command;
 
 use serde_json::Value;
 
-fn real_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/pcaps/real");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "CI=true but {} is missing",
-        dir.display()
-    );
-    None
-}
+#[path = "../../testdata/real.rs"]
+mod real;
+use real::real_dir;
 
 fn check(path: &std::path::Path) -> (Value, i32) {
     let out = Command::new(env!("CARGO_BIN_EXE_roce-inspect"))

@@ -2,10 +2,14 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use serde_json::Value;
+
+#[path = "../../testdata/real.rs"]
+mod real;
+use real::{ground_truth, real_dir};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -19,34 +23,6 @@ fn stdout_of(args: &[&str]) -> String {
     let out = run(args);
     assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
     String::from_utf8(out.stdout).unwrap()
-}
-
-fn real_dir() -> Option<PathBuf> {
-    let dir = root().join("../shared/pcaps/real");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "CI=true but {} is missing",
-        dir.display()
-    );
-    eprintln!("skipping: {} not found", dir.display());
-    None
-}
-
-/// (file, frames, RoCEv2, RoCEv1, ICRC ok, bad, unverifiable) from the README table.
-fn ground_truth(dir: &Path) -> Vec<(String, [u64; 6])> {
-    std::fs::read_to_string(dir.join("README.md"))
-        .unwrap()
-        .lines()
-        .filter(|l| l.starts_with("| ") && (l.contains(".pcap |") || l.contains(".pcapng |")))
-        .map(|l| {
-            let c: Vec<&str> = l.split('|').map(str::trim).collect();
-            let n = |i: usize| c[i].parse::<u64>().unwrap();
-            (c[1].to_string(), [n(4), n(5), n(6), n(7), n(8), n(9)])
-        })
-        .collect()
 }
 
 #[test]

@@ -56,6 +56,10 @@ use roce_parser::{
 };
 use serde_json::Value;
 
+#[path = "../../testdata/real.rs"]
+mod real;
+use real::real_dir;
+
 const BIN: &str = env!("CARGO_BIN_EXE_roce-inspect");
 const ROCE_PORT: u16 = 4791;
 /// The port of the generated capture on another UDP port (perftest's default port).
@@ -68,18 +72,6 @@ fn ci() -> bool {
 
 fn project_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn real_dir() -> Option<PathBuf> {
-    let dir = project_root().join("../shared/pcaps/real");
-    if dir.join("README.md").is_file() {
-        return Some(dir);
-    }
-    if ci() {
-        panic!("{} is missing: CI must have ../shared beside the project", dir.display());
-    }
-    eprintln!("note: {} not found, the real captures are left out", dir.display());
-    None
 }
 
 /// tshark's version line, or None (after a note) when it is not installed outside CI.

@@ -3,37 +3,13 @@
 //! ok / bad / unverifiable counts must equal the ground truth in that folder's README.
 
 use std::fs::File;
-use std::path::PathBuf;
 
 use pcap_parser::{create_reader, Linktype, PcapBlockOwned, PcapError};
 use roce_parser::*;
 
-fn real_dir() -> Option<PathBuf> {
-    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/pcaps/real");
-    if dir.is_dir() {
-        return Some(dir);
-    }
-    assert!(
-        std::env::var("CI").as_deref() != Ok("true"),
-        "CI=true but {} is missing",
-        dir.display()
-    );
-    eprintln!("skipping: {} not found", dir.display());
-    None
-}
-
-/// (frames, RoCEv2, RoCEv1, ICRC ok, bad, unverifiable) from the README table.
-fn ground_truth(readme: &str) -> Vec<(String, [usize; 6])> {
-    readme
-        .lines()
-        .filter(|l| l.starts_with("| ") && (l.contains(".pcap |") || l.contains(".pcapng |")))
-        .map(|l| {
-            let cols: Vec<&str> = l.split('|').map(str::trim).collect();
-            let n = |i: usize| cols[i].parse::<usize>().unwrap();
-            (cols[1].to_string(), [n(4), n(5), n(6), n(7), n(8), n(9)])
-        })
-        .collect()
-}
+#[path = "../../testdata/real.rs"]
+mod real;
+use real::{ground_truth, real_dir};
 
 /// Calls `f(linktype, frame)` for every frame of a pcap or pcapng file.
 pub fn for_each_frame(path: &std::path::Path, mut f: impl FnMut(Linktype, &[u8])) {
@@ -73,11 +49,11 @@ pub fn for_each_frame(path: &std::path::Path, mut f: impl FnMut(Linktype, &[u8])
 #[test]
 fn counts_match_the_readme() {
     let Some(dir) = real_dir() else { return };
-    let truth = ground_truth(&std::fs::read_to_string(dir.join("README.md")).unwrap());
+    let truth = ground_truth(&dir);
     assert!(truth.len() >= 20, "README table not found");
     let cfg = Config::default();
     for (name, expect) in truth {
-        let mut got = [0usize; 6];
+        let mut got = [0u64; 6];
         for_each_frame(&dir.join(&name), |lt, frame| {
             got[0] += 1;
             if lt != Linktype::ETHERNET {
