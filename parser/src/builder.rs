@@ -1,4 +1,4 @@
-//! The frame builder: writes a complete Ethernet / [VLAN] / IPv4 or IPv6 / UDP / RoCE frame
+//! The frame builder: writes a complete Ethernet / \[VLAN\] / IPv4 or IPv6 / UDP / RoCE frame
 //! (or a RoCEv1 frame) with correct lengths, IPv4 checksum, PadCnt, zero pad and ICRC.
 //! Tests, fuzzing and the scenario suite make their packets with it. Nothing is allocated:
 //! the caller hands an output buffer of at least [`FrameBuilder::buffer_len`] bytes.

@@ -39,6 +39,7 @@ use crate::problems::{Problem, Problems};
 
 pub mod drep;
 pub mod dreq;
+mod ids_and_data;
 pub mod lap;
 pub mod mad;
 pub mod mra;
