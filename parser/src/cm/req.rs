@@ -750,7 +750,7 @@ impl<'a> ReqRepr<'a> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use core::net::Ipv4Addr;
     use std::vec::Vec;
