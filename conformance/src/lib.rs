@@ -391,6 +391,19 @@ impl Checker {
         }
     }
 
+    /// [`Self::touch`] for a packet of the flow: counts it and learns the transport.
+    fn touch_packet(
+        &mut self,
+        key: FlowKey,
+        frame: u64,
+        info: &roce_parser::OpcodeInfo,
+    ) -> &mut Flow {
+        let flow = self.touch(key, frame);
+        flow.packets += 1;
+        flow.transport.get_or_insert(info.transport);
+        flow
+    }
+
     fn touch(&mut self, key: FlowKey, frame: u64) -> &mut Flow {
         self.stamp += 1;
         let stamp = self.stamp;
@@ -465,9 +478,7 @@ impl Checker {
         r: &Roce<'_>,
         info: &roce_parser::OpcodeInfo,
     ) {
-        let flow = self.touch(key, f.number);
-        flow.packets += 1;
-        flow.transport.get_or_insert(info.transport);
+        let flow = self.touch_packet(key, f.number, info);
         let unpaired = flow.peer.is_none();
         if unpaired {
             flow.indexed.push_back(r.bth.psn);
@@ -493,10 +504,8 @@ impl Checker {
         r: &Roce<'_>,
         info: &roce_parser::OpcodeInfo,
     ) {
-        let flow = self.touch(key, f.number);
-        flow.packets += 1;
-        flow.transport.get_or_insert(info.transport);
-        let mut peer = flow.peer.filter(|_| true);
+        let flow = self.touch_packet(key, f.number, info);
+        let mut peer = flow.peer;
         if peer.is_none() {
             // Responses B -> A answer the A -> B flow that sent this PSN, or, when the
             // capture reordered a response before its request, one of the PSNs just before.
