@@ -277,18 +277,11 @@ impl RcConn {
     pub fn ack(&mut self, t: &mut Trace, requester_a: bool, psn: u32, messages: u32) {
         let i = Self::idx(requester_a);
         self.sides[i].msn = (self.sides[i].msn + messages) & 0x00ff_ffff;
-        let aeth = AethRepr::ack(0x1f, self.sides[i].msn);
-        self.emit_response(
-            t,
-            requester_a,
-            op::ACK,
-            psn,
-            ExtHeaders { aeth: Some(aeth), ..Default::default() },
-            &[],
-        );
+        self.nak(t, requester_a, psn, AethRepr::ack(0x1f, 0).syndrome);
     }
 
-    /// A NAK (code 0 = PSN sequence error, naming `psn`) or an RNR NAK (`rnr_timer`).
+    /// A NAK (code 0 = PSN sequence error, naming `psn`) or an RNR NAK (`rnr_timer`); with an
+    /// ACK syndrome, an ACK (what [`Self::ack`] sends after counting the messages).
     pub fn nak(&mut self, t: &mut Trace, requester_a: bool, psn: u32, aeth_syndrome: u8) {
         let i = Self::idx(requester_a);
         let aeth = AethRepr { syndrome: aeth_syndrome, msn: self.sides[i].msn };
