@@ -13,7 +13,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export RUSTC_BOOTSTRAP=1
-targets=${FUZZ_TARGETS:-"ethernet udp_payload rocev1 roundtrip icrc cm_mad capture conformance"}
+targets=${FUZZ_TARGETS:-"ethernet udp_payload rocev1 roundtrip icrc cm_mad capture conformance expect_file ffi"}
 extra=()
 for a in "$@"; do
     if [ "$a" = --seeds ]; then

@@ -1,5 +1,5 @@
 //! A pcap / pcapng reader for tests and examples, on pcap-parser: independent of the
-//! project's own reader (cli/src/capture/), which the tests check against the same captures.
+//! project's own reader (roce-capture, capture/), which the tests check against the same captures.
 //! Included by path (`#[path = ".../testdata/pcap_frames.rs"] mod pcap_frames;`).
 #![allow(dead_code)]
 

@@ -10,7 +10,8 @@ use roce_parser::Config;
 use serde::Serialize;
 
 use crate::gen::suite::{ExpectFile, ExpectOptions, Expected};
-use crate::input::{for_each_frame, InputError};
+use crate::input::{for_each_frame, warn_undecoded, InputError, ReadSummary, UndecodedGroup};
+use crate::output;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -24,8 +25,16 @@ pub fn check_file(
     cfg: &Config,
     opts: Options,
 ) -> Result<(Report, Vec<String>), InputError> {
+    check_file_summary(path, cfg, opts).map(|(r, s)| (r, s.warnings))
+}
+
+/// [`check_file`], with everything the reading summed up (warnings, undecoded frames).
+pub fn check_file_summary(
+    path: &Path,
+    cfg: &Config,
+    opts: Options,
+) -> Result<(Report, ReadSummary), InputError> {
     let mut checker = Checker::new(opts);
-    let mut findings: Vec<Finding> = Vec::new();
     let summary = for_each_frame(path, cfg, |d| {
         let f = &d.frame;
         let info = FrameInfo { number: f.number, ts_ns: f.ts_ns, caplen: f.caplen, len: f.len };
@@ -33,15 +42,8 @@ pub fn check_file(
             Ok(p) => checker.feed(&info, p),
             Err(_) => checker.feed_undecoded(&info),
         }
-        findings.append(&mut checker.take_findings());
     })?;
-    let mut report = checker.finish();
-    findings.append(&mut report.findings);
-    for f in &mut findings {
-        f.connection = f.connection.map(|c| report.canonical(c));
-    }
-    report.findings = findings;
-    Ok((report, summary.warnings))
+    Ok((checker.finish(), summary))
 }
 
 #[derive(Serialize)]
@@ -49,8 +51,13 @@ struct JsonOut<'a> {
     findings: &'a [Finding],
     summary: Summary,
     connections: &'a [roce_conformance::ConnectionReport],
+    #[serde(skip_serializing_if = "is_zero")]
+    connections_not_listed: u64,
     #[serde(skip_serializing_if = "<[String]>::is_empty")]
     capture_warnings: &'a [String],
+    /// Frames not decoded, by reason and link type (absent when every frame was decoded).
+    #[serde(skip_serializing_if = "<[UndecodedGroup]>::is_empty")]
+    undecoded: &'a [UndecodedGroup],
 }
 
 #[derive(Serialize)]
@@ -64,7 +71,9 @@ struct Summary {
 
 /// Runs the command; returns the exit code (0: no error finding, 1: at least one).
 pub fn run(path: &Path, format: Format, cfg: &Config, opts: Options) -> Result<u8, InputError> {
-    let (report, warnings) = check_file(path, cfg, opts)?;
+    let (report, summary) = check_file_summary(path, cfg, opts)?;
+    warn_undecoded(&summary.undecoded);
+    let warnings = summary.warnings;
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let res = match format {
@@ -79,7 +88,9 @@ pub fn run(path: &Path, format: Format, cfg: &Config, opts: Options) -> Result<u
                     suppressed: report.suppressed,
                 },
                 connections: &report.connections,
+                connections_not_listed: report.connections_not_listed,
                 capture_warnings: &warnings,
+                undecoded: &summary.undecoded,
             };
             serde_json::to_writer_pretty(&mut out, &j)
                 .map_err(io::Error::from)
@@ -87,12 +98,12 @@ pub fn run(path: &Path, format: Format, cfg: &Config, opts: Options) -> Result<u
         }
         Format::Text => out.write_all(text(path, &report, &warnings).as_bytes()),
     };
-    if let Err(e) = res {
-        if e.kind() != io::ErrorKind::BrokenPipe {
-            return Err(InputError(format!("writing output: {e}")));
-        }
-    }
+    output::written(res.and_then(|()| out.flush()))?;
     Ok(u8::from(report.errors > 0))
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 fn frames(f: &[u64]) -> String {
@@ -149,32 +160,48 @@ pub fn text(path: &Path, r: &Report, warnings: &[String]) -> String {
     }
     if !r.connections.is_empty() {
         let _ = writeln!(t, "\nConnections");
-        for c in &r.connections {
-            let pmtu = match (c.pmtu, c.pmtu_source) {
-                (Some(m), Some(s)) => format!(
-                    "PMTU {m} ({})",
-                    serde_json::to_string(&s).unwrap_or_default().trim_matches('"')
-                ),
+        if r.connections_not_listed > 0 {
+            let _ = writeln!(
+                t,
+                "  ({} more, with fewer packets, counted but not listed)",
+                r.connections_not_listed
+            );
+        }
+        let connected = |c: &&roce_conformance::ConnectionReport| {
+            matches!(c.info.transport, "RC" | "UC" | "XRC" | "unknown")
+        };
+        let others = r.connections.iter().filter(|c| !connected(c)).count();
+        if others > 0 {
+            let _ =
+                writeln!(t, "  ({others} UD flows, CM on QP1 among them, listed in --format json)");
+        }
+        for c in r.connections.iter().filter(connected) {
+            let i = &c.info;
+            let pmtu = match (i.pmtu, i.pmtu_source) {
+                (Some(m), Some(s)) => format!("PMTU {m} ({})", s.as_str()),
                 _ => "PMTU unknown".to_string(),
             };
-            let paired = c.paired_by.map_or("one direction".to_string(), |p| {
-                format!(
-                    "paired by {}",
-                    serde_json::to_string(&p).unwrap_or_default().trim_matches('"')
-                )
-            });
+            let paired = i
+                .paired_by
+                .map_or("one direction".to_string(), |p| format!("paired by {}", p.as_str()));
             let _ = writeln!(
                 t,
                 "  {}  {}, {paired}, {pmtu}: {} packets, {} retransmitted, {} missing from the capture ({:.1}% complete), frames {}..{}",
-                c.connection,
-                c.transport,
-                c.packets,
+                i.connection,
+                i.transport,
+                i.packets,
                 c.retransmissions,
                 c.missing_packets,
                 c.completeness * 100.0,
-                c.first_frame,
-                c.last_frame
+                i.first_frame,
+                i.last_frame
             );
+            if !i.began.why.is_empty() {
+                let _ = writeln!(t, "      began: {}", i.began.why);
+            }
+            if i.ended.how != roce_conformance::EndedBy::CaptureEnd {
+                let _ = writeln!(t, "      ended: {}", i.ended.why);
+            }
             for why in &c.partly_judged {
                 let _ = writeln!(t, "      partly judged: {why}");
             }
@@ -203,12 +230,100 @@ pub fn list_rules() -> String {
     t
 }
 
-/// Reads an expect file.
+/// The PMTUs the IBTA defines (`--pmtu`, `options.pmtu` of an expect file).
+pub const PMTUS: [u32; 5] = [256, 512, 1024, 2048, 4096];
+
+/// `Ok(m)` when `m` is one of [`PMTUS`]; else the message `--pmtu` and expect files give.
+pub fn valid_pmtu(m: u32) -> Result<u32, String> {
+    if PMTUS.contains(&m) {
+        Ok(m)
+    } else {
+        Err(format!("{m} is not a PMTU: use 256, 512, 1024, 2048 or 4096"))
+    }
+}
+
+/// The largest expect file read (64 MiB): a generated file of a busy capture is a few MiB;
+/// anything larger is refused before it is parsed, so a hostile file cannot take the memory.
+pub const EXPECT_MAX_BYTES: u64 = 64 << 20;
+
+/// Why bytes are not an expect file; for a JSON error, where (1-based line and column).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExpectError {
+    pub message: String,
+    /// Line and column of a JSON syntax or type error.
+    pub position: Option<(usize, usize)>,
+}
+
+impl std::fmt::Display for ExpectError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.position {
+            Some((line, column)) => write!(f, "line {line}, column {column}: {}", self.message),
+            None => f.write_str(&self.message),
+        }
+    }
+}
+
+impl std::error::Error for ExpectError {}
+
+fn invalid(message: String) -> ExpectError {
+    ExpectError { message, position: None }
+}
+
+/// Parses and validates an expect file's bytes: at most [`EXPECT_MAX_BYTES`], UTF-8 JSON
+/// (a leading UTF-8 BOM is skipped) with no key the format does not have, every finding's
+/// rule an ID of the catalog (exactly as `roce-inspect rules` spells it), `options.pmtu` one
+/// of [`PMTUS`]. Nesting costs nothing: the typed reader refuses the first level that is not
+/// the format's, and serde_json's recursion limit (128) bounds the rest.
+pub fn parse_expect(bytes: &[u8]) -> Result<ExpectFile, ExpectError> {
+    if bytes.len() as u64 > EXPECT_MAX_BYTES {
+        return Err(invalid(format!(
+            "{} bytes: larger than the {} MiB an expect file may have",
+            bytes.len(),
+            EXPECT_MAX_BYTES >> 20
+        )));
+    }
+    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
+    let e: ExpectFile = serde_json::from_slice(bytes).map_err(|e| {
+        // serde_json's message ends with its own " at line L column C": say it once.
+        let msg = e.to_string();
+        let message = match msg.rfind(" at line ") {
+            Some(i) if e.line() > 0 => msg[..i].to_string(),
+            _ => msg,
+        };
+        let position = (e.line() > 0).then(|| (e.line(), e.column()));
+        ExpectError { message: format!("not an expect file: {message}"), position }
+    })?;
+    if let Some(m) = e.options.pmtu {
+        valid_pmtu(m).map_err(|why| invalid(format!("options.pmtu: {why}")))?;
+    }
+    for (i, f) in e.findings.iter().enumerate() {
+        if roce_conformance::rules::ALL.iter().any(|r| r.id == f.rule) {
+            continue;
+        }
+        let hint = match roce_conformance::rules::find(&f.rule) {
+            Some(r) => format!(" (did you mean '{}'?)", r.id),
+            None => " (`roce-inspect rules` lists them)".to_string(),
+        };
+        return Err(invalid(format!("findings[{i}]: unknown rule '{}'{hint}", f.rule)));
+    }
+    Ok(e)
+}
+
+/// Reads an expect file ([`parse_expect`]); errors name the file.
 pub fn read_expect(path: &Path) -> Result<ExpectFile, InputError> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| InputError(format!("{}: {e}", path.display())))?;
-    serde_json::from_str(&text)
-        .map_err(|e| InputError(format!("{}: not an expect file: {e}", path.display())))
+    use std::io::Read as _;
+    let err = |e: &dyn std::fmt::Display| InputError(format!("{}: {e}", path.display()));
+    let file = std::fs::File::open(path).map_err(|e| err(&e))?;
+    let mut bytes = Vec::new();
+    // One byte past the cap: enough to tell that the file is too large, without reading it.
+    file.take(EXPECT_MAX_BYTES + 1).read_to_end(&mut bytes).map_err(|e| err(&e))?;
+    if bytes.len() as u64 > EXPECT_MAX_BYTES {
+        return Err(err(&format!(
+            "larger than the {} MiB an expect file may have",
+            EXPECT_MAX_BYTES >> 20
+        )));
+    }
+    parse_expect(&bytes).map_err(|e| err(&e))
 }
 
 /// The findings of a report as an expect file (for review, then commit).
@@ -224,17 +339,21 @@ pub fn to_expect(report: &Report, options: ExpectOptions, description: String) -
 
 /// Compares actual findings with expected ones; `None` when they agree, else a readable diff.
 pub fn diff(expected: &ExpectFile, report: &Report) -> Option<String> {
-    let mut want: Vec<&Expected> = expected.findings.iter().collect();
+    // A multiset of the expected findings: linear in the findings whatever the file holds.
+    let mut want: BTreeMap<(&str, &[u64]), usize> = BTreeMap::new();
+    for e in &expected.findings {
+        *want.entry((e.rule.as_str(), e.frames.as_slice())).or_default() += 1;
+    }
     let mut unexpected: Vec<&Finding> = Vec::new();
     for f in &report.findings {
-        match want.iter().position(|e| e.rule == f.rule && e.frames == f.frames) {
-            Some(i) => {
-                want.swap_remove(i);
-            }
-            None => unexpected.push(f),
+        match want.get_mut(&(f.rule, f.frames.as_slice())) {
+            Some(n) if *n > 0 => *n -= 1,
+            _ => unexpected.push(f),
         }
     }
-    if want.is_empty() && unexpected.is_empty() {
+    let missing: Vec<(&str, &[u64])> =
+        want.iter().flat_map(|(k, &n)| std::iter::repeat_n(*k, n)).collect();
+    if missing.is_empty() && unexpected.is_empty() {
         return None;
     }
     let mut t = String::new();
@@ -244,12 +363,13 @@ pub fn diff(expected: &ExpectFile, report: &Report) -> Option<String> {
         expected.findings.len(),
         report.findings.len()
     );
-    let mut missing: Vec<&&Expected> = want.iter().collect();
-    missing.sort();
-    for e in missing {
-        let _ = writeln!(t, "  - missing     {:<17} frames {}", e.rule, frames(&e.frames));
+    for (rule, f) in missing.iter().take(DIFF_LINES) {
+        let _ = writeln!(t, "  - missing     {rule:<17} frames {}", frames(f));
     }
-    for f in unexpected {
+    if missing.len() > DIFF_LINES {
+        let _ = writeln!(t, "  - ... and {} more missing", missing.len() - DIFF_LINES);
+    }
+    for f in unexpected.iter().take(DIFF_LINES) {
         let _ = writeln!(
             t,
             "  + unexpected  {:<17} frames {}: {}",
@@ -258,8 +378,14 @@ pub fn diff(expected: &ExpectFile, report: &Report) -> Option<String> {
             f.message
         );
     }
+    if unexpected.len() > DIFF_LINES {
+        let _ = writeln!(t, "  + ... and {} more unexpected", unexpected.len() - DIFF_LINES);
+    }
     Some(t)
 }
+
+/// Lines of each kind a diff lists; the rest are counted.
+const DIFF_LINES: usize = 1000;
 
 /// `check --expect FILE`: exit 0 when the findings are exactly the expected ones, 1 with a
 /// diff otherwise.
@@ -274,25 +400,70 @@ pub fn run_expect(
     if opts.pmtu.is_none() {
         opts.pmtu = expected.options.pmtu;
     }
-    let (report, warnings) = check_file(path, cfg, opts)?;
-    for w in warnings {
-        eprintln!("roce-inspect: warning: {w}");
-    }
-    match diff(&expected, &report) {
-        None => {
-            println!(
-                "{}: {} findings, as expected in {}",
+    // Capture warnings were written to stderr as they were found.
+    let (report, _) = check_file(path, cfg, opts)?;
+    let (text, code) = match diff(&expected, &report) {
+        None => (
+            format!(
+                "{}: {} findings, as expected in {}\n",
                 path.display(),
                 report.findings.len(),
                 expect_path.display()
-            );
-            Ok(0)
-        }
-        Some(d) => {
-            print!("{}: {d}", path.display());
-            Ok(1)
+            ),
+            0,
+        ),
+        Some(d) => (format!("{}: {d}", path.display()), 1),
+    };
+    output::stdout(text.as_bytes())?;
+    Ok(code)
+}
+
+/// Whether two paths name the same file: the same device and inode (Unix), or the same
+/// canonical path.
+fn same_file(a: &Path, b: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+            return x.dev() == y.dev() && x.ino() == y.ino();
         }
     }
+    matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+}
+
+/// The first bytes of a capture file: pcap (both byte orders, micro- and nanosecond),
+/// pcapng, gzip (a compressed capture).
+const CAPTURE_MAGICS: [&[u8]; 6] = [
+    b"\xd4\xc3\xb2\xa1",
+    b"\xa1\xb2\xc3\xd4",
+    b"\x4d\x3c\xb2\xa1",
+    b"\xa1\xb2\x3c\x4d",
+    b"\x0a\x0d\x0d\x0a",
+    b"\x1f\x8b",
+];
+
+/// `--write-expect OUT` does not write over the capture it reads, nor over any file that
+/// starts like a capture.
+fn refuse_overwrite(input: &Path, out: &Path) -> Result<(), InputError> {
+    use std::io::Read as _;
+    if input != Path::new("-") && same_file(input, out) {
+        return Err(InputError(format!(
+            "--write-expect {}: that is the capture being checked; not overwriting it",
+            out.display()
+        )));
+    }
+    let mut head = [0u8; 4];
+    let n = std::fs::File::open(out).and_then(|f| f.take(4).read(&mut head)).unwrap_or(0);
+    if let Some(head) = head.get(..n) {
+        if n > 0 && CAPTURE_MAGICS.iter().any(|m| head.starts_with(m)) {
+            return Err(InputError(format!(
+                "--write-expect {}: the file is a capture (pcap, pcapng or gzip); not \
+                 overwriting it",
+                out.display()
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// `check --write-expect FILE`: records the findings for review.
@@ -302,17 +473,26 @@ pub fn run_write_expect(
     cfg: &Config,
     opts: Options,
 ) -> Result<u8, InputError> {
+    refuse_overwrite(path, out)?;
     let options = ExpectOptions { assume_complete: opts.assume_complete, pmtu: opts.pmtu };
     let (report, _) = check_file(path, cfg, opts)?;
-    let e = to_expect(&report, options, format!("reviewed findings of {}", path.display()));
+    // The file name only: the expect file is committed, the folder is the author's.
+    let name = path
+        .file_name()
+        .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let e = to_expect(&report, options, format!("reviewed findings of {name}"));
     let text = serde_json::to_string_pretty(&e).map_err(|e| InputError(e.to_string()))?;
-    std::fs::write(out, text + "\n").map_err(|e| InputError(format!("{}: {e}", out.display())))?;
-    println!(
-        "{}: {} findings written to {}: review them, then commit",
-        path.display(),
-        e.findings.len(),
-        out.display()
-    );
+    std::fs::write(out, text + "\n")
+        .map_err(|e| InputError(format!("writing {}: {e}", out.display())))?;
+    output::stdout(
+        format!(
+            "{}: {} findings written to {}: review them, then commit\n",
+            path.display(),
+            e.findings.len(),
+            out.display()
+        )
+        .as_bytes(),
+    )?;
     Ok(0)
 }
 
@@ -323,14 +503,14 @@ pub fn write_suite(dir: &Path) -> Result<(), InputError> {
         let (trace, expect) = s.generate();
         let pcap = dir.join(format!("{}.pcap", s.name));
         let file = std::fs::File::create(&pcap)
-            .map_err(|e| InputError(format!("{}: {e}", pcap.display())))?;
+            .map_err(|e| InputError(format!("{}: cannot create: {e}", pcap.display())))?;
         trace
             .write_pcap(std::io::BufWriter::new(file))
-            .map_err(|e| InputError(format!("{}: {e}", pcap.display())))?;
+            .map_err(|e| InputError(format!("writing {}: {e}", pcap.display())))?;
         let text = serde_json::to_string_pretty(&expect).map_err(|e| InputError(e.to_string()))?;
         let ej = dir.join(format!("{}.expect.json", s.name));
         std::fs::write(&ej, text + "\n")
-            .map_err(|e| InputError(format!("{}: {e}", ej.display())))?;
+            .map_err(|e| InputError(format!("writing {}: {e}", ej.display())))?;
     }
     Ok(())
 }

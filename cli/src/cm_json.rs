@@ -51,6 +51,8 @@ pub struct ReqJson {
     pub starting_psn: u32,
     /// Bytes, 256 to 4096 (None for a reserved code).
     pub pmtu: Option<u16>,
+    /// The 4-bit path MTU code of the REQ (1 = 256 ... 5 = 4096; others are reserved).
+    pub pmtu_code: u8,
     pub transport: &'static str,
     pub service_id: u64,
     pub pkey: u16,
@@ -218,6 +220,7 @@ fn body(m: &CmMessage<'_>) -> Option<Body> {
                 local_qpn: q.local_qpn,
                 starting_psn: q.starting_psn,
                 pmtu: q.pmtu_bytes(),
+                pmtu_code: q.path_mtu,
                 transport: q.transport_service_type.name(),
                 service_id: q.service_id,
                 pkey: q.pkey,

@@ -22,16 +22,19 @@ pub fn cm_tree(m: &Mad<'_>, out: &mut impl Write) -> io::Result<()> {
     match cm {
         CmMessage::Req(q) => {
             writeln!(out, "  CM REQ: local comm ID 0x{:08x}, service ID 0x{:016x}, local CA GUID 0x{:016x}", q.local_comm_id, q.service_id, q.local_ca_guid)?;
-            writeln!(
+            write!(
                 out,
-                "    local QPN 0x{:06x}, starting PSN {} (0x{:06x}), transport {}, path MTU {} bytes, P_Key 0x{:04x}",
+                "    local QPN 0x{:06x}, starting PSN {} (0x{:06x}), transport {}, ",
                 q.local_qpn,
                 q.starting_psn,
                 q.starting_psn,
                 q.transport_service_type.name(),
-                q.pmtu_bytes().unwrap_or(0),
-                q.pkey
             )?;
+            match q.pmtu_bytes() {
+                Some(bytes) => write!(out, "path MTU {bytes} bytes")?,
+                None => write!(out, "path MTU code {} (reserved)", q.path_mtu)?,
+            }
+            writeln!(out, ", P_Key 0x{:04x}", q.pkey)?;
             writeln!(
                 out,
                 "    local Q_Key 0x{:08x}, responder resources {}, initiator depth {}, retry count {}, RNR retry count {}, max CM retries {}",

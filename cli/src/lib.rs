@@ -1,11 +1,31 @@
-//! roce-inspect: capture reading, decoding and output for the `roce-inspect` command line.
+//! roce-inspect: decoding and output for the `roce-inspect` command line (captures are read
+//! by roce-capture).
 
-pub mod capture;
 pub mod check;
 pub mod cm_json;
 pub mod cm_text;
 pub mod dissect;
 pub mod gen;
 pub mod input;
+pub mod output;
 pub mod stats;
 pub mod text;
+
+/// What `--version` prints after the name: the crate version, the commit it was built from
+/// (build.rs: `git rev-parse --short HEAD` in a checkout, the commit cargo recorded when it
+/// packaged the crate for crates.io, or "unknown") and the features roce-parser was built
+/// with, e.g. `0.1.0 (commit f2a3dca, roce-parser features: std)`.
+pub fn version() -> &'static str {
+    static VERSION: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+        let features = match roce_parser::FEATURES {
+            [] => "none".to_string(),
+            f => f.join(", "),
+        };
+        format!(
+            "{} (commit {}, roce-parser features: {features})",
+            env!("CARGO_PKG_VERSION"),
+            env!("ROCE_INSPECT_COMMIT")
+        )
+    });
+    &VERSION
+}

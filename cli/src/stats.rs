@@ -2,35 +2,23 @@
 //! packets, bytes, messages, ACK/NAK kinds, CNPs, ECN-CE marks and retransmissions. Counting
 //! allocates only when a new flow appears, never per frame.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::{self, Write};
-use std::net::{IpAddr, Ipv6Addr};
+use std::net::IpAddr;
 use std::path::Path;
 
-use roce_parser::cm::CmMessage;
 use roce_parser::headers::{AethKind, NakCode};
 use roce_parser::opcode::{self, Operation, Role, Transport};
 use roce_parser::{Config, IcrcStatus, Packet, Problem, Roce};
 use serde::Serialize;
 
-use roce_conformance::hash::FastHashMap;
+use roce_conformance::{
+    BeganBy, Boundary, CmExchange, ConnId, Connections, EndedBy, FlowKey, FrameInfo, ModelOptions,
+    PairedBy, Psn, Retained,
+};
 
-use crate::input::{for_each_frame, InputError};
-
-/// PSN arithmetic modulo 2^24: is `a` strictly before `b`?
-/// (The checker's PSN arithmetic, one implementation for the whole project.)
-pub fn psn_before(a: u32, b: u32) -> bool {
-    roce_conformance::psn::before(a, b)
-}
-
-/// One direction of traffic to one QP: source and destination address and DestQP.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct FlowKey {
-    pub src: IpAddr,
-    pub dst: IpAddr,
-    pub dqpn: u32,
-}
+use crate::input::{for_each_frame, warn_undecoded, InputError, UndecodedGroup};
 
 /// Counters of one direction.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -57,11 +45,7 @@ pub struct FlowStats {
     #[serde(skip)]
     transport: Option<Transport>,
     #[serde(skip)]
-    max_req_psn: Option<u32>,
-    #[serde(skip)]
-    first_req_psn: Option<u32>,
-    #[serde(skip)]
-    first_resp_psn: Option<u32>,
+    max_req_psn: Option<Psn>,
     /// Payload of requests that were not retransmissions (for goodput).
     #[serde(skip)]
     new_payload: u64,
@@ -120,13 +104,12 @@ impl FlowStats {
         self.ecn_ce += u64::from(ce);
         let Some(info) = r.info else { return };
         self.transport.get_or_insert(info.transport);
-        let psn = r.bth.psn;
+        let psn = Psn::new(r.bth.psn);
         match info.role {
             Role::Congestion => self.cnps += 1,
             Role::Request => {
                 self.requests += 1;
-                self.first_req_psn.get_or_insert(psn);
-                let retx = self.max_req_psn.is_some_and(|m| !psn_before(m, psn));
+                let retx = self.max_req_psn.is_some_and(|m| psn <= m);
                 if retx {
                     self.retransmitted_psns += 1;
                 } else {
@@ -139,7 +122,6 @@ impl FlowStats {
             }
             Role::Response => {
                 self.responses += 1;
-                self.first_resp_psn.get_or_insert(psn);
                 if let Some(a) = r.headers.aeth {
                     match a.kind() {
                         AethKind::Ack if info.operation == Operation::Acknowledge => self.acks += 1,
@@ -177,34 +159,9 @@ impl FlowStats {
     }
 }
 
-/// A connection opened by CM, as REQ / REP / RTU / REJ / DREQ / DREP describe it.
-#[derive(Debug, Clone, Serialize)]
-pub struct CmConnection {
-    pub active: IpAddr,
-    pub passive: IpAddr,
-    pub active_qpn: u32,
-    pub passive_qpn: Option<u32>,
-    /// REQ Starting PSN: the PSN the active side expects to receive first.
-    pub req_starting_psn: u32,
-    /// REP Starting PSN: the PSN the passive side expects to receive first.
-    pub rep_starting_psn: Option<u32>,
-    pub pmtu: Option<u16>,
-    pub transport: &'static str,
-    /// "requested", "replied", "established", "rejected", "disconnected".
-    pub outcome: &'static str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub reject_reason: Option<&'static str>,
-    /// Frames of the REQ and of the last CM message.
-    pub req_frame: u64,
-    pub last_frame: u64,
-    #[serde(skip)]
-    active_comm_id: u32,
-    #[serde(skip)]
-    passive_comm_id: Option<u32>,
-}
-
-/// Everything `stats` counts.
-#[derive(Debug, Default)]
+/// Everything `stats` counts. Connections come from the connection model the checker uses
+/// ([`Connections`]): the same flows, pairing and incarnations; `stats` adds its counters.
+#[derive(Debug)]
 pub struct Stats {
     pub frames: u64,
     pub roce_v2: u64,
@@ -213,28 +170,39 @@ pub struct Stats {
     pub icrc: [u64; 4],
     opcodes: Vec<u64>,
     problems: [u64; 32],
-    /// Fx-hashed (roce_conformance::hash): SipHash over the flow key was 16% of stats.
-    flows: FastHashMap<FlowKey, FlowStats>,
-    cm: Vec<CmConnection>,
+    model: Connections<FlowStats>,
+    listed: Retained<Vec<(FlowKey, FlowStats)>>,
     first_ts: Option<u64>,
     last_ts: u64,
 }
 
-fn addr_of(p: &Packet<'_>, r: &Roce<'_>) -> (IpAddr, IpAddr) {
-    match (p.ip, r.grh) {
-        (Some(ip), _) => (ip.src, ip.dst),
-        (None, Some(g)) => (IpAddr::V6(g.sgid_addr()), IpAddr::V6(g.dgid_addr())),
-        (None, None) => (IpAddr::V6(Ipv6Addr::UNSPECIFIED), IpAddr::V6(Ipv6Addr::UNSPECIFIED)),
-    }
-}
-
 impl Stats {
-    pub fn new() -> Self {
-        Stats { opcodes: vec![0; 256], ..Default::default() }
+    /// Counting with the model's options (`--max-flows`, `--pmtu`, reconnect idle time).
+    pub fn new(model: ModelOptions) -> Self {
+        Stats {
+            frames: 0,
+            roce_v2: 0,
+            roce_v1: 0,
+            undecoded: 0,
+            icrc: [0; 4],
+            opcodes: vec![0; 256],
+            problems: [0; 32],
+            model: Connections::new(model),
+            listed: Retained::new(model.max_flows),
+            first_ts: None,
+            last_ts: 0,
+        }
     }
 
     /// Counts one frame.
-    pub fn add(&mut self, number: u64, ts: u64, len: u32, packet: Option<&Packet<'_>>) {
+    pub fn add(
+        &mut self,
+        number: u64,
+        ts: u64,
+        len: u32,
+        caplen: u32,
+        packet: Option<&Packet<'_>>,
+    ) {
         self.frames += 1;
         self.first_ts.get_or_insert(ts);
         self.last_ts = self.last_ts.max(ts);
@@ -242,7 +210,7 @@ impl Stats {
             self.undecoded += 1;
             return;
         };
-        for pr in crate::input::problems(p).iter() {
+        for pr in p.problems.iter() {
             if let Some(c) = self.problems.get_mut((pr as u32).trailing_zeros() as usize) {
                 *c += 1;
             }
@@ -262,151 +230,73 @@ impl Stats {
         if let Some(c) = self.opcodes.get_mut(usize::from(r.bth.opcode)) {
             *c += 1;
         }
-        let (src, dst) = addr_of(p, r);
-        let key = FlowKey { src, dst, dqpn: r.bth.dest_qp };
-        self.flows.entry(key).or_default().add(p, r, ts, len);
-        if let Some(Ok(mad)) = r.mad() {
-            if let Some(m) = mad.cm {
-                self.cm_message(number, src, dst, &m);
-            }
+        let frame = FrameInfo { number, ts_ns: ts, caplen, len };
+        let obs = self.model.observe(&frame, p, r);
+        self.settle_ended();
+        if let Some(f) = self.model.flow_mut(&obs.own) {
+            f.state.add(p, r, ts, len);
         }
     }
 
-    fn cm_message(&mut self, frame: u64, src: IpAddr, dst: IpAddr, m: &CmMessage<'_>) {
-        match m {
-            CmMessage::Req(q) => {
-                // A retried REQ (same comm ID from the same side) updates the entry.
-                self.cm.retain(|c| !(c.active_comm_id == q.local_comm_id && c.active == src));
-                self.cm.push(CmConnection {
-                    active: src,
-                    passive: dst,
-                    active_qpn: q.local_qpn,
-                    passive_qpn: None,
-                    req_starting_psn: q.starting_psn,
-                    rep_starting_psn: None,
-                    pmtu: q.pmtu_bytes(),
-                    transport: q.transport_service_type.name(),
-                    outcome: "requested",
-                    reject_reason: None,
-                    req_frame: frame,
-                    last_frame: frame,
-                    active_comm_id: q.local_comm_id,
-                    passive_comm_id: None,
-                });
-            }
-            other => {
-                let Some((local, remote)) = other.comm_ids() else {
-                    return;
-                };
-                let Some(c) = self.cm.iter_mut().rev().find(|c| {
-                    c.active_comm_id == local
-                        || c.active_comm_id == remote
-                        || c.passive_comm_id == Some(local)
-                }) else {
-                    return;
-                };
-                c.last_frame = frame;
-                match other {
-                    CmMessage::Rep(p) => {
-                        c.passive_qpn = Some(p.local_qpn);
-                        c.rep_starting_psn = Some(p.starting_psn);
-                        c.passive_comm_id = Some(p.local_comm_id);
-                        c.outcome = "replied";
-                    }
-                    CmMessage::Rtu(_) => c.outcome = "established",
-                    CmMessage::Rej(j) => {
-                        c.outcome = "rejected";
-                        c.reject_reason = Some(j.reason.name());
-                    }
-                    CmMessage::Dreq(_) | CmMessage::Drep(_) => c.outcome = "disconnected",
-                    _ => {}
-                }
-            }
+    /// The sizes of what `stats` holds (to prove they stay within the cap): the model's
+    /// tables, the ended connections kept for the report, and the CM exchanges listed.
+    pub fn state(&self) -> (roce_conformance::ModelStats, usize, usize) {
+        (self.model.stats(), self.listed.len(), self.model.cm_exchanges().len())
+    }
+
+    fn settle_ended(&mut self) {
+        if !self.model.has_ended() {
+            return;
+        }
+        for e in self.model.take_ended() {
+            self.listed.push(e.info, e.directions);
         }
     }
 
-    /// Groups flows into connections: the two directions of a QP pair are joined when CM
-    /// named both QPNs, or when responses in one direction echo the PSNs of requests in the
-    /// other (see RULES.md "Pairing without CM").
-    pub fn connections(&self) -> Vec<Connection> {
-        let mut keys: Vec<&FlowKey> = self.flows.keys().collect();
-        keys.sort();
-        let mut partner: HashMap<FlowKey, (FlowKey, &'static str)> = HashMap::new();
-        for c in &self.cm {
-            if let Some(pq) = c.passive_qpn {
-                let to_passive = FlowKey { src: c.active, dst: c.passive, dqpn: pq };
-                let to_active = FlowKey { src: c.passive, dst: c.active, dqpn: c.active_qpn };
-                partner.insert(to_passive, (to_active, "cm"));
-                partner.insert(to_active, (to_passive, "cm"));
-            }
-        }
-        for k in &keys {
-            let f = &self.flows[*k];
-            let Some(resp_psn) = f.first_resp_psn else {
-                continue;
-            };
-            if partner.contains_key(*k) {
-                continue;
-            }
-            // Responses B -> A to QP x answer requests A -> B: find the reverse flow whose
-            // request PSN window holds the response PSN.
-            let found = keys.iter().find(|o| {
-                o.src == k.dst && o.dst == k.src && !partner.contains_key(**o) && {
-                    let g = &self.flows[**o];
-                    match (g.first_req_psn, g.max_req_psn) {
-                        (Some(lo), Some(hi)) => {
-                            !psn_before(resp_psn, lo) && !psn_before(hi, resp_psn)
-                        }
-                        _ => false,
-                    }
+    /// The connection incarnations, the busiest first, and how many were not listed.
+    pub fn connections(&mut self) -> (Vec<Connection>, u64) {
+        self.model.finish();
+        self.settle_ended();
+        let listed = std::mem::replace(&mut self.listed, Retained::new(1));
+        let (listed, not_listed) = listed.into_sorted();
+        let mut out: Vec<Connection> = listed
+            .into_iter()
+            .map(|(info, dirs)| {
+                let mut total = FlowStats::default();
+                for (_, d) in &dirs {
+                    total.merge(d);
                 }
-            });
-            if let Some(o) = found {
-                partner.insert(**k, (**o, "psn"));
-                partner.insert(**o, (**k, "psn"));
-            }
-        }
-        let mut done: Vec<FlowKey> = Vec::new();
-        let mut out = Vec::new();
-        for k in keys {
-            if done.contains(k) {
-                continue;
-            }
-            let mut conn = Connection {
-                a: k.src,
-                b: k.dst,
-                qpn_a: None,
-                qpn_b: Some(k.dqpn),
-                transport: self.flows[k].transport.map_or("unknown", Transport::as_str),
-                paired_by: None,
-                total: FlowStats::default(),
-                duration_ns: 0,
-                goodput_bps: 0.0,
-                directions: vec![Direction::new(k, &self.flows[k])],
-            };
-            done.push(*k);
-            if let Some((o, how)) = partner.get(k) {
-                if let Some(f) = self.flows.get(o) {
-                    conn.qpn_a = Some(o.dqpn);
-                    conn.paired_by = Some(how);
-                    if conn.transport == "unknown" {
-                        conn.transport = f.transport.map_or("unknown", Transport::as_str);
-                    }
-                    conn.directions.push(Direction::new(o, f));
-                    done.push(*o);
+                let duration_ns = total.last_ts.saturating_sub(total.first_ts);
+                let goodput_bps = if duration_ns > 0 {
+                    total.new_payload as f64 * 8e9 / duration_ns as f64
+                } else {
+                    0.0
+                };
+                Connection {
+                    connection: info.connection,
+                    transport: info.transport,
+                    paired_by: info.paired_by.map(PairedBy::as_str),
+                    began: info.began,
+                    ended: info.ended,
+                    first_frame: info.first_frame,
+                    last_frame: info.last_frame,
+                    total,
+                    duration_ns,
+                    goodput_bps,
+                    directions: dirs
+                        .into_iter()
+                        .map(|(k, stats)| Direction {
+                            src: k.src,
+                            dst: k.dst,
+                            dest_qp: k.dest_qp,
+                            stats,
+                        })
+                        .collect(),
                 }
-            }
-            for d in &conn.directions {
-                conn.total.merge(&self.flows[&d.key]);
-            }
-            conn.duration_ns = conn.total.last_ts.saturating_sub(conn.total.first_ts);
-            if conn.duration_ns > 0 {
-                conn.goodput_bps = conn.total.new_payload as f64 * 8e9 / conn.duration_ns as f64;
-            }
-            out.push(conn);
-        }
-        out.sort_by_key(|c| std::cmp::Reverse(c.total.packets));
-        out
+            })
+            .collect();
+        out.sort_by_key(|c| (std::cmp::Reverse(c.total.packets), c.first_frame));
+        (out, not_listed)
     }
 
     fn opcode_histogram(&self) -> Vec<(&'static str, u64)> {
@@ -446,31 +336,22 @@ impl Stats {
 pub struct Direction {
     pub src: IpAddr,
     pub dst: IpAddr,
-    pub dqpn: u32,
+    pub dest_qp: u32,
     #[serde(flatten)]
     pub stats: FlowStats,
-    #[serde(skip)]
-    key: FlowKey,
 }
 
-impl Direction {
-    fn new(k: &FlowKey, f: &FlowStats) -> Self {
-        Direction { src: k.src, dst: k.dst, dqpn: k.dqpn, stats: f.clone(), key: *k }
-    }
-}
-
-/// A QP pair (or a single direction when its partner was not seen or not identified).
+/// A connection incarnation (or a single direction when its partner was not identified).
 #[derive(Debug, Serialize)]
 pub struct Connection {
-    /// The side that sent the first direction listed.
-    pub a: IpAddr,
-    pub b: IpAddr,
-    /// QPN on side a (the DestQP of b -> a traffic), when paired.
-    pub qpn_a: Option<u32>,
-    pub qpn_b: Option<u32>,
+    pub connection: ConnId,
     pub transport: &'static str,
     /// "cm" (REQ/REP named both QPNs), "psn" (responses echo request PSNs), or null.
     pub paired_by: Option<&'static str>,
+    pub began: Boundary<BeganBy>,
+    pub ended: Boundary<EndedBy>,
+    pub first_frame: u64,
+    pub last_frame: u64,
     #[serde(flatten)]
     pub total: FlowStats,
     pub duration_ns: u64,
@@ -487,12 +368,17 @@ struct StatsJson<'a> {
     rocev2_frames: u64,
     rocev1_frames: u64,
     undecoded_frames: u64,
+    /// The undecoded frames by reason and link type (absent when every frame was decoded).
+    #[serde(skip_serializing_if = "<[UndecodedGroup]>::is_empty")]
+    undecoded: &'a [UndecodedGroup],
     icrc: IcrcCounts,
     opcodes: BTreeMap<&'static str, u64>,
     problems: BTreeMap<&'static str, u64>,
     duration_ns: u64,
     connections: Vec<Connection>,
-    cm_connections: &'a [CmConnection],
+    #[serde(skip_serializing_if = "is_zero")]
+    connections_not_listed: u64,
+    cm_connections: &'a [CmExchange],
     warnings: &'a [String],
 }
 
@@ -510,12 +396,24 @@ pub enum Format {
     Json,
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// Runs the command.
-pub fn run(path: &Path, format: Format, cfg: &Config) -> Result<(), InputError> {
-    let mut stats = Stats::new();
+pub fn run(
+    path: &Path,
+    format: Format,
+    cfg: &Config,
+    model: ModelOptions,
+) -> Result<(), InputError> {
+    let mut stats = Stats::new(model);
     let summary = for_each_frame(path, cfg, |d| {
-        stats.add(d.frame.number, d.frame.ts_ns, d.frame.len, d.packet.as_ref().ok());
+        let f = &d.frame;
+        stats.add(f.number, f.ts_ns, f.len, f.caplen, d.packet.as_ref().ok());
     })?;
+    warn_undecoded(&summary.undecoded);
+    let (connections, not_listed) = stats.connections();
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let res = match format {
@@ -526,6 +424,7 @@ pub fn run(path: &Path, format: Format, cfg: &Config) -> Result<(), InputError> 
                 rocev2_frames: stats.roce_v2,
                 rocev1_frames: stats.roce_v1,
                 undecoded_frames: stats.undecoded,
+                undecoded: &summary.undecoded,
                 icrc: IcrcCounts {
                     ok: stats.icrc[0],
                     bad: stats.icrc[1],
@@ -535,29 +434,33 @@ pub fn run(path: &Path, format: Format, cfg: &Config) -> Result<(), InputError> 
                 opcodes: stats.opcode_histogram().into_iter().collect(),
                 problems: stats.problem_counts().into_iter().collect(),
                 duration_ns: stats.last_ts.saturating_sub(stats.first_ts.unwrap_or(0)),
-                connections: stats.connections(),
-                cm_connections: &stats.cm,
+                connections,
+                connections_not_listed: not_listed,
+                cm_connections: stats.model.cm_exchanges(),
                 warnings: &summary.warnings,
             };
             serde_json::to_writer_pretty(&mut out, &j)
                 .map_err(io::Error::from)
                 .and_then(|()| writeln!(out))
         }
-        Format::Text => out.write_all(text_report(path, &stats, &summary.warnings).as_bytes()),
+        Format::Text => out.write_all(
+            text_report(path, &stats, &connections, not_listed, &summary.warnings).as_bytes(),
+        ),
     };
-    match res {
-        Err(e) if e.kind() != io::ErrorKind::BrokenPipe => {
-            Err(InputError(format!("writing output: {e}")))
-        }
-        _ => Ok(()),
-    }
+    crate::output::written(res.and_then(|()| out.flush()))
 }
 
 fn secs(ns: u64) -> String {
     format!("{}.{:06} s", ns / 1_000_000_000, (ns % 1_000_000_000) / 1000)
 }
 
-fn text_report(path: &Path, s: &Stats, warnings: &[String]) -> String {
+fn text_report(
+    path: &Path,
+    s: &Stats,
+    conns: &[Connection],
+    not_listed: u64,
+    warnings: &[String],
+) -> String {
     let mut t = String::new();
     let dur = s.last_ts.saturating_sub(s.first_ts.unwrap_or(0));
     let _ = writeln!(t, "Capture   {}", path.display());
@@ -584,14 +487,20 @@ fn text_report(path: &Path, s: &Stats, warnings: &[String]) -> String {
             let _ = writeln!(t, "  {name:<70} {n:>8}");
         }
     }
-    let conns = s.connections();
     let _ = writeln!(t, "\nConnections ({})", conns.len());
-    for c in &conns {
-        let qa = c.qpn_a.map_or("?".to_string(), |q| format!("0x{q:06x}"));
-        let qb = c.qpn_b.map_or("?".to_string(), |q| format!("0x{q:06x}"));
+    if not_listed > 0 {
+        let _ = writeln!(t, "  ({not_listed} more, with fewer packets, counted but not listed)");
+    }
+    for c in conns {
         let how =
             c.paired_by.map_or("one direction seen".to_string(), |h| format!("paired by {h}"));
-        let _ = writeln!(t, "  {} QP {qa} <-> {} QP {qb}  {}  ({how})", c.a, c.b, c.transport);
+        let _ = writeln!(t, "  {}  {}  ({how})", c.connection, c.transport);
+        if !c.began.why.is_empty() {
+            let _ = writeln!(t, "    began: {}", c.began.why);
+        }
+        if c.ended.how != EndedBy::CaptureEnd {
+            let _ = writeln!(t, "    ended: {}", c.ended.why);
+        }
         let x = &c.total;
         let _ = writeln!(
             t,
@@ -626,9 +535,10 @@ fn text_report(path: &Path, s: &Stats, warnings: &[String]) -> String {
             c.goodput_bps / 1e6
         );
     }
-    if !s.cm.is_empty() {
-        let _ = writeln!(t, "\nCM connections ({})", s.cm.len());
-        for c in &s.cm {
+    let cm = s.model.cm_exchanges();
+    if !cm.is_empty() {
+        let _ = writeln!(t, "\nCM connections ({})", cm.len());
+        for c in cm {
             let pq = c.passive_qpn.map_or("?".to_string(), |q| format!("0x{q:06x}"));
             let ppsn = c.rep_starting_psn.map_or("?".to_string(), |q| q.to_string());
             let _ = writeln!(
@@ -639,7 +549,7 @@ fn text_report(path: &Path, s: &Stats, warnings: &[String]) -> String {
                 c.req_starting_psn,
                 c.passive,
                 c.transport,
-                c.pmtu.map_or("?".to_string(), |m| m.to_string()),
+                c.pmtu.map_or_else(|| format!("code {} (reserved)", c.pmtu_code), |m| m.to_string()),
                 c.outcome,
                 c.reject_reason.map_or(String::new(), |r| format!(" ({r})")),
                 c.req_frame,
@@ -651,17 +561,4 @@ fn text_report(path: &Path, s: &Stats, warnings: &[String]) -> String {
         let _ = writeln!(t, "\nwarning: {w}");
     }
     t
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn psn_order_wraps() {
-        assert!(psn_before(1, 2));
-        assert!(!psn_before(2, 2));
-        assert!(psn_before(0xff_ffff, 0));
-        assert!(!psn_before(0, 0xff_ffff));
-    }
 }

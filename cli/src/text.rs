@@ -82,6 +82,7 @@ pub fn summary_line(d: &Decoded<'_>, t0: u64, line: &mut String) {
     let Some(r) = &p.roce else {
         non_roce(p, line);
         let _ = write!(line, "  len {}", f.len);
+        reasons(p, line);
         return;
     };
     let _ = write!(
@@ -104,9 +105,13 @@ pub fn summary_line(d: &Decoded<'_>, t0: u64, line: &mut String) {
         }
     }
     let _ = write!(line, " len {} ICRC {}", r.payload_len, r.icrc_status.as_str());
-    let problems = crate::input::problems(p);
-    if !problems.is_empty() {
-        let _ = write!(line, " ! {problems}");
+    reasons(p, line);
+}
+
+/// " ! problems ! where parsing stopped", when there are any.
+fn reasons(p: &Packet<'_>, line: &mut String) {
+    if !p.problems.is_empty() {
+        let _ = write!(line, " ! {}", p.problems);
     }
     if let Some(e) = &p.stop {
         let _ = write!(line, " ! {e}");
@@ -129,7 +134,10 @@ fn non_roce(p: &Packet<'_>, line: &mut String) {
             let _ = write!(line, "IPv{} {name} (protocol {})", ip.version, ip.protocol);
         }
         (None, None) => {
-            let et = p.eth.map_or(0, |e| e.ethertype);
+            let Some(et) = p.eth.map(|e| e.ethertype) else {
+                line.push_str("no network layer decoded");
+                return;
+            };
             let name = match et {
                 0x0806 => "ARP",
                 0x88cc => "LLDP",
@@ -209,6 +217,10 @@ pub fn tree(d: &Decoded<'_>, out: &mut impl Write) -> io::Result<()> {
     }
     if let Some(r) = &p.roce {
         roce_tree(p, r, out)?;
+    } else {
+        for pr in p.problems.iter() {
+            writeln!(out, "  Problem: {pr}")?;
+        }
     }
     if let Some(e) = &p.stop {
         writeln!(out, "  Stopped: {e}")?;
@@ -329,7 +341,7 @@ fn roce_tree(p: &Packet<'_>, r: &Roce<'_>, out: &mut impl Write) -> io::Result<(
         (Some(v), s) => writeln!(out, "  ICRC: 0x{v:08x} {}", s.as_str())?,
         (None, s) => writeln!(out, "  ICRC: not captured, {}", s.as_str())?,
     }
-    for pr in crate::input::problems(p).iter() {
+    for pr in p.problems.iter() {
         writeln!(out, "  Problem: {pr}")?;
     }
     Ok(())

@@ -1,10 +1,14 @@
 //! The conformance suite: pcaps/conformance/ is exactly what `gen suite` writes, and every
-//! capture there, and every real capture in ../shared/pcaps/real, gives exactly the findings
-//! of its reviewed expect file (`check --expect`).
+//! capture there, and every real capture (ROCE_INSPECT_REAL_CAPTURES), gives exactly the
+//! findings of its reviewed expect file (`check --expect`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+#[path = "../../testdata/real.rs"]
+mod real;
+use real::real_dir;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -88,15 +92,7 @@ fn every_suite_capture_gives_its_expected_findings() {
 
 #[test]
 fn every_real_capture_gives_its_reviewed_findings() {
-    let real = root().join("../shared/pcaps/real");
-    if !real.is_dir() {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "CI=true but {} is missing",
-            real.display()
-        );
-        return;
-    }
+    let Some(real) = real_dir() else { return };
     let mut n = 0;
     for e in std::fs::read_dir(root().join("testdata/real-expect")).unwrap() {
         let expect = e.unwrap().path();

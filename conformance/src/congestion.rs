@@ -5,8 +5,30 @@
 use crate::hash::FastHashMap;
 use std::net::IpAddr;
 
-use crate::finding::{ConnId, Sink};
+use crate::finding::{ConnId, Judge};
 use crate::rules;
+
+/// A CE-marked packet from `src` to `dst`, sent by QP `sender_qp` (if known).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CeMark {
+    pub(crate) frame: u64,
+    pub(crate) ts: u64,
+    pub(crate) src: IpAddr,
+    pub(crate) dst: IpAddr,
+    pub(crate) sender_qp: Option<u32>,
+    pub(crate) conn: Option<ConnId>,
+}
+
+/// A CNP from `src` (the receiver of marked data) to QP `qp` on `dst`.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Cnp {
+    pub(crate) frame: u64,
+    pub(crate) ts: u64,
+    pub(crate) src: IpAddr,
+    pub(crate) dst: IpAddr,
+    pub(crate) qp: u32,
+    pub(crate) conn: Option<ConnId>,
+}
 
 /// CE marks from one sender QP waiting for a CNP.
 #[derive(Debug, Clone, Copy)]
@@ -22,8 +44,11 @@ struct Waiting {
 /// Per host pair (sender, receiver of the marked data).
 type Hosts = (IpAddr, IpAddr);
 
-#[derive(Debug, Default)]
-pub struct Congestion {
+#[derive(Debug)]
+pub(crate) struct Congestion {
+    /// The CNP window (ns) and the cap on each table.
+    window: u64,
+    cap: usize,
     waiting: FastHashMap<Hosts, Vec<Waiting>>,
     /// Last CNP sent by the receiver to a sender QP: (receiver, sender, QP) -> time.
     last_cnp: FastHashMap<(IpAddr, IpAddr, u32), u64>,
@@ -38,7 +63,18 @@ const WAITING_PER_HOSTS: usize = 64;
 const SENDERS_PER_HOSTS: usize = 256;
 
 impl Congestion {
-    pub fn entries(&self) -> usize {
+    pub(crate) fn new(window: u64, cap: usize) -> Self {
+        Congestion {
+            window,
+            cap,
+            waiting: FastHashMap::default(),
+            last_cnp: FastHashMap::default(),
+            last_cnp_any: FastHashMap::default(),
+            senders: FastHashMap::default(),
+        }
+    }
+
+    pub(crate) fn entries(&self) -> usize {
         self.waiting.values().map(Vec::len).sum::<usize>()
             + self.last_cnp.len()
             + self.last_cnp_any.len()
@@ -47,7 +83,8 @@ impl Congestion {
 
     /// Keeps the maps within `cap` entries each (history is dropped, never judged wrongly:
     /// a dropped CNP time only makes a later mark wait for the next CNP).
-    fn bound(&mut self, cap: usize) {
+    fn bound(&mut self) {
+        let cap = self.cap;
         if self.last_cnp.len() > cap {
             self.last_cnp.clear();
         }
@@ -64,21 +101,11 @@ impl Congestion {
         }
     }
 
-    /// A CE-marked packet from `src` to `dst`, sent by QP `sender_qp` (if known).
-    #[allow(clippy::too_many_arguments)]
-    pub fn mark(
-        &mut self,
-        frame: u64,
-        ts: u64,
-        src: IpAddr,
-        dst: IpAddr,
-        sender_qp: Option<u32>,
-        conn: Option<ConnId>,
-        window: u64,
-        cap: usize,
-        sink: &mut Sink,
-    ) {
-        self.bound(cap);
+    /// A CE-marked packet.
+    pub(crate) fn mark(&mut self, m: CeMark, judge: &mut Judge) {
+        let CeMark { frame, ts, src, dst, sender_qp, conn } = m;
+        let window = self.window;
+        self.bound();
         let senders = self.senders.entry((src, dst)).or_default();
         if !senders.contains(&sender_qp) && senders.len() < SENDERS_PER_HOSTS {
             senders.push(sender_qp);
@@ -88,7 +115,7 @@ impl Congestion {
             Some(q) => recent(self.last_cnp.get(&(dst, src, q))),
             None => recent(self.last_cnp_any.get(&(dst, src))),
         };
-        self.expire((src, dst), ts, window, sink);
+        self.expire((src, dst), ts, judge);
         if covered {
             return;
         }
@@ -100,25 +127,15 @@ impl Congestion {
         }
     }
 
-    /// A CNP from `src` (the receiver of marked data) to QP `qp` on `dst`.
-    #[allow(clippy::too_many_arguments)]
-    pub fn cnp(
-        &mut self,
-        frame: u64,
-        ts: u64,
-        src: IpAddr,
-        dst: IpAddr,
-        qp: u32,
-        conn: Option<ConnId>,
-        window: u64,
-        cap: usize,
-        sink: &mut Sink,
-    ) {
-        self.bound(cap);
+    /// A CNP.
+    pub(crate) fn cnp(&mut self, c: Cnp, judge: &mut Judge) {
+        let Cnp { frame, ts, src, dst, qp, conn } = c;
+        let window = self.window;
+        self.bound();
         self.last_cnp.insert((src, dst, qp), ts);
         self.last_cnp_any.insert((src, dst), ts);
         let hosts = (dst, src);
-        self.expire(hosts, ts, window, sink);
+        self.expire(hosts, ts, judge);
         if let Some(list) = self.waiting.get_mut(&hosts) {
             list.retain(|w| {
                 !(w.sender_qp.is_none_or(|s| s == qp) && ts.saturating_sub(w.first_ts) <= window)
@@ -127,41 +144,43 @@ impl Congestion {
         let targeted =
             self.senders.get(&hosts).is_some_and(|s| s.contains(&Some(qp)) || s.contains(&None));
         if !targeted {
-            sink.report(&rules::CC_CNP_TARGET, None, &[frame], conn, None, || {
+            judge.report(&rules::CC_CNP_TARGET, &[frame], conn, None, || {
                 format!("CNP to QP 0x{qp:06x} on {dst}, which sent no CE-marked data to {src}")
             });
         }
     }
 
     /// Reports bursts whose window has passed without a CNP.
-    fn expire(&mut self, hosts: Hosts, now: u64, window: u64, sink: &mut Sink) {
+    fn expire(&mut self, hosts: Hosts, now: u64, judge: &mut Judge) {
+        let window = self.window;
         let Some(list) = self.waiting.get_mut(&hosts) else { return };
         list.retain(|w| {
             if now.saturating_sub(w.first_ts) <= window {
                 return true;
             }
-            report(w, hosts, window, sink);
+            report(w, hosts, window, judge);
             false
         });
     }
 
     /// At the end: bursts whose window passed inside the capture.
-    pub fn finish(&mut self, end_ts: u64, window: u64, sink: &mut Sink) {
+    pub(crate) fn finish(&mut self, end_ts: u64, judge: &mut Judge) {
+        let window = self.window;
         let mut all: Vec<(Hosts, Waiting)> =
             self.waiting.drain().flat_map(|(h, v)| v.into_iter().map(move |w| (h, w))).collect();
         all.sort_by_key(|(_, w)| w.first_frame);
         for (hosts, w) in all {
             if end_ts.saturating_sub(w.first_ts) > window {
-                report(&w, hosts, window, sink);
+                report(&w, hosts, window, judge);
             }
         }
     }
 }
 
-fn report(w: &Waiting, (src, dst): Hosts, window: u64, sink: &mut Sink) {
+fn report(w: &Waiting, (src, dst): Hosts, window: u64, judge: &mut Judge) {
     let qp = w.sender_qp.map_or("its sender QP".to_string(), |q| format!("QP 0x{q:06x}"));
     let (marks, frame) = (w.marks, w.first_frame);
-    sink.report(&rules::CC_CNP, None, &[frame], w.conn, None, || {
+    judge.report(&rules::CC_CNP, &[frame], w.conn, None, || {
         format!(
             "{marks} CE-marked packet(s) from {src} to {dst} starting at frame {frame} got no CNP back to {qp} within {} us",
             window / 1000

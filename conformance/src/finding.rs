@@ -1,14 +1,19 @@
-//! Findings: a rule, the frames that prove it, the connection, the PSN, and one sentence.
+//! Findings and the judge that collects them. Rule code says what it proved through
+//! [`Judge::report`] (the rule's own severity) or [`Judge::report_as`] (a severity of its
+//! own, for the few rules that have a warning form); the judge applies the rule set, caps
+//! each (connection, rule) so a broken capture cannot grow memory, and counts what it drops.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::net::IpAddr;
 
 use serde::Serialize;
 
+use crate::hash::FastHashMap;
+use crate::psn::Psn;
 use crate::rules::{Rule, RuleSet, Severity};
 
-/// The two ends of a connection as the report names them.
+/// The two ends of a connection as reports name them, and which incarnation of that QP pair
+/// it is (QPNs are reused: each CM connection, or each reconnect seen without CM, is one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct ConnId {
     pub a: IpAddr,
@@ -17,12 +22,18 @@ pub struct ConnId {
     pub b: IpAddr,
     /// QPN on side b (the DestQP of a -> b packets).
     pub qpn_b: Option<u32>,
+    /// 1 for the first connection seen on these QPs, 2 for the next, ...
+    pub incarnation: u32,
 }
 
 impl fmt::Display for ConnId {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let q = |q: Option<u32>| q.map_or("?".to_string(), |q| format!("0x{q:06x}"));
-        write!(f, "{} QP {} <-> {} QP {}", self.a, q(self.qpn_a), self.b, q(self.qpn_b))
+        write!(f, "{} QP {} <-> {} QP {}", self.a, q(self.qpn_a), self.b, q(self.qpn_b))?;
+        if self.incarnation > 1 {
+            write!(f, " (incarnation {})", self.incarnation)?;
+        }
+        Ok(())
     }
 }
 
@@ -38,60 +49,84 @@ pub struct Finding {
     pub message: String,
 }
 
-/// Where findings go: applies the rule set, caps each (connection, rule) at a fixed count
-/// so a broken capture cannot grow the checker's memory, and counts what it drops.
+/// Where findings go.
 #[derive(Debug)]
-pub struct Sink {
-    pub rules: RuleSet,
-    pub cap_per_rule: u32,
+pub(crate) struct Judge {
+    rules: RuleSet,
+    cap_per_rule: u32,
     /// Per-(connection, rule) counters kept at most; beyond, they start over (memory stays
     /// bounded when findings come from more connections than the checker tracks, e.g. UD).
-    pub max_counters: usize,
-    pub out: Vec<Finding>,
-    counts: HashMap<(Option<ConnId>, &'static str), u32>,
-    pub suppressed: u64,
-    pub errors: u64,
-    pub warnings: u64,
+    max_counters: usize,
+    out: Vec<Finding>,
+    /// Findings counted per connection and rule (a connection that ends is forgotten in one
+    /// step).
+    counts: FastHashMap<Option<ConnId>, Vec<(&'static str, u32)>>,
+    counters: usize,
+    pub(crate) suppressed: u64,
+    pub(crate) errors: u64,
+    pub(crate) warnings: u64,
 }
 
-impl Sink {
-    pub fn new(rules: RuleSet, cap_per_rule: u32, max_counters: usize) -> Self {
-        Sink {
+impl Judge {
+    pub(crate) fn new(rules: RuleSet, cap_per_rule: u32, max_counters: usize) -> Self {
+        Judge {
             rules,
             cap_per_rule,
             max_counters,
             out: Vec::new(),
-            counts: HashMap::new(),
+            counts: FastHashMap::default(),
+            counters: 0,
             suppressed: 0,
             errors: 0,
             warnings: 0,
         }
     }
 
-    /// Reports a finding of `rule` (at the rule's severity, or `severity` when given).
-    pub fn report(
+    /// Reports a finding of `rule` at the rule's severity.
+    pub(crate) fn report(
         &mut self,
         rule: &Rule,
-        severity: Option<Severity>,
         frames: &[u64],
         connection: Option<ConnId>,
-        psn: Option<u32>,
+        psn: Option<Psn>,
+        message: impl FnOnce() -> String,
+    ) {
+        self.report_as(rule, rule.severity, frames, connection, psn, message);
+    }
+
+    /// Reports a finding of `rule` at `severity` (a rule's warning form).
+    pub(crate) fn report_as(
+        &mut self,
+        rule: &Rule,
+        severity: Severity,
+        frames: &[u64],
+        connection: Option<ConnId>,
+        psn: Option<Psn>,
         message: impl FnOnce() -> String,
     ) {
         if !self.rules.is_enabled(rule) {
             return;
         }
-        let severity = severity.unwrap_or(rule.severity);
         match severity {
             Severity::Error => self.errors += 1,
             Severity::Warning => self.warnings += 1,
         }
-        if self.counts.len() >= self.max_counters
-            && !self.counts.contains_key(&(connection, rule.id))
-        {
+        if self.counters >= self.max_counters {
             self.counts.clear();
+            self.counters = 0;
         }
-        let n = self.counts.entry((connection, rule.id)).or_insert(0);
+        let per_rule = self.counts.entry(connection).or_default();
+        let n = match per_rule.iter_mut().find(|(id, _)| *id == rule.id) {
+            Some((_, n)) => n,
+            None => {
+                self.counters += 1;
+                per_rule.push((rule.id, 0));
+                match per_rule.last_mut() {
+                    Some((_, n)) => n,
+                    None => return,
+                }
+            }
+        };
         *n += 1;
         if *n > self.cap_per_rule {
             self.suppressed += 1;
@@ -102,28 +137,25 @@ impl Sink {
             severity,
             frames: frames.to_vec(),
             connection,
-            psn,
+            psn: psn.map(Psn::value),
             message: message(),
         });
     }
 
     /// Findings reported since the last call.
-    pub fn take(&mut self) -> Vec<Finding> {
+    pub(crate) fn take(&mut self) -> Vec<Finding> {
         std::mem::take(&mut self.out)
     }
 
     /// Entries in the per-(connection, rule) counter (for the state accounting).
-    pub fn tracked(&self) -> usize {
-        self.counts.len()
+    pub(crate) fn tracked(&self) -> usize {
+        self.counters
     }
 
-    /// Forgets the counters of a connection that is evicted.
-    pub fn forget(&mut self, conn: &ConnId) {
-        self.counts.retain(|(c, _), _| c.as_ref() != Some(conn));
+    /// Forgets the counters of a connection that ended.
+    pub(crate) fn forget(&mut self, conn: &ConnId) {
+        if let Some(v) = self.counts.remove(&Some(*conn)) {
+            self.counters -= v.len();
+        }
     }
-}
-
-/// A PSN as engineers read it in reports: decimal and hex.
-pub fn psn(p: u32) -> String {
-    format!("{p} (0x{p:06x})")
 }

@@ -3,32 +3,39 @@
 use roce_parser::opcode::Position;
 use roce_parser::{IcrcStatus, Packet, Problem, Roce};
 
-use crate::finding::{ConnId, Sink};
+use crate::finding::{ConnId, Judge};
+use crate::psn::Psn;
 use crate::rules::{self, Severity};
 use crate::FrameInfo;
 
-pub fn check(f: &FrameInfo, p: &Packet<'_>, r: &Roce<'_>, conn: Option<ConnId>, sink: &mut Sink) {
+pub(crate) fn check(
+    f: &FrameInfo,
+    p: &Packet<'_>,
+    r: &Roce<'_>,
+    conn: Option<ConnId>,
+    judge: &mut Judge,
+) {
     let frames = [f.number];
-    let psn = Some(r.bth.psn);
+    let psn = Some(Psn::new(r.bth.psn));
     let has = |x: Problem| p.problems.contains(x);
     let snapped = f.caplen < f.len;
 
     match r.icrc_status {
-        IcrcStatus::Bad { computed } => sink.report(&rules::PKT_ICRC, None, &frames, conn, psn, || {
+        IcrcStatus::Bad { computed } => judge.report(&rules::PKT_ICRC, &frames, conn, psn, || {
             format!(
                 "ICRC 0x{:08x} does not match the recomputed 0x{computed:08x}: a receiver drops this packet",
                 r.icrc.unwrap_or(0)
             )
         }),
         IcrcStatus::Unverifiable if snapped => {
-            sink.report(&rules::CAP_TRUNCATED, None, &frames, conn, psn, || {
+            judge.report(&rules::CAP_TRUNCATED, &frames, conn, psn, || {
                 format!("frame captured with {} of its {} bytes (snap length): ICRC not verified", f.caplen, f.len)
             })
         }
         _ => {}
     }
     if has(Problem::TverNonZero) {
-        sink.report(&rules::PKT_TVER, None, &frames, conn, psn, || {
+        judge.report(&rules::PKT_TVER, &frames, conn, psn, || {
             format!("BTH TVer is {}, must be 0", r.bth.tver)
         });
     }
@@ -36,7 +43,7 @@ pub fn check(f: &FrameInfo, p: &Packet<'_>, r: &Roce<'_>, conn: Option<ConnId>, 
     // Mellanox DC reuses the RD opcodes with its own headers: decoding it as RD would report
     // nonsense lengths and reserved bits, so say what it is once and judge nothing else.
     if has(Problem::RdLayoutMismatch) {
-        sink.report(&rules::PKT_OPCODE, Some(Severity::Warning), &frames, conn, psn, || {
+        judge.report_as(&rules::PKT_OPCODE, Severity::Warning, &frames, conn, psn, || {
             format!(
                 "opcode 0x{:02x} ({}) does not fit the RD layout: likely Mellanox DC traffic, not judged further",
                 r.bth.opcode,
@@ -46,12 +53,12 @@ pub fn check(f: &FrameInfo, p: &Packet<'_>, r: &Roce<'_>, conn: Option<ConnId>, 
         return;
     }
     if has(Problem::ReservedOpcode) {
-        sink.report(&rules::PKT_OPCODE, None, &frames, conn, psn, || {
+        judge.report(&rules::PKT_OPCODE, &frames, conn, psn, || {
             format!("opcode 0x{:02x} is reserved for {}", r.bth.opcode, r.transport().as_str())
         });
     }
     if has(Problem::VendorOpcode) {
-        sink.report(&rules::PKT_OPCODE, Some(Severity::Warning), &frames, conn, psn, || {
+        judge.report_as(&rules::PKT_OPCODE, Severity::Warning, &frames, conn, psn, || {
             format!("opcode 0x{:02x} is manufacturer-specific", r.bth.opcode)
         });
     }
@@ -65,18 +72,19 @@ pub fn check(f: &FrameInfo, p: &Packet<'_>, r: &Roce<'_>, conn: Option<ConnId>, 
         (has(Problem::UdpLengthMismatch), "UDP length disagrees with the IP payload length"),
         (has(Problem::IpLengthMismatch), "IP total length disagrees with the frame"),
         (has(Problem::ShortForOpcode), "packet too short for the headers its opcode implies"),
+        (has(Problem::ShortForIcrc), "no room for the ICRC after the BTH"),
         (has(Problem::UnexpectedPayload), "payload present where the opcode carries none"),
         (has(Problem::AtomicWriteLength), "ATOMIC_WRITE payload is not 8 bytes"),
     ] {
         if bad {
-            sink.report(&rules::PKT_LENGTH, None, &frames, conn, psn, || {
+            judge.report(&rules::PKT_LENGTH, &frames, conn, psn, || {
                 format!("{}: {what} (payload {} bytes)", r.opcode_name(), r.payload_len)
             });
         }
     }
 
     if has(Problem::PadCntInconsistent) {
-        sink.report(&rules::PKT_PAD, None, &frames, conn, psn, || {
+        judge.report(&rules::PKT_PAD, &frames, conn, psn, || {
             format!(
                 "PadCnt {} does not pad the {}-byte payload to a multiple of 4",
                 r.bth.padcnt, r.payload_len
@@ -86,7 +94,7 @@ pub fn check(f: &FrameInfo, p: &Packet<'_>, r: &Roce<'_>, conn: Option<ConnId>, 
     if let Some(info) = r.info {
         let mid = matches!(info.position, Position::First | Position::Middle);
         if mid && r.bth.padcnt != 0 {
-            sink.report(&rules::PKT_PAD, None, &frames, conn, psn, || {
+            judge.report(&rules::PKT_PAD, &frames, conn, psn, || {
                 format!(
                     "{} carries PadCnt {}: only a message's last or only packet may be padded",
                     info.name, r.bth.padcnt
@@ -95,33 +103,33 @@ pub fn check(f: &FrameInfo, p: &Packet<'_>, r: &Roce<'_>, conn: Option<ConnId>, 
         }
     }
     if has(Problem::PadNonZero) {
-        sink.report(&rules::PKT_PAD, Some(Severity::Warning), &frames, conn, psn, || {
+        judge.report_as(&rules::PKT_PAD, Severity::Warning, &frames, conn, psn, || {
             "pad bytes are not zero".into()
         });
     }
     if has(Problem::ReservedBits) {
-        sink.report(&rules::PKT_RESERVED, None, &frames, conn, psn, || {
+        judge.report(&rules::PKT_RESERVED, &frames, conn, psn, || {
             format!("{}: reserved bits set ({})", r.opcode_name(), reserved_detail(r))
         });
     }
     if has(Problem::CnpLength) {
-        sink.report(&rules::PKT_CNP, None, &frames, conn, psn, || {
+        judge.report(&rules::PKT_CNP, &frames, conn, psn, || {
             format!("CNP carries {} bytes after the BTH instead of 16", r.payload_len)
         });
     }
     if has(Problem::CnpBecnClear) {
-        sink.report(&rules::PKT_CNP, Some(Severity::Warning), &frames, conn, psn, || {
+        judge.report_as(&rules::PKT_CNP, Severity::Warning, &frames, conn, psn, || {
             "CNP without BECN set".into()
         });
     }
     if has(Problem::CnpPsnNonZero) {
-        sink.report(&rules::PKT_CNP, Some(Severity::Warning), &frames, conn, psn, || {
+        judge.report_as(&rules::PKT_CNP, Severity::Warning, &frames, conn, psn, || {
             format!("CNP with PSN {} instead of 0", r.bth.psn)
         });
     }
     if has(Problem::Qp1QKey) {
         let qkey = r.headers.deth.map_or(0, |d| d.qkey);
-        sink.report(&rules::PKT_UD_QKEY, None, &frames, conn, psn, || {
+        judge.report(&rules::PKT_UD_QKEY, &frames, conn, psn, || {
             format!("UD packet to QP1 with Q_Key 0x{qkey:08x} instead of 0x80010000")
         });
     }

@@ -1,35 +1,96 @@
-//! PSN arithmetic modulo 2^24 (SPEC.md): a is before b when (b - a) mod 2^24 is in 1..2^23.
+//! Packet sequence numbers: 24 bits that wrap. A PSN is *before* another when the forward
+//! distance from it, modulo 2^24, is in 1..2^23 (IBTA 9.7.1; the same half-window rule TCP
+//! uses for its sequence numbers). Comparing PSNs as plain integers is wrong at the wrap,
+//! and a capture of a long-lived QP always reaches it, so every PSN in the checker is a
+//! [`Psn`], whose `<`, `+` and `-` are modular (smoltcp's `TcpSeqNumber` is the model).
 
+use std::cmp::Ordering;
+use std::fmt;
+use std::ops::{Add, Sub};
+
+/// The PSN field's mask.
 pub const PSN_MASK: u32 = 0x00ff_ffff;
 const HALF: u32 = 0x0080_0000;
 
-/// `a + n` modulo 2^24.
-#[inline]
-pub fn add(a: u32, n: u32) -> u32 {
-    a.wrapping_add(n) & PSN_MASK
-}
+/// A 24-bit packet sequence number with modular order and arithmetic.
+///
+/// ```
+/// use roce_conformance::Psn;
+/// let last = Psn::new(0xff_ffff);
+/// assert_eq!(last + 1, Psn::new(0));
+/// assert!(last < Psn::new(2)); // 0xffffff comes just before 0, 1, 2
+/// assert_eq!(Psn::new(2) - last, 3);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Psn(u32);
 
-/// `b - a` as a signed distance in -2^23..2^23.
-#[inline]
-pub fn diff(b: u32, a: u32) -> i32 {
-    let d = b.wrapping_sub(a) & PSN_MASK;
-    if d >= HALF {
-        d as i32 - (1 << 24)
-    } else {
-        d as i32
+impl Psn {
+    /// The PSN of a 24-bit field (higher bits are dropped).
+    #[inline]
+    pub const fn new(v: u32) -> Self {
+        Psn(v & PSN_MASK)
+    }
+
+    /// The 24-bit value.
+    #[inline]
+    pub const fn value(self) -> u32 {
+        self.0
+    }
+
+    /// The PSN `n` before this one.
+    #[inline]
+    pub const fn back(self, n: u32) -> Self {
+        Psn(self.0.wrapping_sub(n) & PSN_MASK)
+    }
+
+    /// Is `self` within `lo..=hi` (modulo 2^24, `lo` not after `hi`)?
+    #[inline]
+    pub fn within(self, lo: Psn, hi: Psn) -> bool {
+        self - lo >= 0 && hi - self >= 0
     }
 }
 
-/// Is `a` strictly before `b`?
-#[inline]
-pub fn before(a: u32, b: u32) -> bool {
-    diff(b, a) > 0
+impl Add<u32> for Psn {
+    type Output = Psn;
+    #[inline]
+    fn add(self, n: u32) -> Psn {
+        Psn::new(self.0.wrapping_add(n))
+    }
 }
 
-/// Is `x` within `lo..=hi` (modulo 2^24, `lo` not after `hi`)?
-#[inline]
-pub fn within(x: u32, lo: u32, hi: u32) -> bool {
-    diff(x, lo) >= 0 && diff(hi, x) >= 0
+impl Sub for Psn {
+    /// The signed distance `self - other` in -2^23..2^23.
+    type Output = i32;
+    #[inline]
+    fn sub(self, other: Psn) -> i32 {
+        let d = self.0.wrapping_sub(other.0) & PSN_MASK;
+        if d >= HALF {
+            d as i32 - (1 << 24)
+        } else {
+            d as i32
+        }
+    }
+}
+
+impl PartialOrd for Psn {
+    /// Modular order: `a < b` when `b` is 1..2^23 ahead of `a`. PSNs exactly 2^23 apart
+    /// are not comparable.
+    fn partial_cmp(&self, other: &Psn) -> Option<Ordering> {
+        let d = self.0.wrapping_sub(other.0) & PSN_MASK;
+        match d {
+            0 => Some(Ordering::Equal),
+            HALF => None,
+            d if d < HALF => Some(Ordering::Greater),
+            _ => Some(Ordering::Less),
+        }
+    }
+}
+
+impl fmt::Display for Psn {
+    /// As engineers read PSNs in reports: decimal and hex.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} (0x{:06x})", self.0, self.0)
+    }
 }
 
 /// PSNs a READ of `len` bytes consumes: max(1, ceil(len / pmtu)).
@@ -47,15 +108,20 @@ mod tests {
 
     #[test]
     fn wraps_at_2_pow_24() {
-        assert_eq!(add(0xff_ffff, 1), 0);
-        assert_eq!(diff(0, 0xff_ffff), 1);
-        assert_eq!(diff(0xff_ffff, 0), -1);
-        assert!(before(0xff_fffe, 3));
-        assert!(!before(3, 0xff_fffe));
-        assert!(within(1, 0xff_fff0, 5));
-        assert!(!within(6, 0xff_fff0, 5));
+        let top = Psn::new(0xff_ffff);
+        assert_eq!(top + 1, Psn::new(0));
+        assert_eq!(Psn::new(0) - top, 1);
+        assert_eq!(top - Psn::new(0), -1);
+        assert!(Psn::new(0xff_fffe) < Psn::new(3));
+        assert!(Psn::new(3) > Psn::new(0xff_fffe));
+        assert!(Psn::new(1).within(Psn::new(0xff_fff0), Psn::new(5)));
+        assert!(!Psn::new(6).within(Psn::new(0xff_fff0), Psn::new(5)));
+        assert_eq!(Psn::new(0).back(1), top);
+        assert_eq!(Psn::new(0x1ff_ffff), top);
+        assert_eq!(Psn::new(0).partial_cmp(&Psn::new(HALF)), None);
         assert_eq!(read_psns(0, 1024), 1);
         assert_eq!(read_psns(3000, 1024), 3);
         assert_eq!(read_psns(2048, 1024), 2);
+        assert_eq!(top.to_string(), "16777215 (0xffffff)");
     }
 }

@@ -1,27 +1,41 @@
-//! One requester stream: the requests a QP sends to its peer and the responses that come
-//! back. Holds the requester state of the reference model (next PSN, outstanding READs,
-//! the message in progress, the last NAK, RNR state) and judges the requester rules
-//! (REQ-*) and the capture-integrity findings the PSNs reveal (CAP-GAP, CAP-REORDER).
+//! The requester half of a stream: the requests one QP sends to its peer. It holds the
+//! requester state of the reference model (next PSN, outstanding READs, the message in
+//! progress, the last NAK, RNR state, the resend in progress) and judges the requester
+//! rules, one function per rule:
 //!
-//! Lazy judgement: an ACK past the highest request PSN seen is held as pending evidence. It
-//! is capture loss if later requests go beyond it (CAP-GAP), a reordered capture if the
-//! request it acknowledges turns up (CAP-REORDER), and a responder fault if requests keep
-//! coming below it after the reorder window (RSP-ACK-RANGE).
+//! | rule | function |
+//! |---|---|
+//! | REQ-PSN | [`Requester::psn_skip`], [`Requester::psn_inside_read`], [`Requester::first_psn`] |
+//! | REQ-MSG-SEQ, REQ-LENGTH, REQ-DMALEN | [`Requester::message`] |
+//! | REQ-ATOMIC-ALIGN | [`Requester::atomic_align`] |
+//! | REQ-GBN | [`Requester::go_back_n`] (resends), [`Requester::new_psn_after_nak`] |
+//! | REQ-RNR-WAIT | [`Requester::rnr_wait`] |
+//! | REQ-READ-RETRY | [`Requester::read_retry`] |
+//! | REQ-RETX-CAUSE | [`Requester::retx_cause`] |
+//! | REQ-RETX-SAME | [`Requester::retx_same`] |
+//!
+//! In-flight packets after a NAK: when a NAK "PSN sequence error" naming e is captured, the
+//! requester may already have sent packets beyond what the capture showed so far; they
+//! appear after the NAK with new PSNs. Those within the in-flight bound (time: twice the
+//! shortest request-to-ACK time seen plus 20 us, or the reorder window while no ACK time
+//! has been measured; count: 64 packets) are
+//! allowed and must then be resent too; any other new PSN before the resend from e is
+//! REQ-GBN. A NAK that names a PSN already acknowledged is the responder's fault
+//! (RSP-NAK-SEQ) and arms nothing here.
 
 use std::collections::VecDeque;
 use std::hash::{BuildHasher, Hash, Hasher};
 
-use crate::hash::FastState;
-
 use roce_parser::headers::aeth::rnr_timer_us;
 use roce_parser::headers::{AethKind, NakCode};
-use roce_parser::opcode::{OpcodeInfo, Operation, Position};
+use roce_parser::opcode::{Operation, Position};
 use roce_parser::Roce;
 
-use crate::finding::{psn as fmt_psn, ConnId, Sink};
-use crate::psn;
+use crate::context::Pkt;
+use crate::finding::Judge;
+use crate::hash::FastState;
+use crate::psn::{read_psns, Psn};
 use crate::rules;
-use crate::{FrameInfo, Options};
 
 /// Requests remembered for retransmission checks (bounded: the state never grows with the
 /// capture).
@@ -30,19 +44,26 @@ const RING: usize = 64;
 const READS: usize = 16;
 /// Largest DMA length the IBTA allows.
 const MAX_DMA_LEN: u32 = 1 << 31;
+/// New packets after a NAK that may have been in flight when it arrived.
+const IN_FLIGHT: u32 = RING as u32;
+/// Added to twice the shortest request-to-ACK time for the in-flight bound (NIC reaction).
+const IN_FLIGHT_SLACK_NS: u64 = 20_000;
+/// ACKs measured for the shortest request-to-ACK time.
+const RTT_SAMPLES: u32 = 16;
 
 #[derive(Debug, Clone, Copy)]
 struct Sent {
-    psn: u32,
+    psn: Psn,
     opcode: u8,
     payload_len: u32,
     digest: u64,
     frame: u64,
+    ts: u64,
 }
 
 #[derive(Debug, Clone, Copy)]
 struct ReadReq {
-    psn: u32,
+    psn: Psn,
     /// PSNs consumed (None while the PMTU is unknown).
     n: Option<u32>,
     va: u64,
@@ -50,48 +71,66 @@ struct ReadReq {
     frame: u64,
 }
 
+/// A NAK "PSN sequence error" the requester must answer with go-back-N.
 #[derive(Debug, Clone, Copy)]
 struct Gbn {
-    nak_psn: u32,
+    nak_psn: Psn,
     nak_frame: u64,
+    nak_ts: u64,
     /// The PSN the requester must resend next.
-    expect: u32,
-    /// Highest PSN sent when the NAK came: go-back-N ends past it.
-    upto: u32,
+    expect: Psn,
+    /// Highest PSN sent before the resend (in flight included): go-back-N ends past it.
+    upto: Psn,
     started: bool,
+    /// New packets seen after the NAK (in flight).
+    in_flight: u32,
+    /// REQ-GBN already reported for new PSNs after this NAK.
+    reported: bool,
 }
 
 #[derive(Debug, Clone, Copy)]
 struct Rnr {
-    psn: u32,
+    psn: Psn,
     nak_frame: u64,
     nak_ts: u64,
     until_ns: u64,
     timer_us: u32,
 }
 
+/// A run of retransmissions, judged once: the next PSN it continues with.
 #[derive(Debug, Clone, Copy)]
-struct Pending {
-    psn: u32,
-    frame: u64,
-    ts: u64,
-    /// Highest request PSN when the response came.
-    max_then: u32,
+struct Resend {
+    next: Psn,
+}
+
+/// A PSN skip inside a WRITE message, judged when the message ends: if its FIRST..LAST
+/// carry all of the RETH DMA length, nothing is missing and the requester skipped PSNs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Skip {
+    lo: Psn,
+    hi: Psn,
+    count: u32,
+    before: u64,
+    after: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Msg {
     Idle,
-    InProgress { op: Operation, first_frame: u64, bytes: u64, dma_len: Option<u32> },
+    InProgress {
+        op: Operation,
+        first_frame: u64,
+        bytes: u64,
+        dma_len: Option<u32>,
+        skip: Option<Skip>,
+    },
 }
 
 /// What a requester stream knows, judged lazily and bounded in size.
 #[derive(Debug, Clone)]
-pub struct Requester {
+pub(crate) struct Requester {
     /// Highest PSN consumed by new requests (a READ counts its whole range).
-    max_psn: Option<u32>,
-    /// Set when CM announced the first PSN: the first request must carry it.
-    expected_first: Option<u32>,
+    max_psn: Option<Psn>,
     last_frame: u64,
     last_ts: u64,
     msg: Msg,
@@ -100,37 +139,32 @@ pub struct Requester {
     ring: VecDeque<Sent>,
     reads: VecDeque<ReadReq>,
     /// A READ whose PSN range is unknown (PMTU unknown): the next new PSN may jump by up to
-    /// `max_psns`.
-    read_slack: Option<(u32, u32)>,
+    /// this many PSNs.
+    read_slack: Option<u32>,
     gbn: Option<Gbn>,
     rnr: Option<Rnr>,
-    ack_beyond: Option<Pending>,
-    highest_resp_psn: Option<u32>,
-    pub packets: u64,
-    pub responses: u64,
-    pub retransmissions: u64,
+    resend: Option<Resend>,
+    highest_resp_psn: Option<Psn>,
+    /// Highest PSN a positive ACK covered.
+    acked: Option<Psn>,
+    min_rtt_ns: Option<u64>,
+    rtt_samples: u32,
+    pub(crate) retransmissions: u64,
     /// PSNs known to be missing from the capture.
-    pub missing: u64,
+    pub(crate) missing: u64,
     /// Why parts of the stream were not judged (first reason seen).
-    pub partly: Option<&'static str>,
+    pub(crate) partly: Option<&'static str>,
 }
 
-/// How a request was classified.
+/// How a request was classified, for the responder model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Seen {
+pub(crate) struct Seen {
     /// A PSN not sent before (false: a retransmission).
-    pub new: bool,
+    pub(crate) new: bool,
     /// PSNs before it are unknown (first request seen, or a hole in the capture).
-    pub gap: bool,
+    pub(crate) gap: bool,
     /// PSNs the request consumes (None: a READ while the PMTU is unknown).
-    pub psns: Option<u32>,
-}
-
-/// What a stream needs from its connection.
-pub struct Ctx<'o> {
-    pub conn: Option<ConnId>,
-    pub pmtu: Option<u32>,
-    pub opts: &'o Options,
+    pub(crate) psns: Option<u32>,
 }
 
 /// What a retransmission must repeat: the extended headers and the payload. The payload goes
@@ -147,20 +181,20 @@ impl Default for Requester {
     fn default() -> Self {
         Requester {
             max_psn: None,
-            expected_first: None,
             last_frame: 0,
             last_ts: 0,
             msg: Msg::Idle,
             synced: false,
-            ring: VecDeque::with_capacity(RING),
+            ring: VecDeque::new(),
             reads: VecDeque::new(),
             read_slack: None,
             gbn: None,
             rnr: None,
-            ack_beyond: None,
+            resend: None,
             highest_resp_psn: None,
-            packets: 0,
-            responses: 0,
+            acked: None,
+            min_rtt_ns: None,
+            rtt_samples: 0,
             retransmissions: 0,
             missing: 0,
             partly: None,
@@ -169,200 +203,180 @@ impl Default for Requester {
 }
 
 impl Requester {
-    /// CM announced the PSN of the first request (REP Starting PSN for requests to the
-    /// passive side, REQ Starting PSN for requests to the active side).
-    pub fn expect_first_psn(&mut self, first: u32) {
-        if self.max_psn.is_none() {
-            self.expected_first = Some(first);
-            self.synced = true;
-        }
-    }
-
     /// Entries held (for the checker's state accounting).
-    pub fn entries(&self) -> usize {
+    pub(crate) fn entries(&self) -> usize {
         self.ring.len() + self.reads.len()
     }
 
-    pub fn has_seen_requests(&self) -> bool {
-        self.max_psn.is_some()
-    }
-
     /// Highest request PSN seen.
-    pub fn max_psn(&self) -> Option<u32> {
+    pub(crate) fn max_psn(&self) -> Option<Psn> {
         self.max_psn
     }
 
-    fn psns_of(&self, r: &Roce<'_>, info: &OpcodeInfo, pmtu: Option<u32>) -> Option<u32> {
-        if info.operation != Operation::RdmaRead {
+    fn psns_of(&self, x: &Pkt<'_>) -> Option<u32> {
+        if x.info.operation != Operation::RdmaRead {
             return Some(1);
         }
-        let len = r.headers.reth.map_or(0, |h| h.dma_len);
-        pmtu.map(|m| psn::read_psns(len, m))
+        let len = x.roce.headers.reth.map_or(0, |h| h.dma_len);
+        x.pmtu.map(|m| read_psns(len, m))
     }
 
-    /// A request packet of this stream; says how it was classified (for the responder
-    /// model, which judges the answers).
-    pub fn on_request(
-        &mut self,
-        ctx: &Ctx<'_>,
-        f: &FrameInfo,
-        r: &Roce<'_>,
-        info: &OpcodeInfo,
-        sink: &mut Sink,
-    ) -> Seen {
-        self.packets += 1;
-        let p = r.bth.psn;
-        let n = self.psns_of(r, info, ctx.pmtu);
+    /// A request packet of this stream; says how it was classified.
+    pub(crate) fn on_request(&mut self, x: &Pkt<'_>, judge: &mut Judge) -> Seen {
+        let n = self.psns_of(x);
         let Some(max) = self.max_psn else {
-            // First request seen: learn (or check what CM announced).
-            if let Some(first) = self.expected_first.take() {
-                if p != first {
-                    let d = psn::diff(p, first);
-                    if d > 0 && !ctx.opts.assume_complete {
-                        self.missing += d as u64;
-                        sink.report(&rules::CAP_GAP, None, &[f.number], ctx.conn, Some(p), || {
-                            format!(
-                                "first request captured has PSN {} but CM announced {}: {d} packets missing from the capture",
-                                fmt_psn(p),
-                                fmt_psn(first)
-                            )
-                        });
-                    } else {
-                        sink.report(&rules::REQ_PSN, None, &[f.number], ctx.conn, Some(p), || {
-                            format!(
-                                "first request has PSN {} but the CM exchange announced starting PSN {}",
-                                fmt_psn(p),
-                                fmt_psn(first)
-                            )
-                        });
-                    }
-                }
-            } else if !info.position.starts_message() {
-                self.partly.get_or_insert("capture starts inside a message");
-            }
-            self.accept_new(ctx, f, r, info, n, sink);
+            self.first_psn(x, judge);
+            self.accept_new(x, n, judge);
             return Seen { new: true, gap: true, psns: n };
         };
-        let d = psn::diff(p, max);
+        let d = x.psn - max;
         if d <= 0 {
-            self.retransmission(ctx, f, r, info, n, sink);
+            self.retransmission(x, n, judge);
             return Seen { new: false, gap: false, psns: n };
         }
+        self.new_psn_after_nak(x, judge);
         if d > 1 {
-            let skipped = (d - 1) as u32;
-            let slack = self.read_slack.take();
-            let explained_by_read = slack.is_some_and(|(_, most)| skipped < most);
-            if !explained_by_read {
-                let lo = psn::add(max, 1);
-                let hi = psn::add(p, (1 << 24) - 1);
-                if ctx.opts.assume_complete {
-                    sink.report(
-                        &rules::REQ_PSN,
-                        None,
-                        &[self.last_frame, f.number],
-                        ctx.conn,
-                        Some(p),
-                        || {
-                            format!(
-                                "PSN jumps from {} to {}: {skipped} PSN(s) {}..{} were never sent",
-                                fmt_psn(max),
-                                fmt_psn(p),
-                                lo,
-                                hi
-                            )
-                        },
-                    );
-                } else {
-                    self.missing += u64::from(skipped);
-                    sink.report(&rules::CAP_GAP, None, &[self.last_frame, f.number], ctx.conn, Some(lo), || {
-                        format!(
-                            "{skipped} request PSN(s) {}..{} missing from the capture between frames {} and {} (no NAK, no retransmission)",
-                            lo, hi, self.last_frame, f.number
-                        )
-                    });
-                    // The message state is unknown across the hole.
-                    if !info.position.starts_message() {
-                        self.synced = false;
-                    }
-                    self.msg = Msg::Idle;
-                }
-            }
+            self.psn_skip(x, max, (d - 1) as u32, judge);
         } else {
             self.read_slack = None;
         }
-        self.resolve_pending(ctx, f, p, sink);
-        self.accept_new(ctx, f, r, info, n, sink);
+        self.accept_new(x, n, judge);
         Seen { new: true, gap: d > 1, psns: n }
     }
 
-    /// An ACK named a PSN past the highest request seen: settle it now that request `p`
-    /// arrived.
-    fn resolve_pending(&mut self, ctx: &Ctx<'_>, f: &FrameInfo, p: u32, sink: &mut Sink) {
-        let Some(a) = self.ack_beyond else { return };
-        if p == a.psn {
-            self.ack_beyond = None;
-            sink.report(&rules::CAP_REORDER, None, &[a.frame, f.number], ctx.conn, Some(p), || {
+    /// REQ-PSN (or CAP-GAP) on the first request: CM announced the PSN it must carry.
+    fn first_psn(&mut self, x: &Pkt<'_>, judge: &mut Judge) {
+        let Some(first) = x.cm_start else {
+            if !x.info.position.starts_message() {
+                self.partly.get_or_insert("capture starts inside a message");
+            }
+            return;
+        };
+        let p = x.psn;
+        if p == first {
+            return;
+        }
+        let d = p - first;
+        if d > 0 && !x.opts.assume_complete {
+            self.missing += d as u64;
+            judge.report(&rules::CAP_GAP, &[x.number()], x.conn, Some(p), || {
                 format!(
-                    "response in frame {} names PSN {} before the request (frame {}) was captured, {} us later",
-                    a.frame,
-                    fmt_psn(p),
-                    f.number,
-                    f.ts_ns.saturating_sub(a.ts) / 1000
+                    "first request captured has PSN {p} but CM announced {first}: {d} packets missing from the capture"
                 )
             });
-        } else if psn::before(a.psn, p) {
-            // Requests went beyond the acknowledged PSN: it was sent, the capture lost it
-            // (the jump was already reported as CAP-GAP).
-            self.ack_beyond = None;
-        } else if f.ts_ns.saturating_sub(a.ts) > ctx.opts.reorder_window_ns {
-            self.ack_beyond = None;
-            sink.report(&rules::RSP_ACK_RANGE, None, &[a.frame, f.number], ctx.conn, Some(a.psn), || {
+        } else {
+            judge.report(&rules::REQ_PSN, &[x.number()], x.conn, Some(p), || {
                 format!(
-                    "response in frame {} names PSN {}, but the requester had sent only up to {} and its later requests (frame {}) continue below it",
-                    a.frame,
-                    fmt_psn(a.psn),
-                    fmt_psn(a.max_then),
-                    f.number
+                    "first request has PSN {p} but the CM exchange announced starting PSN {first}"
                 )
             });
         }
     }
 
-    /// A request with a new PSN: message sequence, lengths, DMA length, alignment.
-    fn accept_new(
-        &mut self,
-        ctx: &Ctx<'_>,
-        f: &FrameInfo,
-        r: &Roce<'_>,
-        info: &OpcodeInfo,
-        n: Option<u32>,
-        sink: &mut Sink,
-    ) {
-        let p = r.bth.psn;
-        self.check_message(ctx, f, r, info, sink);
-        if matches!(info.operation, Operation::CompareSwap | Operation::FetchAdd) {
-            if let Some(a) = r.headers.atomic_eth {
-                if a.va % 8 != 0 {
-                    sink.report(
-                        &rules::REQ_ATOMIC_ALIGN,
-                        None,
-                        &[f.number],
-                        ctx.conn,
-                        Some(p),
-                        || {
-                            format!(
-                                "{} to VA 0x{:016x}, which is not 8-byte aligned",
-                                info.name, a.va
-                            )
-                        },
-                    );
+    /// REQ-PSN or CAP-GAP: new PSNs skipped. Inside a WRITE message the verdict waits for
+    /// the message's end (the DMA length tells whether anything is missing).
+    fn psn_skip(&mut self, x: &Pkt<'_>, max: Psn, skipped: u32, judge: &mut Judge) {
+        if self.read_slack.take().is_some_and(|most| skipped < most) {
+            return;
+        }
+        let (lo, hi) = (max + 1, x.psn.back(1));
+        let (before, after) = (self.last_frame, x.number());
+        if x.opts.assume_complete {
+            let p = x.psn;
+            judge.report(&rules::REQ_PSN, &[before, after], x.conn, Some(p), || {
+                format!("PSN jumps from {max} to {p}: {skipped} PSN(s) {lo}..{hi} were never sent")
+            });
+            return;
+        }
+        let pos = x.info.position;
+        if let Msg::InProgress { op: Operation::RdmaWrite, dma_len: Some(_), skip, .. } =
+            &mut self.msg
+        {
+            if matches!(pos, Position::Middle | Position::Last) {
+                match skip {
+                    Some(s) => {
+                        s.hi = hi;
+                        s.count += skipped;
+                    }
+                    None => *skip = Some(Skip { lo, hi, count: skipped, before, after }),
                 }
+                return;
             }
         }
-        if info.operation == Operation::RdmaRead {
+        self.capture_gap(x, Skip { lo, hi, count: skipped, before, after }, judge);
+        // The message state is unknown across the hole.
+        if !pos.starts_message() {
+            self.synced = false;
+        }
+        self.msg = Msg::Idle;
+    }
+
+    fn capture_gap(&mut self, x: &Pkt<'_>, s: Skip, judge: &mut Judge) {
+        self.missing += u64::from(s.count);
+        judge.report(&rules::CAP_GAP, &[s.before, s.after], x.conn, Some(s.lo), || {
+            format!(
+                "{} request PSN(s) {}..{} missing from the capture between frames {} and {} (no NAK, no retransmission)",
+                s.count, s.lo.value(), s.hi.value(), s.before, s.after
+            )
+        });
+    }
+
+    /// REQ-GBN: a new PSN after a NAK, before the resend from the NAKed PSN, that was not in
+    /// flight when the NAK arrived; or (lossless captures) new PSNs before the resend reached
+    /// everything that was sent.
+    fn new_psn_after_nak(&mut self, x: &Pkt<'_>, judge: &mut Judge) {
+        let window = self.min_rtt_ns.map_or(x.opts.reorder_window_ns, |rtt| {
+            rtt.saturating_mul(2).saturating_add(IN_FLIGHT_SLACK_NS)
+        });
+        let Some(g) = &mut self.gbn else { return };
+        let p = x.psn;
+        if g.started {
+            if p > g.upto {
+                let g0 = *g;
+                self.gbn = None;
+                if x.opts.assume_complete && g0.expect <= g0.upto {
+                    judge.report(&rules::REQ_GBN, &[g0.nak_frame, x.number()], x.conn, Some(p), || {
+                        format!(
+                            "go-back-N after the NAK naming {} (frame {}) stopped at {}: new PSN {p} sent before {}..{} were resent",
+                            g0.nak_psn, g0.nak_frame, g0.expect, g0.expect.value(), g0.upto.value()
+                        )
+                    });
+                }
+            }
+            return;
+        }
+        let in_flight = x.ts().saturating_sub(g.nak_ts) <= window && g.in_flight < IN_FLIGHT;
+        if p > g.upto {
+            g.upto = p;
+        }
+        g.in_flight += 1;
+        if in_flight || g.reported {
+            return;
+        }
+        g.reported = true;
+        let g0 = *g;
+        judge.report(&rules::REQ_GBN, &[g0.nak_frame, x.number()], x.conn, Some(p), || {
+            format!(
+                "after the NAK \"PSN sequence error\" naming {} (frame {}), the requester sent new PSN {p} {} us later instead of resending from {}",
+                g0.nak_psn,
+                g0.nak_frame,
+                x.ts().saturating_sub(g0.nak_ts) / 1000,
+                g0.nak_psn
+            )
+        });
+    }
+
+    /// A request with a new PSN: message sequence, lengths, DMA length, alignment.
+    fn accept_new(&mut self, x: &Pkt<'_>, n: Option<u32>, judge: &mut Judge) {
+        let p = x.psn;
+        let r = x.roce;
+        self.resend = None;
+        self.message(x, judge);
+        self.atomic_align(x, judge);
+        if x.info.operation == Operation::RdmaRead {
             let reth = r.headers.reth.unwrap_or_default();
             if reth.dma_len > MAX_DMA_LEN {
-                sink.report(&rules::REQ_DMALEN, None, &[f.number], ctx.conn, Some(p), || {
+                judge.report(&rules::REQ_DMALEN, &[x.number()], x.conn, Some(p), || {
                     format!("READ DMA Length {} exceeds 2^31", reth.dma_len)
                 });
             }
@@ -374,52 +388,60 @@ impl Requester {
                 n,
                 va: reth.va,
                 len: reth.dma_len,
-                frame: f.number,
+                frame: x.number(),
             });
             if n.is_none() {
-                self.read_slack = Some((p, psn::read_psns(reth.dma_len, 256)));
+                self.read_slack = Some(read_psns(reth.dma_len, 256));
             }
         }
-        self.max_psn = Some(psn::add(p, n.unwrap_or(1).saturating_sub(1)));
+        self.max_psn = Some(p + n.unwrap_or(1).saturating_sub(1));
         if self.ring.len() == RING {
             self.ring.pop_front();
         }
         self.ring.push_back(Sent {
             psn: p,
             opcode: r.bth.opcode,
-            payload_len: r.payload_len as u32,
+            payload_len: x.payload_len(),
             digest: digest(r),
-            frame: f.number,
+            frame: x.number(),
+            ts: x.ts(),
         });
-        self.last_frame = f.number;
-        self.last_ts = f.ts_ns;
+        self.last_frame = x.number();
+        self.last_ts = x.ts();
     }
 
-    fn check_message(
-        &mut self,
-        ctx: &Ctx<'_>,
-        f: &FrameInfo,
-        r: &Roce<'_>,
-        info: &OpcodeInfo,
-        sink: &mut Sink,
-    ) {
-        let p = r.bth.psn;
-        let pos = info.position;
-        let len = r.payload_len as u64;
-        if let Some(pmtu) = ctx.pmtu {
+    /// REQ-ATOMIC-ALIGN.
+    fn atomic_align(&self, x: &Pkt<'_>, judge: &mut Judge) {
+        if !matches!(x.info.operation, Operation::CompareSwap | Operation::FetchAdd) {
+            return;
+        }
+        if let Some(a) = x.roce.headers.atomic_eth.filter(|a| a.va % 8 != 0) {
+            judge.report(&rules::REQ_ATOMIC_ALIGN, &[x.number()], x.conn, Some(x.psn), || {
+                format!("{} to VA 0x{:016x}, which is not 8-byte aligned", x.info.name, a.va)
+            });
+        }
+    }
+
+    /// REQ-LENGTH, REQ-MSG-SEQ, REQ-DMALEN (and a deferred REQ-PSN) on a new request.
+    fn message(&mut self, x: &Pkt<'_>, judge: &mut Judge) {
+        let p = x.psn;
+        let pos = x.info.position;
+        let len = u64::from(x.payload_len());
+        let name = x.info.name;
+        if let Some(pmtu) = x.pmtu {
             let bad = match pos {
                 Position::First | Position::Middle => len != u64::from(pmtu),
                 Position::Last => len == 0 || len > u64::from(pmtu),
                 Position::Only => len > u64::from(pmtu),
             };
-            if bad && info.payload.allows_payload() {
+            if bad && x.info.payload.allows_payload() {
                 let want = match pos {
                     Position::First | Position::Middle => format!("exactly the PMTU ({pmtu})"),
                     Position::Last => format!("1..{pmtu} bytes"),
                     Position::Only => format!("0..{pmtu} bytes"),
                 };
-                sink.report(&rules::REQ_LENGTH, None, &[f.number], ctx.conn, Some(p), || {
-                    format!("{} carries {len} payload bytes; it must carry {want}", info.name)
+                judge.report(&rules::REQ_LENGTH, &[x.number()], x.conn, Some(p), || {
+                    format!("{name} carries {len} payload bytes; it must carry {want}")
                 });
             }
         }
@@ -430,47 +452,48 @@ impl Requester {
                 return;
             }
         }
-        let op = info.operation;
-        let reth_len = r.headers.reth.map(|h| h.dma_len);
-        if let Some(d) = reth_len {
-            if op == Operation::RdmaWrite && d > MAX_DMA_LEN {
-                sink.report(&rules::REQ_DMALEN, None, &[f.number], ctx.conn, Some(p), || {
-                    format!("WRITE DMA Length {d} exceeds 2^31")
-                });
-            }
+        let op = x.info.operation;
+        let reth_len = x.roce.headers.reth.map(|h| h.dma_len);
+        if let Some(d) = reth_len.filter(|&d| op == Operation::RdmaWrite && d > MAX_DMA_LEN) {
+            judge.report(&rules::REQ_DMALEN, &[x.number()], x.conn, Some(p), || {
+                format!("WRITE DMA Length {d} exceeds 2^31")
+            });
         }
         match (self.msg, pos) {
-            (Msg::InProgress { first_frame, op: o, .. }, Position::First | Position::Only) => {
-                sink.report(&rules::REQ_MSG_SEQ, None, &[first_frame, f.number], ctx.conn, Some(p), || {
+            (
+                Msg::InProgress { first_frame, op: o, skip, .. },
+                Position::First | Position::Only,
+            ) => {
+                judge.report(&rules::REQ_MSG_SEQ, &[first_frame, x.number()], x.conn, Some(p), || {
                     format!(
-                        "{} starts a new message before the LAST of the {o:?} message begun in frame {first_frame}: messages interleave",
-                        info.name
+                        "{name} starts a new message before the LAST of the {o:?} message begun in frame {first_frame}: messages interleave"
                     )
                 });
+                if let Some(s) = skip {
+                    self.capture_gap(x, s, judge);
+                }
                 self.msg = Msg::Idle;
             }
             (Msg::Idle, Position::Middle | Position::Last) => {
-                sink.report(&rules::REQ_MSG_SEQ, None, &[f.number], ctx.conn, Some(p), || {
-                    format!("{} without a FIRST: no message is in progress", info.name)
+                judge.report(&rules::REQ_MSG_SEQ, &[x.number()], x.conn, Some(p), || {
+                    format!("{name} without a FIRST: no message is in progress")
                 });
                 return;
             }
-            (Msg::InProgress { op: o, first_frame, .. }, Position::Middle | Position::Last)
-                if o != op =>
-            {
-                sink.report(
+            (
+                Msg::InProgress { op: o, first_frame, skip, .. },
+                Position::Middle | Position::Last,
+            ) if o != op => {
+                judge.report(
                     &rules::REQ_MSG_SEQ,
-                    None,
-                    &[first_frame, f.number],
-                    ctx.conn,
+                    &[first_frame, x.number()],
+                    x.conn,
                     Some(p),
-                    || {
-                        format!(
-                            "{} continues a {o:?} message begun in frame {first_frame}",
-                            info.name
-                        )
-                    },
+                    || format!("{name} continues a {o:?} message begun in frame {first_frame}"),
                 );
+                if let Some(s) = skip {
+                    self.capture_gap(x, s, judge);
+                }
                 self.msg = Msg::Idle;
                 return;
             }
@@ -478,8 +501,13 @@ impl Requester {
         }
         match pos {
             Position::First => {
-                self.msg =
-                    Msg::InProgress { op, first_frame: f.number, bytes: len, dma_len: reth_len }
+                self.msg = Msg::InProgress {
+                    op,
+                    first_frame: x.number(),
+                    bytes: len,
+                    dma_len: reth_len,
+                    skip: None,
+                }
             }
             Position::Middle => {
                 if let Msg::InProgress { bytes, .. } = &mut self.msg {
@@ -487,257 +515,337 @@ impl Requester {
                 }
             }
             Position::Last | Position::Only => {
-                let (total, dma, first) = match self.msg {
-                    Msg::InProgress { bytes, dma_len, first_frame, .. } => {
-                        (bytes + len, dma_len, first_frame)
+                let (total, dma, first, skip) = match self.msg {
+                    Msg::InProgress { bytes, dma_len, first_frame, skip, .. } => {
+                        (bytes + len, dma_len, first_frame, skip)
                     }
-                    Msg::Idle => (len, reth_len, f.number),
+                    Msg::Idle => (len, reth_len, x.number(), None),
                 };
-                if op == Operation::RdmaWrite {
-                    if let Some(d) = dma {
-                        if total != u64::from(d) {
-                            let frames = if first == f.number {
-                                vec![f.number]
-                            } else {
-                                vec![first, f.number]
-                            };
-                            sink.report(&rules::REQ_DMALEN, None, &frames, ctx.conn, Some(p), || {
-                                format!("WRITE message carries {total} bytes but its RETH DMA Length is {d}")
-                            });
-                        }
-                    }
-                }
                 self.msg = Msg::Idle;
-            }
-        }
-    }
-
-    /// A request whose PSN is not new.
-    fn retransmission(
-        &mut self,
-        ctx: &Ctx<'_>,
-        f: &FrameInfo,
-        r: &Roce<'_>,
-        info: &OpcodeInfo,
-        n: Option<u32>,
-        sink: &mut Sink,
-    ) {
-        self.retransmissions += 1;
-        let p = r.bth.psn;
-        let conn = ctx.conn;
-        let orig = self.ring.iter().rev().find(|s| s.psn == p).copied();
-        let in_read = self.reads.iter().find(|rd| {
-            let n = rd.n.unwrap_or(1);
-            n > 1 && psn::within(p, psn::add(rd.psn, 1), psn::add(rd.psn, n - 1))
-        });
-        if orig.is_none() && info.operation != Operation::RdmaRead {
-            if let Some(rd) = in_read {
-                sink.report(&rules::REQ_PSN, None, &[rd.frame, f.number], conn, Some(p), || {
-                    format!(
-                        "{} uses PSN {}, which lies inside the PSN range consumed by the READ at PSN {} (frame {})",
-                        info.name,
-                        fmt_psn(p),
-                        fmt_psn(rd.psn),
-                        rd.frame
-                    )
-                });
-                self.last_ts = f.ts_ns;
-                return;
-            }
-        }
-        let mut explained = false;
-        let step = n.unwrap_or(1);
-        if let Some(g) = &mut self.gbn {
-            explained = true;
-            if p == g.expect {
-                g.started = true;
-                g.expect = psn::add(p, step);
-                if psn::before(g.upto, g.expect) {
-                    self.gbn = None;
-                }
-            } else {
-                let g0 = *g;
-                g.started = true;
-                g.expect = psn::add(p, step);
-                if psn::before(g.upto, g.expect) {
-                    self.gbn = None;
-                }
-                sink.report(&rules::REQ_GBN, None, &[g0.nak_frame, f.number], conn, Some(p), || {
-                    if g0.started {
-                        format!("go-back-N out of order: after the NAK naming {} (frame {}), expected PSN {} next but the requester resent {}", fmt_psn(g0.nak_psn), g0.nak_frame, fmt_psn(g0.expect), fmt_psn(p))
-                    } else {
-                        format!("after the NAK \"PSN sequence error\" naming {} (frame {}), the requester resent PSN {} first instead of {}", fmt_psn(g0.nak_psn), g0.nak_frame, fmt_psn(p), fmt_psn(g0.expect))
+                let whole = dma.is_some_and(|d| total == u64::from(d));
+                match skip {
+                    Some(s) if whole => {
+                        let mut frames = vec![first, s.before, s.after];
+                        frames.dedup();
+                        judge.report(&rules::REQ_PSN, &frames, x.conn, Some(s.lo), || {
+                            format!(
+                                "PSNs {}..{} skipped inside the WRITE begun in frame {first}, whose packets carry all {total} bytes of its DMA Length: nothing is missing, the requester skipped {} PSN(s)",
+                                s.lo.value(), s.hi.value(), s.count
+                            )
+                        });
+                        return;
                     }
-                });
-            }
-        }
-        if let Some(rn) = self.rnr {
-            if p == rn.psn {
-                explained = true;
-                self.rnr = None;
-                // One microsecond of slack for timestamp rounding.
-                if f.ts_ns + 1_000 < rn.until_ns {
-                    let waited = f.ts_ns.saturating_sub(rn.nak_ts);
-                    sink.report(&rules::REQ_RNR_WAIT, None, &[rn.nak_frame, f.number], conn, Some(p), || {
+                    Some(s) => {
+                        // Bytes are missing too: the capture lost packets of the message.
+                        self.capture_gap(x, s, judge);
+                        return;
+                    }
+                    None => {}
+                }
+                if let Some(d) = dma.filter(|_| op == Operation::RdmaWrite && !whole) {
+                    let frames =
+                        if first == x.number() { vec![first] } else { vec![first, x.number()] };
+                    judge.report(&rules::REQ_DMALEN, &frames, x.conn, Some(p), || {
                         format!(
-                            "PSN {} resent {}.{:03} ms after the RNR NAK (frame {}), before its {}.{:03} ms timer expired",
-                            fmt_psn(p),
-                            waited / 1_000_000,
-                            (waited / 1000) % 1000,
-                            rn.nak_frame,
-                            rn.timer_us / 1000,
-                            rn.timer_us % 1000
+                            "WRITE message carries {total} bytes but its RETH DMA Length is {d}"
                         )
                     });
                 }
             }
         }
-        if info.operation == Operation::RdmaRead {
-            if let Some(rd) = self
-                .reads
-                .iter()
-                .rev()
-                .find(|rd| psn::within(p, rd.psn, psn::add(rd.psn, rd.n.unwrap_or(1) - 1)))
-                .copied()
-            {
-                let k = psn::diff(p, rd.psn) as u64;
-                let reth = r.headers.reth.unwrap_or_default();
-                if let Some(pmtu) = ctx.pmtu {
-                    let va = rd.va.wrapping_add(k * u64::from(pmtu));
-                    let len = u64::from(rd.len).saturating_sub(k * u64::from(pmtu));
-                    if reth.va != va || u64::from(reth.dma_len) != len {
-                        sink.report(&rules::REQ_READ_RETRY, None, &[rd.frame, f.number], conn, Some(p), || {
-                            format!(
-                                "READ re-issued at PSN {} ({k} PSNs into the READ of frame {}) with VA 0x{:x} length {}; expected VA 0x{va:x} length {len} (same end address)",
-                                fmt_psn(p),
-                                rd.frame,
-                                reth.va,
-                                reth.dma_len
-                            )
-                        });
-                    }
+    }
+
+    /// A request whose PSN is not new: one rule at a time.
+    fn retransmission(&mut self, x: &Pkt<'_>, n: Option<u32>, judge: &mut Judge) {
+        self.retransmissions += 1;
+        if self.psn_inside_read(x, judge) {
+            self.last_ts = x.ts();
+            return;
+        }
+        let by_nak = self.go_back_n(x, n.unwrap_or(1), judge);
+        let by_rnr = self.rnr_wait(x, judge);
+        self.read_retry(x, judge);
+        self.retx_cause(x, n.unwrap_or(1), by_nak || by_rnr, judge);
+        self.retx_same(x, judge);
+        self.last_frame = x.number();
+        self.last_ts = x.ts();
+    }
+
+    /// REQ-PSN: a non-READ request on a PSN a READ consumed.
+    fn psn_inside_read(&self, x: &Pkt<'_>, judge: &mut Judge) -> bool {
+        let p = x.psn;
+        if x.info.operation == Operation::RdmaRead || self.ring.iter().any(|s| s.psn == p) {
+            return false;
+        }
+        let Some(rd) = self.reads.iter().find(|rd| {
+            let n = rd.n.unwrap_or(1);
+            n > 1 && p.within(rd.psn + 1, rd.psn + (n - 1))
+        }) else {
+            return false;
+        };
+        judge.report(&rules::REQ_PSN, &[rd.frame, x.number()], x.conn, Some(p), || {
+            format!(
+                "{} uses PSN {p}, which lies inside the PSN range consumed by the READ at PSN {} (frame {})",
+                x.info.name, rd.psn, rd.frame
+            )
+        });
+        true
+    }
+
+    /// REQ-GBN: after a NAK "PSN sequence error" naming e, the resend starts at e and goes
+    /// on in order. Says whether the NAK explains this retransmission.
+    fn go_back_n(&mut self, x: &Pkt<'_>, step: u32, judge: &mut Judge) -> bool {
+        let Some(g) = &mut self.gbn else { return false };
+        let p = x.psn;
+        let g0 = *g;
+        g.started = true;
+        g.expect = p + step;
+        if g.upto < g.expect {
+            self.gbn = None;
+        }
+        if p != g0.expect {
+            judge.report(&rules::REQ_GBN, &[g0.nak_frame, x.number()], x.conn, Some(p), || {
+                if g0.started {
+                    format!(
+                        "go-back-N out of order: after the NAK naming {} (frame {}), expected PSN {} next but the requester resent {p}",
+                        g0.nak_psn, g0.nak_frame, g0.expect
+                    )
+                } else {
+                    format!(
+                        "after the NAK \"PSN sequence error\" naming {} (frame {}), the requester resent PSN {p} first instead of {}",
+                        g0.nak_psn, g0.nak_frame, g0.expect
+                    )
                 }
-            }
+            });
         }
-        if !explained && self.highest_resp_psn.is_some_and(|h| psn::before(p, h)) {
-            // A response to a later PSN implies the earlier request was lost (implicit NAK).
-            explained = true;
-        }
-        if !explained && f.ts_ns.saturating_sub(self.last_ts) >= ctx.opts.retx_timeout_ns {
-            explained = true;
-        }
-        if !explained {
-            sink.report(&rules::REQ_RETX_CAUSE, None, &[orig.map_or(f.number, |o| o.frame), f.number], conn, Some(p), || {
+        true
+    }
+
+    /// REQ-RNR-WAIT: no retry before the RNR NAK's timer expired. Says whether the RNR NAK
+    /// explains this retransmission.
+    fn rnr_wait(&mut self, x: &Pkt<'_>, judge: &mut Judge) -> bool {
+        let p = x.psn;
+        let Some(rn) = self.rnr.filter(|rn| rn.psn == p) else { return false };
+        self.rnr = None;
+        // One microsecond of slack for timestamp rounding.
+        if x.ts().saturating_add(1_000) < rn.until_ns {
+            let waited = x.ts().saturating_sub(rn.nak_ts);
+            judge.report(&rules::REQ_RNR_WAIT, &[rn.nak_frame, x.number()], x.conn, Some(p), || {
                 format!(
-                    "PSN {} retransmitted {} us after the previous request with no NAK, RNR NAK, implicit NAK or timeout to explain it",
-                    fmt_psn(p),
-                    f.ts_ns.saturating_sub(self.last_ts) / 1000
+                    "PSN {p} resent {}.{:03} ms after the RNR NAK (frame {}), before its {}.{:03} ms timer expired",
+                    waited / 1_000_000,
+                    (waited / 1000) % 1000,
+                    rn.nak_frame,
+                    rn.timer_us / 1000,
+                    rn.timer_us % 1000
                 )
             });
         }
-        if let Some(o) = orig {
-            let same_op = o.opcode == r.bth.opcode;
-            let same_len = o.payload_len == r.payload_len as u32;
-            let same_hdr = info.operation == Operation::RdmaRead || o.digest == digest(r);
-            if !(same_op && same_len && same_hdr) {
-                let what = if !same_op {
-                    format!(
-                        "opcode {} instead of {}",
-                        info.name,
-                        roce_parser::opcode::name(o.opcode)
-                    )
-                } else if !same_len {
-                    format!("{} payload bytes instead of {}", r.payload_len, o.payload_len)
-                } else {
-                    "different header fields or payload".to_string()
-                };
-                sink.report(
-                    &rules::REQ_RETX_SAME,
-                    None,
-                    &[o.frame, f.number],
-                    conn,
-                    Some(p),
-                    || {
-                        format!(
-                            "retransmission of PSN {} (first sent in frame {}) carries {what}",
-                            fmt_psn(p),
-                            o.frame
-                        )
-                    },
-                );
-            }
-        }
-        self.last_frame = f.number;
-        self.last_ts = f.ts_ns;
+        true
     }
 
-    /// A response to this stream's requests.
-    pub fn on_response(
-        &mut self,
-        _ctx: &Ctx<'_>,
-        f: &FrameInfo,
-        r: &Roce<'_>,
-        info: &OpcodeInfo,
-        _sink: &mut Sink,
-    ) {
-        self.responses += 1;
-        let p = r.bth.psn;
-        let Some(max) = self.max_psn else {
-            self.partly.get_or_insert("responses captured before any request");
+    /// REQ-READ-RETRY: a re-issued READ at k PSNs into the original advances its VA by
+    /// k * PMTU and keeps its end address.
+    fn read_retry(&self, x: &Pkt<'_>, judge: &mut Judge) {
+        if x.info.operation != Operation::RdmaRead {
+            return;
+        }
+        let p = x.psn;
+        let Some(rd) =
+            self.reads.iter().rev().find(|rd| p.within(rd.psn, rd.psn + (rd.n.unwrap_or(1) - 1)))
+        else {
             return;
         };
-        if psn::before(max, p) {
-            if self.ack_beyond.is_none() {
-                self.ack_beyond =
-                    Some(Pending { psn: p, frame: f.number, ts: f.ts_ns, max_then: max });
-            }
-        } else if self.highest_resp_psn.is_none_or(|h| psn::before(h, p)) {
+        let Some(pmtu) = x.pmtu else { return };
+        let k = (p - rd.psn) as u64;
+        let reth = x.roce.headers.reth.unwrap_or_default();
+        let va = rd.va.wrapping_add(k * u64::from(pmtu));
+        let len = u64::from(rd.len).saturating_sub(k * u64::from(pmtu));
+        if reth.va != va || u64::from(reth.dma_len) != len {
+            judge.report(&rules::REQ_READ_RETRY, &[rd.frame, x.number()], x.conn, Some(p), || {
+                format!(
+                    "READ re-issued at PSN {p} ({k} PSNs into the READ of frame {}) with VA 0x{:x} length {}; expected VA 0x{va:x} length {len} (same end address)",
+                    rd.frame, reth.va, reth.dma_len
+                )
+            });
+        }
+    }
+
+    /// REQ-RETX-CAUSE: a retransmission needs a NAK, an RNR NAK, an implicit NAK (a response
+    /// to a later PSN) or a timeout gap. A run of resends in PSN order is one event: judged
+    /// at its first packet.
+    fn retx_cause(&mut self, x: &Pkt<'_>, step: u32, explained: bool, judge: &mut Judge) {
+        let p = x.psn;
+        if self.resend.is_some_and(|r| r.next == p) {
+            self.resend = Some(Resend { next: p + step });
+            return;
+        }
+        self.resend = Some(Resend { next: p + step });
+        let implicit = self.implicit_nak(x);
+        let gap = x.ts().saturating_sub(self.last_ts);
+        if explained || implicit || gap >= x.opts.retx_timeout_ns {
+            return;
+        }
+        let orig = self.ring.iter().rev().find(|s| s.psn == p).map_or(x.number(), |o| o.frame);
+        judge.report(&rules::REQ_RETX_CAUSE, &[orig, x.number()], x.conn, Some(p), || {
+            format!(
+                "PSN {p} retransmitted {} us after the previous request with no NAK, RNR NAK, implicit NAK or timeout to explain it",
+                gap / 1000
+            )
+        });
+    }
+
+    /// An implicit NAK explains a resend of PSN p: a response to a later PSN came while p
+    /// still waited for its own answer (READ data, an atomic's result), or p is a SEND or
+    /// WRITE no ACK has covered yet.
+    fn implicit_nak(&self, x: &Pkt<'_>) -> bool {
+        let p = x.psn;
+        if !self.highest_resp_psn.is_some_and(|h| p < h) {
+            return false;
+        }
+        let needs_answer = matches!(
+            x.info.operation,
+            Operation::RdmaRead | Operation::CompareSwap | Operation::FetchAdd
+        );
+        needs_answer || self.acked.is_none_or(|a| a < p)
+    }
+
+    /// REQ-RETX-SAME: a retransmission repeats the original's opcode, length and headers.
+    fn retx_same(&self, x: &Pkt<'_>, judge: &mut Judge) {
+        let p = x.psn;
+        let r = x.roce;
+        let Some(o) = self.ring.iter().rev().find(|s| s.psn == p) else { return };
+        let same_op = o.opcode == r.bth.opcode;
+        let same_len = o.payload_len == x.payload_len();
+        let same_hdr = x.info.operation == Operation::RdmaRead || o.digest == digest(r);
+        if same_op && same_len && same_hdr {
+            return;
+        }
+        let what = if !same_op {
+            format!("opcode {} instead of {}", x.info.name, roce_parser::opcode::name(o.opcode))
+        } else if !same_len {
+            format!("{} payload bytes instead of {}", r.payload_len, o.payload_len)
+        } else {
+            "different header fields or payload".to_string()
+        };
+        judge.report(&rules::REQ_RETX_SAME, &[o.frame, x.number()], x.conn, Some(p), || {
+            format!("retransmission of PSN {p} (first sent in frame {}) carries {what}", o.frame)
+        });
+    }
+
+    /// A response to this stream's requests, already placed by the stream: `ahead` when it
+    /// names a PSN past every request captured.
+    pub(crate) fn on_response(&mut self, x: &Pkt<'_>, ahead: bool) {
+        let p = x.psn;
+        if self.max_psn.is_none() {
+            self.partly.get_or_insert("responses captured before any request");
+            return;
+        }
+        if !ahead && self.highest_resp_psn.is_none_or(|h| h < p) {
             self.highest_resp_psn = Some(p);
         }
-        let Some(aeth) = r.headers.aeth else { return };
+        let Some(aeth) = x.roce.headers.aeth else { return };
         match aeth.kind() {
             AethKind::Nak if NakCode::from_value(aeth.value()) == NakCode::PsnSequenceError => {
-                let upto = if psn::before(max, p) { p } else { max };
-                self.gbn =
-                    Some(Gbn { nak_psn: p, nak_frame: f.number, expect: p, upto, started: false });
+                self.arm_go_back_n(x, ahead);
             }
             AethKind::RnrNak => {
                 let timer_us = rnr_timer_us(aeth.value());
                 self.rnr = Some(Rnr {
                     psn: p,
-                    nak_frame: f.number,
-                    nak_ts: f.ts_ns,
-                    until_ns: f.ts_ns + u64::from(timer_us) * 1000,
+                    nak_frame: x.number(),
+                    nak_ts: x.ts(),
+                    until_ns: x.ts().saturating_add(u64::from(timer_us) * 1000),
                     timer_us,
                 });
             }
             AethKind::Ack
-                if info.operation == Operation::Acknowledge || info.position.ends_message() =>
+                if !ahead
+                    && (x.info.operation == roce_parser::opcode::Operation::Acknowledge
+                        || x.info.position.ends_message()) =>
             {
+                self.acked = Some(self.acked.map_or(p, |a| if a < p { p } else { a }));
                 // Everything up to the NAK'd range acknowledged: go-back-N is over.
-                if let Some(g) = self.gbn {
-                    if !psn::before(p, g.upto) {
-                        self.gbn = None;
-                    }
+                if self.gbn.is_some_and(|g| g.upto <= p) {
+                    self.gbn = None;
                 }
+                self.measure_rtt(x);
             }
             _ => {}
         }
     }
 
-    /// At the end of the capture: pending evidence becomes a finding.
-    pub fn finish(&mut self, ctx: &Ctx<'_>, sink: &mut Sink) {
-        if let Some(a) = self.ack_beyond.take() {
-            let missing = psn::diff(a.psn, a.max_then).max(0) as u64;
-            self.missing += missing;
-            sink.report(&rules::CAP_GAP, None, &[a.frame], ctx.conn, Some(a.psn), || {
-                format!(
-                    "response in frame {} acknowledges PSN {}, but requests were captured only up to {}: {missing} request(s) missing from the capture",
-                    a.frame,
-                    fmt_psn(a.psn),
-                    fmt_psn(a.max_then)
-                )
-            });
+    /// A NAK "PSN sequence error": go-back-N from the PSN it names, unless the NAK is wrong
+    /// (it names a PSN already acknowledged) or not yet credible (ahead of the capture).
+    fn arm_go_back_n(&mut self, x: &Pkt<'_>, ahead: bool) {
+        let e = x.psn;
+        if ahead || self.acked.is_some_and(|a| e <= a) {
+            return;
+        }
+        // The NAK was triggered by the first request after the hole: one capture-side
+        // round trip, which bounds the packets still in flight.
+        if let Some(s) = self.ring.iter().rev().find(|s| s.psn == e + 1) {
+            let rtt = x.ts().saturating_sub(s.ts);
+            self.min_rtt_ns = Some(self.min_rtt_ns.map_or(rtt, |m| m.min(rtt)));
+        }
+        let upto = self.max_psn.filter(|&m| e < m).unwrap_or(e);
+        self.gbn = Some(Gbn {
+            nak_psn: e,
+            nak_frame: x.number(),
+            nak_ts: x.ts(),
+            expect: e,
+            upto,
+            started: false,
+            in_flight: 0,
+            reported: false,
+        });
+    }
+
+    /// The shortest request-to-ACK time (a few samples), which bounds in-flight packets.
+    fn measure_rtt(&mut self, x: &Pkt<'_>) {
+        if self.rtt_samples >= RTT_SAMPLES {
+            return;
+        }
+        self.rtt_samples += 1;
+        if let Some(s) = self.ring.iter().rev().find(|s| s.psn == x.psn) {
+            let rtt = x.ts().saturating_sub(s.ts);
+            self.min_rtt_ns = Some(self.min_rtt_ns.map_or(rtt, |m| m.min(rtt)));
         }
     }
+
+    /// The NAK that was ahead of the capture turned out credible (its request arrived).
+    pub(crate) fn ahead_confirmed(&mut self, x: &Pkt<'_>, held: &Held) {
+        if held.seq_nak {
+            let e = held.psn;
+            if self.acked.is_none_or(|a| a < e) {
+                self.gbn = Some(Gbn {
+                    nak_psn: e,
+                    nak_frame: held.frame,
+                    nak_ts: x.ts(),
+                    expect: e,
+                    upto: x.psn,
+                    started: false,
+                    in_flight: 0,
+                    reported: false,
+                });
+            }
+        }
+        if self.highest_resp_psn.is_none_or(|h| h < held.psn) {
+            self.highest_resp_psn = Some(held.psn);
+        }
+    }
+}
+
+/// A response held back because it names a PSN past every request captured: capture loss,
+/// a reordered capture, or a responder fault, decided by what comes next.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Held {
+    pub(crate) psn: Psn,
+    pub(crate) frame: u64,
+    pub(crate) ts: u64,
+    /// Highest request PSN when the response came.
+    pub(crate) max_then: Psn,
+    pub(crate) seq_nak: bool,
+    /// The AETH part of the response, for the responder model once it is settled.
+    pub(crate) aeth: Option<crate::responder::AckEvent>,
 }

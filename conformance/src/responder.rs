@@ -1,32 +1,44 @@
-//! The responder half of the model: what the responder of a requester stream must answer
-//! (RSP-*): ACK/NAK PSNs in range and monotonic, the NAK naming the first missing PSN once
-//! per gap, MSN counting completed messages, duplicates acknowledged with ePSN - 1, READ
-//! responses, atomic acknowledgements, and AckReq packets acknowledged.
+//! The responder half of a stream: what the responder of a requester stream must answer.
+//! It watches the requests (to know what the responder received, as far as the capture
+//! shows) and the responses, and judges the responder rules, one function per rule:
 //!
-//! It watches the same stream as [`crate::requester::Requester`]: the requests (to know what
-//! the responder received, as far as the capture shows) and the responses.
+//! | rule | function |
+//! |---|---|
+//! | RSP-READ | [`Responder::read_response`] (plain ACK to a READ: [`Responder::answer_kind`]) |
+//! | RSP-ATOMIC | [`Responder::atomic_ack`], [`Responder::answer_kind`] |
+//! | RSP-PKEY | [`Responder::partition`] |
+//! | RSP-DUP, RSP-ACK-MONOTONIC | [`Responder::ack_order`] |
+//! | RSP-MSN | [`Responder::msn`] |
+//! | RSP-NAK-SEQ | [`Responder::nak_seq`] |
+//! | RSP-ACKREQ | [`Responder::finish`] |
+//!
+//! READ responses are paired with the READ whose PSN range they answer: every READ the
+//! requester sends (a retry included, with its own DMA length) is an *issue* of its own, and
+//! a response goes to the issue it continues, so responses to an earlier issue still arriving
+//! after a retry are not judged against the retry. A duplicate READ is re-executed by the
+//! responder (IBTA 9.7.5.2): its responses on the READ's own PSNs are correct, not duplicates.
 
 use std::collections::VecDeque;
 
-use roce_parser::headers::{AethKind, NakCode};
-use roce_parser::opcode::{OpcodeInfo, Operation, Position};
-use roce_parser::Roce;
+use roce_parser::headers::AethKind;
+use roce_parser::opcode::{Operation, Position};
 
-use crate::finding::{psn as fmt_psn, Sink};
-use crate::psn;
-use crate::requester::{Ctx, Seen};
+use crate::context::Pkt;
+use crate::finding::{ConnId, Judge};
+use crate::psn::{Psn, PSN_MASK};
+use crate::requester::Seen;
 use crate::rules;
-use crate::FrameInfo;
 
 /// New requests remembered for MSN counting and response matching (bounded).
 const REQS: usize = 256;
+/// READ issues remembered.
 const READS: usize = 16;
 
 #[derive(Debug, Clone, Copy)]
 struct Req {
-    psn: u32,
+    psn: Psn,
     /// Last PSN consumed (a READ's range end).
-    last: u32,
+    last: Psn,
     /// Completing this request advances the MSN.
     completes: bool,
     operation: Operation,
@@ -36,72 +48,118 @@ struct Req {
     frame: u64,
 }
 
+/// One READ request as sent (the original or a retry).
 #[derive(Debug, Clone, Copy)]
-struct Read {
-    psn: u32,
+struct ReadIssue {
+    psn: Psn,
+    /// PSNs its responses use (None while the PMTU is unknown).
     n: Option<u32>,
     len: u32,
     frame: u64,
-    /// Index of the response expected next (restarts at a re-issued READ's offset).
-    next_k: u32,
-    /// Offset the current (re-issued) READ started at.
-    start_k: u32,
+    /// The response PSN expected next.
+    next: Psn,
     bytes: u64,
     /// A response was not captured: totals are not judged.
     gap: bool,
+    /// Sent on a PSN sent before (a retry or a duplicate READ).
+    retry: bool,
+    done: bool,
+}
+
+impl ReadIssue {
+    fn contains(&self, p: Psn) -> bool {
+        self.n.is_some_and(|n| p.within(self.psn, self.psn + (n - 1)))
+    }
+
+    fn expected(&self, p: Psn) -> Position {
+        let n = self.n.unwrap_or(1);
+        let k = (p - self.psn) as u32;
+        if n == 1 {
+            Position::Only
+        } else if k == 0 {
+            Position::First
+        } else if k == n - 1 {
+            Position::Last
+        } else {
+            Position::Middle
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
 struct Ack {
-    psn: u32,
+    psn: Psn,
     msn: u32,
     frame: u64,
 }
 
+/// The AETH side of a response that closes an answer (an ACK, a NAK, an atomic ACK, the
+/// LAST or ONLY READ response): what ordering, MSN and NAK rules judge.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct AckEvent {
+    psn: Psn,
+    msn: u32,
+    kind: AethKind,
+    seq_err: bool,
+    frame: u64,
+    /// The LAST/ONLY response to a READ retry or duplicate READ.
+    read_retry: bool,
+}
+
 /// Responder-side expectations of one stream, bounded in size.
 #[derive(Debug, Clone, Default)]
-pub struct Responder {
+pub(crate) struct Responder {
     reqs: VecDeque<Req>,
-    reads: VecDeque<Read>,
+    reads: VecDeque<ReadIssue>,
     last_ack: Option<Ack>,
     /// A "PSN sequence error" NAK whose PSN the requester has not resent yet.
-    nak_seq: Option<(u32, u64)>,
-    /// A duplicate (already acknowledged) request waiting for its ACK.
-    dup: Option<(u32, u64)>,
+    nak_seq: Option<(Psn, u64)>,
+    /// A duplicate (already acknowledged) SEND/WRITE waiting for its ACK.
+    dup: Option<(Psn, u64)>,
     /// The oldest AckReq request not yet acknowledged.
-    ackreq: Option<(u32, u64, u64)>,
+    ackreq: Option<(Psn, u64, u64)>,
+    /// A request from outside the connection's partition (PSN, frame, its P_Key), not yet
+    /// resent with the right P_Key: the responder must drop it silently.
+    foreign: Option<(Psn, u64, u16)>,
+    /// The next ACK sets the MSN baseline instead of being judged against it.
+    rebase_msn: bool,
 }
 
 impl Responder {
-    pub fn entries(&self) -> usize {
+    pub(crate) fn entries(&self) -> usize {
         self.reqs.len() + self.reads.len()
     }
 
     /// A request of the stream, as the requester model classified it.
-    pub fn on_request(&mut self, f: &FrameInfo, r: &Roce<'_>, info: &OpcodeInfo, seen: Seen) {
-        let p = r.bth.psn;
-        if !seen.new {
-            if self.last_ack.is_some_and(|a| !psn::before(a.psn, p)) {
-                self.dup = Some((p, f.number));
+    pub(crate) fn on_request(&mut self, x: &Pkt<'_>, seen: Seen) {
+        let p = x.psn;
+        let pkey = x.roce.bth.pkey;
+        let foreign = x.pkey.is_some_and(|k| k & 0x7fff != pkey & 0x7fff);
+        let mut new = seen.new;
+        if foreign {
+            // The responder must drop it: nothing of it is received.
+            self.foreign = Some((p, x.number(), pkey));
+            return;
+        } else if self.foreign.is_some_and(|(f, _, _)| f == p) {
+            // Resent with the right P_Key: the responder sees it for the first time now.
+            self.foreign = None;
+            new = true;
+        }
+        let op = x.info.operation;
+        if op == Operation::RdmaRead {
+            self.read_issue(x, seen);
+        }
+        if !new {
+            if op != Operation::RdmaRead && self.last_ack.is_some_and(|a| p <= a.psn) {
+                self.dup = Some((p, x.number()));
             }
             if self.nak_seq.is_some_and(|(e, _)| e == p) {
                 self.nak_seq = None;
             }
-            if info.operation == Operation::RdmaRead {
-                // A re-issued READ restarts the responses at its offset.
-                if let Some(rd) = self.reads.iter_mut().rev().find(|rd| in_read(rd, p)) {
-                    let k = psn::diff(p, rd.psn) as u32;
-                    rd.next_k = k;
-                    rd.start_k = k;
-                    rd.bytes = 0;
-                    rd.gap = false;
-                }
-            }
             return;
         }
-        let op = info.operation;
         let completes = match op {
-            Operation::Send | Operation::RdmaWrite => info.position.ends_message(),
+            Operation::Send | Operation::RdmaWrite => x.info.position.ends_message(),
             Operation::RdmaRead
             | Operation::CompareSwap
             | Operation::FetchAdd
@@ -115,50 +173,54 @@ impl Responder {
         }
         self.reqs.push_back(Req {
             psn: p,
-            last: psn::add(p, n.saturating_sub(1)),
+            last: p + n.saturating_sub(1),
             completes,
             operation: op,
             gap_before: seen.gap,
             atomic_acked: false,
-            frame: f.number,
+            frame: x.number(),
         });
-        if op == Operation::RdmaRead {
-            if self.reads.len() == READS {
-                self.reads.pop_front();
-            }
-            let len = r.headers.reth.map_or(0, |h| h.dma_len);
-            self.reads.push_back(Read {
-                psn: p,
-                n: seen.psns,
-                len,
-                frame: f.number,
-                next_k: 0,
-                start_k: 0,
-                bytes: 0,
-                gap: false,
-            });
+        if x.roce.bth.ackreq
+            && x.info.transport != roce_parser::Transport::Uc
+            && self.ackreq.is_none()
+        {
+            self.ackreq = Some((p, x.number(), x.ts()));
         }
-        if r.bth.ackreq && info.transport != roce_parser::Transport::Uc && self.ackreq.is_none() {
-            self.ackreq = Some((p, f.number, f.ts_ns));
+    }
+
+    fn read_issue(&mut self, x: &Pkt<'_>, seen: Seen) {
+        if self.reads.len() == READS {
+            self.reads.pop_front();
         }
+        self.reads.push_back(ReadIssue {
+            psn: x.psn,
+            n: seen.psns,
+            len: x.roce.headers.reth.map_or(0, |h| h.dma_len),
+            frame: x.number(),
+            next: x.psn,
+            bytes: 0,
+            gap: false,
+            retry: !seen.new,
+            done: false,
+        });
     }
 
     /// Messages completed by new requests with their last PSN in (from, to], or `None` when
     /// the capture cannot tell (a hole, or history no longer held).
-    fn completed_between(&self, from: u32, to: u32) -> Option<u32> {
+    fn completed_between(&self, from: Psn, to: Psn) -> Option<u32> {
         let first = self.reqs.front()?;
-        if psn::before(psn::add(from, 1), first.psn) && psn::before(from, to) {
+        if from + 1 < first.psn && from < to {
             return None;
         }
         // Requests up to `to` that the capture never showed: unknown.
         let last = self.reqs.back()?;
-        if psn::before(last.last, to) {
+        if last.last < to {
             return None;
         }
         let mut count = 0u32;
         for q in &self.reqs {
-            if psn::before(from, q.last) && !psn::before(to, q.last) {
-                if q.gap_before && psn::before(psn::add(from, 1), q.psn) {
+            if from < q.last && q.last <= to {
+                if q.gap_before && from + 1 < q.psn {
                     return None;
                 }
                 count += u32::from(q.completes);
@@ -167,146 +229,234 @@ impl Responder {
         Some(count)
     }
 
-    /// A response of the stream. `max_psn` is the highest request PSN captured.
-    pub fn on_response(
-        &mut self,
-        ctx: &Ctx<'_>,
-        f: &FrameInfo,
-        r: &Roce<'_>,
-        info: &OpcodeInfo,
-        max_psn: Option<u32>,
-        sink: &mut Sink,
-    ) {
-        let p = r.bth.psn;
-        let conn = ctx.conn;
-        let aeth = r.headers.aeth;
-        let mut read_ok = true;
-        match info.operation {
-            Operation::ReadResponse => read_ok = self.read_response(ctx, f, r, info, sink),
-            Operation::AtomicAcknowledge => match self.reqs.iter_mut().rev().find(|q| q.psn == p) {
-                Some(q) if !matches!(q.operation, Operation::CompareSwap | Operation::FetchAdd) => {
-                    let (op, fr) = (q.operation, q.frame);
-                    sink.report(&rules::RSP_ATOMIC, None, &[fr, f.number], conn, Some(p), || {
-                        format!(
-                            "ATOMIC_ACKNOWLEDGE for PSN {}, which is a {op:?} request (frame {fr})",
-                            fmt_psn(p)
-                        )
-                    });
-                }
-                Some(q) => {
-                    if q.atomic_acked && self.dup.is_none_or(|(d, _)| d != p) {
-                        let fr = q.frame;
-                        sink.report(&rules::RSP_ATOMIC, None, &[fr, f.number], conn, Some(p), || {
-                                format!("second ATOMIC_ACKNOWLEDGE for the atomic at PSN {} (frame {fr}) with no retransmitted request", fmt_psn(p))
-                            });
-                    }
-                    q.atomic_acked = true;
-                }
-                None => {}
-            },
+    /// A response of the stream: the checks of what kind of answer it is, now; the AETH
+    /// event it carries, when it closes an answer, for [`Self::on_ack`] (now, or once the
+    /// stream has settled a response that was ahead of the capture).
+    pub(crate) fn answer(&mut self, x: &Pkt<'_>, judge: &mut Judge) -> Option<AckEvent> {
+        self.partition(x, judge);
+        let aeth = x.roce.headers.aeth;
+        let mut read = (true, false);
+        match x.info.operation {
+            Operation::ReadResponse => read = self.read_response(x, judge),
+            Operation::AtomicAcknowledge => self.atomic_ack(x, judge),
             Operation::Acknowledge if aeth.is_some_and(|a| a.kind() == AethKind::Ack) => {
-                if let Some(q) = self.reqs.iter().rev().find(|q| q.psn == p) {
-                    let wrong = match q.operation {
-                        Operation::CompareSwap | Operation::FetchAdd => {
-                            Some("an ATOMIC_ACKNOWLEDGE")
-                        }
-                        Operation::AtomicWrite | Operation::Flush => {
-                            Some("an empty RDMA_READ_RESPONSE_ONLY")
-                        }
-                        Operation::RdmaRead => Some("READ responses"),
-                        _ => None,
-                    };
-                    if let Some(want) = wrong {
-                        let (op, fr) = (q.operation, q.frame);
-                        let rule = if op == Operation::RdmaRead {
-                            &rules::RSP_READ
-                        } else {
-                            &rules::RSP_ATOMIC
-                        };
-                        sink.report(rule, None, &[fr, f.number], conn, Some(p), || {
-                            format!("the {op:?} request at PSN {} (frame {fr}) is answered by a plain ACK instead of {want}", fmt_psn(p))
-                        });
-                    }
-                }
+                self.answer_kind(x, judge)
             }
             _ => {}
         }
-        let Some(aeth) = aeth else { return };
+        let aeth = aeth?;
         // MSN, monotonic ACKs and NAK PSNs are judged on packets that close a response.
         let closes =
-            matches!(info.operation, Operation::Acknowledge | Operation::AtomicAcknowledge)
-                || (info.operation == Operation::ReadResponse
-                    && info.position.ends_message()
-                    && read_ok);
-        if !closes {
+            matches!(x.info.operation, Operation::Acknowledge | Operation::AtomicAcknowledge)
+                || (x.info.operation == Operation::ReadResponse
+                    && x.info.position.ends_message()
+                    && read.0);
+        closes.then(|| AckEvent {
+            psn: x.psn,
+            msn: aeth.msn,
+            kind: aeth.kind(),
+            seq_err: x.seq_nak(),
+            frame: x.number(),
+            read_retry: read.1,
+        })
+    }
+
+    /// RSP-PKEY: a request from another partition must be dropped silently; a response that
+    /// acknowledges or answers it let it in.
+    fn partition(&mut self, x: &Pkt<'_>, judge: &mut Judge) {
+        let Some((fp, fframe, fkey)) = self.foreign else { return };
+        let p = x.psn;
+        let covers = fp < p || (fp == p && !x.seq_nak());
+        if !covers {
             return;
         }
-        match aeth.kind() {
-            AethKind::Ack => {
-                if let Some(last) = self.last_ack {
-                    if psn::before(p, last.psn) && !self.retried_read(p) {
-                        match self.dup {
-                            Some((d, dframe)) => sink.report(&rules::RSP_DUP, None, &[dframe, f.number], conn, Some(p), || {
-                                format!(
-                                    "duplicate request PSN {} (frame {dframe}) acknowledged with PSN {} instead of ePSN - 1 = {}",
-                                    fmt_psn(d),
-                                    fmt_psn(p),
-                                    fmt_psn(last.psn)
-                                )
-                            }),
-                            None => sink.report(&rules::RSP_ACK_MONOTONIC, None, &[last.frame, f.number], conn, Some(p), || {
-                                format!(
-                                    "ACK names PSN {}, before the PSN {} already acknowledged in frame {}",
-                                    fmt_psn(p),
-                                    fmt_psn(last.psn),
-                                    last.frame
-                                )
-                            }),
-                        }
-                        self.dup = None;
-                        return;
+        self.foreign = None;
+        let own = x.pkey.unwrap_or(0xffff);
+        judge.report(&rules::RSP_PKEY, &[fframe, x.number()], x.conn, Some(fp), || {
+            format!(
+                "request PSN {fp} (frame {fframe}) carries P_Key 0x{fkey:04x}, not the connection's 0x{own:04x}: the responder must drop it silently, yet {} (PSN {p}) answers it",
+                x.info.name
+            )
+        });
+    }
+
+    /// RSP-ATOMIC: one ATOMIC_ACKNOWLEDGE per atomic, on its PSN.
+    fn atomic_ack(&mut self, x: &Pkt<'_>, judge: &mut Judge) {
+        let p = x.psn;
+        let dup = self.dup;
+        let Some(q) = self.reqs.iter_mut().rev().find(|q| q.psn == p) else { return };
+        let (op, fr) = (q.operation, q.frame);
+        if !matches!(op, Operation::CompareSwap | Operation::FetchAdd) {
+            judge.report(&rules::RSP_ATOMIC, &[fr, x.number()], x.conn, Some(p), || {
+                format!("ATOMIC_ACKNOWLEDGE for PSN {p}, which is a {op:?} request (frame {fr})")
+            });
+            return;
+        }
+        if q.atomic_acked && dup.is_none_or(|(d, _)| d != p) {
+            judge.report(&rules::RSP_ATOMIC, &[fr, x.number()], x.conn, Some(p), || {
+                format!("second ATOMIC_ACKNOWLEDGE for the atomic at PSN {p} (frame {fr}) with no retransmitted request")
+            });
+        }
+        q.atomic_acked = true;
+    }
+
+    /// RSP-READ / RSP-ATOMIC: a plain ACK where the request needs another kind of answer.
+    fn answer_kind(&self, x: &Pkt<'_>, judge: &mut Judge) {
+        let p = x.psn;
+        let Some(q) = self.reqs.iter().rev().find(|q| q.psn == p) else { return };
+        let want = match q.operation {
+            Operation::CompareSwap | Operation::FetchAdd => "an ATOMIC_ACKNOWLEDGE",
+            Operation::AtomicWrite | Operation::Flush => "an empty RDMA_READ_RESPONSE_ONLY",
+            Operation::RdmaRead => "READ responses",
+            _ => return,
+        };
+        let (op, fr) = (q.operation, q.frame);
+        let rule = if op == Operation::RdmaRead { &rules::RSP_READ } else { &rules::RSP_ATOMIC };
+        judge.report(rule, &[fr, x.number()], x.conn, Some(p), || {
+            format!("the {op:?} request at PSN {p} (frame {fr}) is answered by a plain ACK instead of {want}")
+        });
+    }
+
+    /// RSP-READ: READ responses FIRST/MIDDLE/LAST or ONLY on the READ's PSNs, carrying its
+    /// DMA length. Returns (judged position correct, it answers a retry or duplicate READ).
+    fn read_response(&mut self, x: &Pkt<'_>, judge: &mut Judge) -> (bool, bool) {
+        let p = x.psn;
+        let pos = x.info.position;
+        let open = |rd: &&mut ReadIssue| !rd.done && rd.contains(p);
+        // The issue this response continues; else one whose expectation it meets; else the
+        // latest READ covering the PSN (to be judged wrong).
+        let idx = {
+            let mut cont = None;
+            let mut fits = None;
+            let mut any = None;
+            for (i, rd) in self.reads.iter_mut().enumerate().rev() {
+                if !open(&rd) {
+                    continue;
+                }
+                any.get_or_insert(i);
+                if rd.expected(p) == pos {
+                    fits.get_or_insert(i);
+                    if rd.next == p {
+                        cont.get_or_insert(i);
                     }
                 }
+            }
+            cont.or(fits).or(any)
+        };
+        let Some(rd) = idx.and_then(|i| self.reads.get_mut(i)) else { return (true, false) };
+        let Some(n) = rd.n else { return (true, rd.retry) };
+        if rd.next != p {
+            // A response missing from the capture: totals are not judged.
+            rd.gap = true;
+        }
+        rd.next = p + 1;
+        let expected = rd.expected(p);
+        let (rframe, len, retry) = (rd.frame, rd.len, rd.retry);
+        let ok = pos == expected;
+        if !ok {
+            let k = (p - rd.psn) as u32;
+            judge.report(&rules::RSP_READ, &[rframe, x.number()], x.conn, Some(p), || {
+                format!(
+                    "response {} of {n} to the READ in frame {rframe} is {} instead of READ_RESPONSE_{expected:?}",
+                    k + 1,
+                    x.info.name
+                )
+            });
+            rd.gap = true;
+        }
+        rd.bytes += u64::from(x.payload_len());
+        if pos.ends_message() {
+            rd.done = true;
+            let (bytes, gap) = (rd.bytes, rd.gap);
+            if !gap && ok && bytes != u64::from(len) {
+                judge.report(&rules::RSP_READ, &[rframe, x.number()], x.conn, Some(p), || {
+                    format!("READ of {len} bytes (frame {rframe}) answered with {bytes} bytes")
+                });
+            }
+        }
+        (ok, retry)
+    }
+
+    /// The AETH event of a response: ordering, MSN, NAK rules.
+    pub(crate) fn on_ack(&mut self, ev: AckEvent, conn: Option<ConnId>, judge: &mut Judge) {
+        let p = ev.psn;
+        match ev.kind {
+            AethKind::Ack => {
+                if ev.read_retry && self.last_ack.is_some_and(|a| p <= a.psn) {
+                    // A duplicate READ answered again on its own PSNs: correct, and it
+                    // changes nothing the responder acknowledged before.
+                    return;
+                }
+                if self.ack_order(ev, conn, judge) {
+                    return;
+                }
                 self.dup = None;
-                self.check_msn(ctx, f, p, aeth.msn, sink);
-                if self.ackreq.is_some_and(|(q, _, _)| !psn::before(p, q)) {
+                self.msn(ev.frame, p, ev.msn, conn, judge);
+                if self.ackreq.is_some_and(|(q, _, _)| q <= p) {
                     self.ackreq = None;
                 }
-                if self.nak_seq.is_some_and(|(e, _)| !psn::before(p, e)) {
+                if self.nak_seq.is_some_and(|(e, _)| e <= p) {
                     self.nak_seq = None;
                 }
-                self.last_ack = Some(Ack { psn: p, msn: aeth.msn, frame: f.number });
+                self.last_ack = Some(Ack { psn: p, msn: ev.msn, frame: ev.frame });
             }
             AethKind::Nak | AethKind::RnrNak => {
-                let seq_err = aeth.kind() == AethKind::Nak
-                    && NakCode::from_value(aeth.value()) == NakCode::PsnSequenceError;
-                if seq_err {
-                    self.check_nak_seq(ctx, f, p, max_psn, sink);
+                if ev.seq_err {
+                    self.nak_seq(ev.frame, p, conn, judge);
                 }
                 // Messages before the NAK'd PSN completed: the MSN says how many.
-                self.check_msn(ctx, f, psn::add(p, (1 << 24) - 1), aeth.msn, sink);
-                if self.ackreq.is_some_and(|(q, _, _)| !psn::before(p, q)) {
+                let before = p.back(1);
+                self.msn(ev.frame, before, ev.msn, conn, judge);
+                if self.ackreq.is_some_and(|(q, _, _)| q <= p) {
                     self.ackreq = None;
                 }
-                let before = psn::add(p, (1 << 24) - 1);
-                if self.last_ack.is_none_or(|a| psn::before(a.psn, before)) {
-                    self.last_ack = Some(Ack { psn: before, msn: aeth.msn, frame: f.number });
+                if self.last_ack.is_none_or(|a| a.psn < before) {
+                    self.last_ack = Some(Ack { psn: before, msn: ev.msn, frame: ev.frame });
                 }
             }
             AethKind::Reserved => {}
         }
     }
 
-    fn retried_read(&self, p: u32) -> bool {
-        self.reads.iter().any(|rd| rd.start_k > 0 && in_read(rd, p))
+    /// RSP-DUP / RSP-ACK-MONOTONIC: an ACK before the last one is either the answer to a
+    /// duplicate (it must name ePSN - 1) or goes backwards. Says whether it was one of those.
+    fn ack_order(&mut self, ev: AckEvent, conn: Option<ConnId>, judge: &mut Judge) -> bool {
+        let p = ev.psn;
+        let Some(last) = self.last_ack.filter(|l| p < l.psn) else { return false };
+        let frame = ev.frame;
+        match self.dup.take() {
+            Some((d, dframe)) => judge.report(&rules::RSP_DUP, &[dframe, frame], conn, Some(p), || {
+                format!(
+                    "duplicate request PSN {d} (frame {dframe}) acknowledged with PSN {p} instead of ePSN - 1 = {}",
+                    last.psn
+                )
+            }),
+            None => judge.report(&rules::RSP_ACK_MONOTONIC, &[last.frame, frame], conn, Some(p), || {
+                format!(
+                    "ACK names PSN {p}, before the PSN {} already acknowledged in frame {}",
+                    last.psn, last.frame
+                )
+            }),
+        }
+        true
     }
 
-    fn check_msn(&mut self, ctx: &Ctx<'_>, f: &FrameInfo, upto: u32, msn: u32, sink: &mut Sink) {
+    /// The next ACK's MSN cannot be judged: a held response was proved wrong (RSP-ACK-RANGE:
+    /// nothing cascades from it), or it names requests the capture lost.
+    pub(crate) fn msn_unknown(&mut self) {
+        self.rebase_msn = true;
+    }
+
+    /// RSP-MSN: the MSN rises by the messages completed since the last ACK.
+    fn msn(&mut self, frame: u64, upto: Psn, msn: u32, conn: Option<ConnId>, judge: &mut Judge) {
+        if std::mem::take(&mut self.rebase_msn) {
+            return;
+        }
         let Some(last) = self.last_ack else { return };
         let Some(count) = self.completed_between(last.psn, upto) else { return };
-        let delta = msn.wrapping_sub(last.msn) & psn::PSN_MASK;
+        let delta = msn.wrapping_sub(last.msn) & PSN_MASK;
         if delta != count {
-            sink.report(&rules::RSP_MSN, None, &[last.frame, f.number], ctx.conn, Some(upto), || {
+            judge.report(&rules::RSP_MSN, &[last.frame, frame], conn, Some(upto), || {
                 format!(
                     "MSN goes from {} (frame {}) to {msn}, but {count} message(s) completed in between",
                     last.msn, last.frame
@@ -315,118 +465,43 @@ impl Responder {
         }
     }
 
-    fn check_nak_seq(
-        &mut self,
-        ctx: &Ctx<'_>,
-        f: &FrameInfo,
-        e: u32,
-        max_psn: Option<u32>,
-        sink: &mut Sink,
-    ) {
-        let conn = ctx.conn;
-        if let Some((prev, pframe)) = self.nak_seq {
-            if prev == e {
-                sink.report(&rules::RSP_NAK_SEQ, None, &[pframe, f.number], conn, Some(e), || {
-                    format!("second NAK \"PSN sequence error\" naming {} before the requester resent it (first NAK in frame {pframe})", fmt_psn(e))
-                });
-                return;
-            }
+    /// RSP-NAK-SEQ: one NAK per gap, naming the first missing PSN.
+    fn nak_seq(&mut self, frame: u64, e: Psn, conn: Option<ConnId>, judge: &mut Judge) {
+        if let Some((prev, pframe)) = self.nak_seq.filter(|(prev, _)| *prev == e) {
+            judge.report(&rules::RSP_NAK_SEQ, &[pframe, frame], conn, Some(e), || {
+                format!("second NAK \"PSN sequence error\" naming {prev} before the requester resent it (first NAK in frame {pframe})")
+            });
+            return;
         }
-        self.nak_seq = Some((e, f.number));
-        if let Some(last) = self.last_ack {
-            if !psn::before(last.psn, e) {
-                sink.report(&rules::RSP_NAK_SEQ, None, &[last.frame, f.number], conn, Some(e), || {
-                    format!(
-                        "NAK names PSN {} as missing, but PSN {} was already acknowledged (frame {}): the first missing PSN is after it",
-                        fmt_psn(e),
-                        fmt_psn(last.psn),
-                        last.frame
-                    )
-                });
-            }
-        }
-        // A NAK past everything sent is capture loss or RSP-ACK-RANGE: the requester model
-        // judges it lazily.
-        let _ = max_psn;
-    }
-
-    fn read_response(
-        &mut self,
-        ctx: &Ctx<'_>,
-        f: &FrameInfo,
-        r: &Roce<'_>,
-        info: &OpcodeInfo,
-        sink: &mut Sink,
-    ) -> bool {
-        let p = r.bth.psn;
-        let conn = ctx.conn;
-        let Some(rd) = self.reads.iter_mut().rev().find(|rd| in_read(rd, p)) else { return true };
-        let Some(n) = rd.n else { return true };
-        let k = psn::diff(p, rd.psn) as u32;
-        if k != rd.next_k {
-            // A response missing from the capture (or a restart): totals are not judged.
-            rd.gap = true;
-        }
-        rd.next_k = k + 1;
-        let expected = if rd.start_k == n - 1 {
-            Position::Only
-        } else if k == rd.start_k {
-            Position::First
-        } else if k == n - 1 {
-            Position::Last
-        } else {
-            Position::Middle
-        };
-        let (rframe, len, start_k) = (rd.frame, rd.len, rd.start_k);
-        let ok = info.position == expected;
-        if !ok {
-            sink.report(&rules::RSP_READ, None, &[rframe, f.number], conn, Some(p), || {
+        self.nak_seq = Some((e, frame));
+        if let Some(last) = self.last_ack.filter(|l| e <= l.psn) {
+            judge.report(&rules::RSP_NAK_SEQ, &[last.frame, frame], conn, Some(e), || {
                 format!(
-                    "response {} of {n} to the READ in frame {rframe} is {} instead of READ_RESPONSE_{:?}",
-                    k + 1,
-                    info.name,
-                    expected
+                    "NAK names PSN {e} as missing, but PSN {} was already acknowledged (frame {}): the first missing PSN is after it",
+                    last.psn, last.frame
                 )
             });
-            rd.gap = true;
-        }
-        rd.bytes += r.payload_len as u64;
-        if info.position.ends_message() {
-            let done = *rd;
-            rd.gap = true; // judged once
-            if !done.gap && info.position == expected {
-                let pmtu = ctx.pmtu.unwrap_or(0);
-                let want = u64::from(len).saturating_sub(u64::from(start_k) * u64::from(pmtu));
-                if done.bytes != want {
-                    sink.report(&rules::RSP_READ, None, &[rframe, f.number], conn, Some(p), || {
-                        format!(
-                            "READ of {want} bytes (frame {rframe}) answered with {} bytes",
-                            done.bytes
-                        )
-                    });
-                }
-            }
-        }
-        ok
-    }
-
-    /// At the end of the capture: AckReq packets never acknowledged, if the capture ran long
-    /// enough after them.
-    pub fn finish(&mut self, ctx: &Ctx<'_>, end_ts: u64, sink: &mut Sink) {
-        if let Some((p, frame, ts)) = self.ackreq.take() {
-            if end_ts.saturating_sub(ts) >= ctx.opts.ack_timeout_ns {
-                sink.report(&rules::RSP_ACKREQ, None, &[frame], ctx.conn, Some(p), || {
-                    format!(
-                        "request PSN {} asked for an ACK (AckReq) and none came in the {} ms the capture ran after it",
-                        fmt_psn(p),
-                        end_ts.saturating_sub(ts) / 1_000_000
-                    )
-                });
-            }
         }
     }
-}
 
-fn in_read(rd: &Read, p: u32) -> bool {
-    psn::within(p, rd.psn, psn::add(rd.psn, rd.n.unwrap_or(1).saturating_sub(1)))
+    /// At the end of the incarnation: AckReq packets never acknowledged, if the capture ran
+    /// long enough after them.
+    pub(crate) fn finish(
+        &mut self,
+        conn: Option<ConnId>,
+        end_ts: u64,
+        ack_timeout_ns: u64,
+        judge: &mut Judge,
+    ) {
+        let Some((p, frame, ts)) = self.ackreq.take() else { return };
+        let waited = end_ts.saturating_sub(ts);
+        if waited >= ack_timeout_ns {
+            judge.report(&rules::RSP_ACKREQ, &[frame], conn, Some(p), || {
+                format!(
+                    "request PSN {p} asked for an ACK (AckReq) and none came in the {} ms the capture ran after it",
+                    waited / 1_000_000
+                )
+            });
+        }
+    }
 }

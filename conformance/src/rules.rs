@@ -82,7 +82,7 @@ rules! {
     CAP_TRUNCATED = "CAP-TRUNCATED", Warning, Capture, "capture file",
         "frame cut by the capture's snap length: its ICRC cannot be verified";
     CAP_EVICT = "CAP-EVICT", Warning, Checker, "checker limits",
-        "connection state evicted (least recently used) because more flows than --max-flows were live";
+        "connection state evicted (not used recently: CLOCK) because more flows than --max-flows were live";
     PKT_ICRC = "PKT-ICRC", Error, Sender, "IBTA A17; rxe_icrc.c",
         "ICRC matches the recomputed value";
     PKT_TVER = "PKT-TVER", Error, Sender, "rxe_recv.c",
@@ -135,12 +135,49 @@ rules! {
         "an atomic gets one ATOMIC_ACKNOWLEDGE with its PSN; ATOMIC_WRITE and FLUSH get an empty READ_RESPONSE_ONLY";
     RSP_NAK_ERROR = "RSP-NAK-ERROR", Error, Responder, "rxe_resp.c",
         "after an invalid request / remote access / remote operational NAK the responder sends nothing more on that QP";
+    RSP_PKEY = "RSP-PKEY", Error, Responder, "IBTA 10.9 (partitioning); rxe check_keys",
+        "a request carrying another P_Key than its connection's is dropped silently: never acknowledged, answered or NAKed";
     RSP_ACKREQ = "RSP-ACKREQ", Warning, Responder, "IBTA 9.7.5",
         "every AckReq packet is acknowledged (a coalesced ACK counts) if the capture runs long enough after it";
     CC_CNP = "CC-CNP", Warning, NotificationPoint, "A17; DCQCN; Lumina cnp_check",
         "a CE-marked packet has a CNP back to its sender QP within a window before or after it (NICs rate-limit CNPs: one covers a burst)";
     CC_CNP_TARGET = "CC-CNP-TARGET", Warning, NotificationPoint, "A17",
         "a CNP's DestQP is a QP that sent CE-marked data to the CNP's sender";
+}
+
+/// The catalog as a Markdown document (docs/rules.md is this, kept fresh by a test).
+pub fn markdown() -> String {
+    let mut t = String::from(
+        "# Conformance rules\n\n\
+         Generated from the rule catalog (`conformance/src/rules.rs`) by \
+         `ROCE_INSPECT_BLESS=1 cargo test -p roce-conformance --test docs_rules`; do not edit by hand.\n\n\
+         IDs are stable: filter and suppress by them (`check --disable ID`, `--enable ID`). \
+         Severity `error` is a spec violation, `warning` a vendor-dependent or heuristic finding; \
+         the side is whom the rule judges.\n",
+    );
+    let sections = [
+        ("CAP-", "Capture integrity"),
+        ("PKT-", "Per packet"),
+        ("REQ-", "Requester"),
+        ("RSP-", "Responder"),
+        ("CC-", "Congestion"),
+    ];
+    for (prefix, title) in sections {
+        t.push_str(&format!(
+            "\n## {title}\n\n| id | severity | side | checks | source |\n|---|---|---|---|---|\n"
+        ));
+        for r in ALL.iter().filter(|r| r.id.starts_with(prefix)) {
+            t.push_str(&format!(
+                "| {} | {} | {} | {} | {} |\n",
+                r.id,
+                r.severity.as_str(),
+                r.side.as_str(),
+                r.description.replace('|', "\\|"),
+                r.source
+            ));
+        }
+    }
+    t
 }
 
 /// Looks a rule up by ID (case-insensitive).

@@ -60,7 +60,7 @@ fn million_frames_over_100k_qps_stay_bounded() {
             checker.feed(&info, &p);
         }
         findings += checker.take_findings().len();
-        if frame % 10_000 == 0 {
+        if frame.is_multiple_of(10_000) {
             let s = checker.state();
             peak.flows = peak.flows.max(s.flows);
             peak.pairing_index = peak.pairing_index.max(s.pairing_index);
@@ -68,6 +68,7 @@ fn million_frames_over_100k_qps_stay_bounded() {
             peak.finding_counters = peak.finding_counters.max(s.finding_counters);
             peak.remembered_requests = peak.remembered_requests.max(s.remembered_requests);
             peak.congestion = peak.congestion.max(s.congestion);
+            peak.listed_connections = peak.listed_connections.max(s.listed_connections);
         }
     }
     let report = checker.finish();
@@ -78,6 +79,14 @@ fn million_frames_over_100k_qps_stay_bounded() {
     assert!(peak.remembered_requests <= MAX_FLOWS * (64 + 16), "{peak:?}");
     assert!(peak.finding_counters <= MAX_FLOWS * 4 + 16, "{peak:?}");
     assert!(peak.congestion <= 4 * MAX_FLOWS, "{peak:?}");
+    // Ended connections kept for the report: at most twice the cap between trims.
+    assert!(peak.listed_connections < 2 * MAX_FLOWS, "{peak:?}");
+    assert_eq!(report.connections.len(), MAX_FLOWS, "the report lists the cap's worth");
+    assert_eq!(
+        report.connections.len() as u64 + report.connections_not_listed,
+        report.state.evicted + report.state.flows as u64 / 2,
+        "every incarnation listed or counted"
+    );
     // Far more flows than the cap were live: evictions happened and were reported (the
     // first `per_rule` listed, the rest counted).
     assert!(report.state.evicted > 100_000, "{:?}", report.state);

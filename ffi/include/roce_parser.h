@@ -170,17 +170,18 @@
 #define ROCE_PROBLEM_IP_FRAGMENT (1 << 18)
 
 /**
- * The MAD is shorter than its header or its attribute's layout.
+ * The MAD of a UD SEND to QP1 is shorter than 256 bytes (the parser decodes the MAD of every
+ * UD SEND to QP1; its problems are the packet's).
  */
 #define ROCE_PROBLEM_MAD_TRUNCATED (1 << 19)
 
 /**
- * The MAD's base or class version is not one we know.
+ * The MAD's base or class version is not one we know (UD SEND to QP1).
  */
 #define ROCE_PROBLEM_MAD_UNKNOWN_VERSION (1 << 20)
 
 /**
- * A CM MAD with an attribute ID that is not a CM message.
+ * A CM MAD with an attribute ID that is not a CM message (UD SEND to QP1).
  */
 #define ROCE_PROBLEM_MAD_UNKNOWN_ATTRIBUTE (1 << 21)
 
@@ -195,9 +196,35 @@
 #define ROCE_PROBLEM_GRH_NEXT_HEADER (1 << 23)
 
 /**
+ * A packet to the RoCE UDP port whose UDP length leaves no room for a 12-byte BTH.
+ */
+#define ROCE_PROBLEM_SHORT_FOR_BTH (1 << 24)
+
+/**
+ * A RoCE packet with no room for the 4-byte ICRC after its BTH: the ICRC is not checked.
+ */
+#define ROCE_PROBLEM_SHORT_FOR_ICRC (1 << 25)
+
+/**
+ * An IPv4 header whose IHL is below 5 (20 bytes): not decoded further.
+ */
+#define ROCE_PROBLEM_IP_HEADER_LENGTH (1 << 26)
+
+/**
+ * More stacked VLAN tags than the parser walks (8): not decoded further.
+ */
+#define ROCE_PROBLEM_TOO_MANY_VLAN_TAGS (1 << 27)
+
+/**
+ * An IPv6 extension header chain the parser could not follow to its end (malformed, cut
+ * short, or holding a header it does not walk): not decoded further.
+ */
+#define ROCE_PROBLEM_IPV6_EXTENSION_CHAIN (1 << 28)
+
+/**
  * Every problem bit this version knows (other bits are never set).
  */
-#define ROCE_PROBLEM_ALL ((1 << 24) - 1)
+#define ROCE_PROBLEM_ALL ((1 << 29) - 1)
 
 /**
  * `stop_layer`: parsing did not stop early.

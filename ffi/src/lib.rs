@@ -147,18 +147,30 @@ pub const ROCE_PROBLEM_QP1_QKEY: u32 = 1 << 16;
 pub const ROCE_PROBLEM_IPV4_CHECKSUM: u32 = 1 << 17;
 /// IP fragment: RoCE must not be fragmented.
 pub const ROCE_PROBLEM_IP_FRAGMENT: u32 = 1 << 18;
-/// The MAD is shorter than its header or its attribute's layout.
+/// The MAD of a UD SEND to QP1 is shorter than 256 bytes (the parser decodes the MAD of every
+/// UD SEND to QP1; its problems are the packet's).
 pub const ROCE_PROBLEM_MAD_TRUNCATED: u32 = 1 << 19;
-/// The MAD's base or class version is not one we know.
+/// The MAD's base or class version is not one we know (UD SEND to QP1).
 pub const ROCE_PROBLEM_MAD_UNKNOWN_VERSION: u32 = 1 << 20;
-/// A CM MAD with an attribute ID that is not a CM message.
+/// A CM MAD with an attribute ID that is not a CM message (UD SEND to QP1).
 pub const ROCE_PROBLEM_MAD_UNKNOWN_ATTRIBUTE: u32 = 1 << 21;
 /// The ICRC does not match the recomputed value.
 pub const ROCE_PROBLEM_ICRC_BAD: u32 = 1 << 22;
 /// The RoCEv1 GRH next header is not 0x1B (BTH).
 pub const ROCE_PROBLEM_GRH_NEXT_HEADER: u32 = 1 << 23;
+/// A packet to the RoCE UDP port whose UDP length leaves no room for a 12-byte BTH.
+pub const ROCE_PROBLEM_SHORT_FOR_BTH: u32 = 1 << 24;
+/// A RoCE packet with no room for the 4-byte ICRC after its BTH: the ICRC is not checked.
+pub const ROCE_PROBLEM_SHORT_FOR_ICRC: u32 = 1 << 25;
+/// An IPv4 header whose IHL is below 5 (20 bytes): not decoded further.
+pub const ROCE_PROBLEM_IP_HEADER_LENGTH: u32 = 1 << 26;
+/// More stacked VLAN tags than the parser walks (8): not decoded further.
+pub const ROCE_PROBLEM_TOO_MANY_VLAN_TAGS: u32 = 1 << 27;
+/// An IPv6 extension header chain the parser could not follow to its end (malformed, cut
+/// short, or holding a header it does not walk): not decoded further.
+pub const ROCE_PROBLEM_IPV6_EXTENSION_CHAIN: u32 = 1 << 28;
 /// Every problem bit this version knows (other bits are never set).
-pub const ROCE_PROBLEM_ALL: u32 = (1 << 24) - 1;
+pub const ROCE_PROBLEM_ALL: u32 = (1 << 29) - 1;
 
 // ---------------------------------------------------------------------------------------------
 // Layers (roce_packet.stop_layer)
@@ -1181,7 +1193,7 @@ fn problem_cstr(p: Problem) -> &'static CStr {
         UdpLengthMismatch IpLengthMismatch Truncated ReservedBits ReservedOpcode VendorOpcode
         ShortForOpcode CnpLength CnpBecnClear CnpPsnNonZero RdLayoutMismatch Qp1QKey
         Ipv4Checksum IpFragment MadTruncated MadUnknownVersion MadUnknownAttribute IcrcBad
-        GrhNextHeader
+        GrhNextHeader ShortForBth ShortForIcrc IpHeaderLength TooManyVlanTags Ipv6ExtensionChain
     )
 }
 

@@ -77,6 +77,11 @@ fn problem_constants_are_the_parser_bits() {
         (ROCE_PROBLEM_MAD_UNKNOWN_ATTRIBUTE, Problem::MadUnknownAttribute),
         (ROCE_PROBLEM_ICRC_BAD, Problem::IcrcBad),
         (ROCE_PROBLEM_GRH_NEXT_HEADER, Problem::GrhNextHeader),
+        (ROCE_PROBLEM_SHORT_FOR_BTH, Problem::ShortForBth),
+        (ROCE_PROBLEM_SHORT_FOR_ICRC, Problem::ShortForIcrc),
+        (ROCE_PROBLEM_IP_HEADER_LENGTH, Problem::IpHeaderLength),
+        (ROCE_PROBLEM_TOO_MANY_VLAN_TAGS, Problem::TooManyVlanTags),
+        (ROCE_PROBLEM_IPV6_EXTENSION_CHAIN, Problem::Ipv6ExtensionChain),
     ];
     assert_eq!(
         table.len(),
@@ -282,6 +287,42 @@ fn v2_cnp_and_v3_ipv6_ack() {
     assert_eq!((p.ip.version, p.ip.flow_label), (6, 0x12345));
     assert_eq!(p.ip.src[0], 0xfe);
     assert_eq!(p.icrc_status, ROCE_ICRC_OK);
+}
+
+/// The MADX vector of the C test (ffi/tests/check.c, examples/common/mod.rs), as the frame
+/// builder writes it: a UD SEND_ONLY to QP1 whose 32-byte CM MAD has attribute ID 0x0099.
+const MADX: &str = "0200000000020200000000010800456a0054000040004011262d0a0000010a000002c00012b7004000006400ffff00000001000000078001000000000001010702030000000001020304050607080099000000000000abababababababab472bc881";
+
+fn bad_mad_frame() -> Vec<u8> {
+    use roce_parser::cm::GSI_QKEY;
+    use roce_parser::headers::{BthRepr, DethRepr};
+    use roce_parser::{FrameBuilder, Network};
+    let mut mad = [0u8; 32];
+    mad[..4].copy_from_slice(&[1, 0x07, 2, 0x03]); // base 1, class CM, class version 2, Send
+    mad[8..16].copy_from_slice(&0x0102_0304_0506_0708u64.to_be_bytes());
+    mad[16..18].copy_from_slice(&0x0099u16.to_be_bytes());
+    mad[24..].copy_from_slice(&[0xab; 8]);
+    let bth = BthRepr { opcode: 0x64, pkey: 0xffff, dest_qp: 1, psn: 7, ..Default::default() };
+    let mut b = FrameBuilder::new(Network::ipv4([10, 0, 0, 1], [10, 0, 0, 2]), bth);
+    b.headers.deth = Some(DethRepr { qkey: GSI_QKEY, reserved: 0, src_qp: 1 });
+    b.payload = &mad;
+    let mut out = vec![0u8; b.buffer_len()];
+    b.emit(&mut out).unwrap();
+    out
+}
+
+#[test]
+fn mad_problems_reach_the_c_interface() {
+    let f = bad_mad_frame();
+    assert_eq!(f, hex(MADX), "the C test's MADX vector is not what the builder writes");
+    let (st, p) = frame(&f);
+    assert_eq!(st, OK);
+    assert_eq!((p.bth.opcode, p.bth.dest_qp, p.icrc_status), (0x64, 1, ROCE_ICRC_OK));
+    assert_eq!(p.problems, ROCE_PROBLEM_MAD_TRUNCATED | ROCE_PROBLEM_MAD_UNKNOWN_ATTRIBUTE);
+    let bth = 14 + 20 + 8;
+    let mut out = roce_packet::default();
+    assert_eq!(unsafe { roce_parse_udp_payload(f[bth..].as_ptr(), f.len() - bth, &mut out) }, OK);
+    assert_eq!(out.problems, p.problems);
 }
 
 #[test]

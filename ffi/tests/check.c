@@ -24,9 +24,11 @@
 #define LINE_MAX_LEN 8192
 #define MAX_REPORTED 20
 
-#define N_VECTORS 5
-/* The SPEC.md vectors; V1QQ: V1 with an 802.1ad and an 802.1Q tag; V1M: V1 with IP version 5. */
-static const char *const VECTOR_NAMES[N_VECTORS] = {"V1", "V2", "V3", "V1QQ", "V1M"};
+#define N_VECTORS 6
+/* The SPEC.md vectors; V1QQ: V1 with an 802.1ad and an 802.1Q tag; V1M: V1 with IP version 5;
+ * MADX: a UD SEND_ONLY to QP1 carrying a 32-byte CM MAD with attribute ID 0x0099 (short and
+ * unknown), written by roce-parser's FrameBuilder (ffi/tests/api.rs builds it again). */
+static const char *const VECTOR_NAMES[N_VECTORS] = {"V1", "V2", "V3", "V1QQ", "V1M", "MADX"};
 static const char *const VECTOR_HEX[N_VECTORS] = {
     "248a07a8fa22248a07a8fa22080045010040047840004011b4d5c0a80007c0a80007c00012b7002caca22460"
     "ffff000000d300cf17104630818be28935d90e9a95505401be885e50000078f353f3",
@@ -38,6 +40,9 @@ static const char *const VECTOR_HEX[N_VECTORS] = {
     "0012b7002caca22460ffff000000d300cf17104630818be28935d90e9a95505401be885e50000078f353f3",
     "248a07a8fa22248a07a8fa22080055010040047840004011b4d5c0a80007c0a80007c00012b700"
     "2caca22460ffff000000d300cf17104630818be28935d90e9a95505401be885e50000078f353f3",
+    "0200000000020200000000010800456a0054000040004011262d0a0000010a000002c00012b70040000064"
+    "00ffff00000001000000078001000000000001010702030000000001020304050607080099000000000000"
+    "abababababababab472bc881",
 };
 
 /* ---------------------------------------------------------------------------------------- */
@@ -556,6 +561,35 @@ static void api_checks(void) {
     CHECK(strcmp(roce_layer_name(ROCE_LAYER_AETH), "AETH") == 0);
     CHECK(strcmp(roce_layer_name(ROCE_LAYER_NONE), "none") == 0);
     CHECK(strcmp(roce_layer_name(200), "unknown layer") == 0);
+
+    /* The parser decodes the MAD of a UD SEND to QP1 and reports its problems with the
+     * packet's: MADX is a 32-byte CM MAD (short) with attribute ID 0x0099 (not CM). */
+    snprintf(g_where, sizeof g_where, "MAD problems");
+    uint8_t mad[128];
+    size_t nm = unhex(VECTOR_HEX[5], mad, sizeof mad);
+    uint8_t *m = exact_copy(mad, nm);
+    CHECK(roce_parse_frame(m, nm, &out) == ROCE_OK);
+    CHECK(out.bth.opcode == 0x64 && out.bth.dest_qp == 1 && out.icrc_status == ROCE_ICRC_OK);
+    CHECK(out.deth.present && out.deth.qkey == 0x80010000u && out.payload_len == 32);
+    CHECK((out.problems & ROCE_PROBLEM_MAD_TRUNCATED) != 0);
+    CHECK((out.problems & ROCE_PROBLEM_MAD_UNKNOWN_ATTRIBUTE) != 0);
+    CHECK((out.problems & ROCE_PROBLEM_MAD_UNKNOWN_VERSION) == 0);
+    CHECK(out.problems == (ROCE_PROBLEM_MAD_TRUNCATED | ROCE_PROBLEM_MAD_UNKNOWN_ATTRIBUTE));
+    /* The UDP payload alone: the same MAD, the same problems. */
+    CHECK(roce_parse_udp_payload(m + 42, nm - 42, &out) == ROCE_OK);
+    CHECK(out.problems == (ROCE_PROBLEM_MAD_TRUNCATED | ROCE_PROBLEM_MAD_UNKNOWN_ATTRIBUTE));
+    /* Class version 1 (byte 2 of the MAD, which starts at 14 + 20 + 8 + 12 + 8 = 62): an
+     * unknown version; the ICRC no longer matches, and says so. */
+    m[62 + 2] = 1;
+    CHECK(roce_parse_frame(m, nm, &out) == ROCE_OK);
+    CHECK(out.problems == (ROCE_PROBLEM_MAD_TRUNCATED | ROCE_PROBLEM_MAD_UNKNOWN_VERSION |
+                           ROCE_PROBLEM_ICRC_BAD));
+    /* The same bytes to QP 2 are no MAD: no MAD problem (the ICRC still disagrees). */
+    m[62 + 2] = 2;
+    m[42 + 7] = 2; /* low byte of the BTH DestQP */
+    CHECK(roce_parse_frame(m, nm, &out) == ROCE_OK);
+    CHECK(out.bth.dest_qp == 2 && out.problems == ROCE_PROBLEM_ICRC_BAD);
+    free(m);
 }
 
 int main(int argc, char **argv) {

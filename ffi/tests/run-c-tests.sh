@@ -3,17 +3,21 @@
 #
 #  1. builds libroce_parser_ffi.a / .so (release) and the two examples;
 #  2. dumps, from the Rust API, every field of the SPEC.md vectors (and every truncation of
-#     them) and of every frame of every capture in ../shared/pcaps/real (examples/c_expected.rs);
+#     them) and of every frame of every real capture (examples/c_expected.rs);
 #  3. compiles ffi/tests/check.c with the system C compiler (-Wall -Wextra -Werror) against the
 #     static library, runs it: it reads the captures itself, parses through roce_parser.h and
 #     compares every field line by line; then again with -fsanitize=address,undefined, and
 #     once against the shared library;
-#  4. compiles and runs ffi/tests/check.cpp (C++17, threads), plain and sanitized;
-#  5. checks the header alone under -pedantic C99 / C++11, and the pkg-config file;
+#  4. compiles ffi/tests/check.cpp (C++17 through include/roce_parser.hpp, -pedantic, threads),
+#     runs it on the same expected file, plain and sanitized, then as C++20 (std::span);
+#  5. checks the headers alone (C99 / C++11 for roce_parser.h, C++17 / C++20 for
+#     roce_parser.hpp, -pedantic), and the pkg-config file;
 #  6. prints the per-frame cost through the C interface next to the Rust API (never asserted).
 #
-# Run from anywhere: paths are relative to the repository root, captures are read from
-# ../shared beside it. With CI=true a missing ../shared is an error, not a skip.
+# Run from anywhere: paths are relative to the repository root; the real captures are read
+# from the folder ROCE_INSPECT_REAL_CAPTURES names (the variable the Rust tests read, see
+# testdata/real.rs). Unset, only the vectors are checked, with a note; with CI=true an unset
+# variable is an error, not a skip.
 # Any mismatch, warning or sanitizer report exits non-zero.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -23,7 +27,7 @@ step() { printf '\n--- ffi: %s ---\n' "$*"; }
 TARGET="${CARGO_TARGET_DIR:-target}"
 LIBDIR="$TARGET/release"
 OUT="$TARGET/ffi-c"
-REAL=../shared/pcaps/real
+REAL="${ROCE_INSPECT_REAL_CAPTURES:-}"
 BENCH_CAPTURE="$REAL/magnate3_linux-riscv-dev_rocev2_test.pcap"
 BENCH_ROUNDS="${BENCH_ROUNDS:-300}"
 CC="${CC:-cc}"
@@ -31,25 +35,31 @@ CXX="${CXX:-g++}"
 # What the static library needs from the system (rustc --print native-static-libs, Linux).
 NATIVE_LIBS=(-lgcc_s -lutil -lrt -lpthread -lm -ldl -lc)
 CFLAGS=(-std=c11 -Wall -Wextra -Werror -I ffi/include -I ffi/tests)
-CXXFLAGS=(-std=c++17 -Wall -Wextra -Werror -pthread -I ffi/include -I ffi/tests)
+CXXFLAGS=(-std=c++17 -Wall -Wextra -Werror -pedantic -pthread -I ffi/include -I ffi/tests)
 SAN=(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all -g -O1)
 export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
 
-captures=()
-if [ -d "$REAL" ]; then
+# The conformance suite's captures (in the repository) always; the real ones when given.
+captures=(pcaps/conformance/*.pcap)
+if [ -n "$REAL" ]; then
+    if [ ! -f "$REAL/README.md" ]; then
+        echo "error: ROCE_INSPECT_REAL_CAPTURES=$REAL is not the folder of the real captures" >&2
+        exit 1
+    fi
+    n_before=${#captures[@]}
     for f in "$REAL"/*.pcap "$REAL"/*.pcapng; do
         [ -e "$f" ] && captures+=("$f")
     done
-    if [ "${#captures[@]}" -eq 0 ]; then
+    if [ "${#captures[@]}" -eq "$n_before" ]; then
         echo "error: no captures in $REAL" >&2
         exit 1
     fi
 elif [ "${CI:-}" = true ]; then
-    echo "error: $REAL not found (CI=true): the C test needs the real captures" >&2
+    echo "error: ROCE_INSPECT_REAL_CAPTURES is not set (CI=true): the C test needs the real captures" >&2
     exit 1
 else
-    echo "warning: $REAL not found: checking the SPEC.md vectors only" >&2
+    echo "note: ROCE_INSPECT_REAL_CAPTURES is not set: SKIPPING the real captures (checking the SPEC.md vectors and pcaps/conformance only)" >&2
 fi
 
 mkdir -p "$OUT"
@@ -76,13 +86,21 @@ step "C against the shared library"
     -Wl,-rpath,"$PWD/$LIBDIR" -o "$OUT/check-shared"
 "$OUT/check-shared" "$OUT/expected.txt"
 
-step "C++17: $("$CXX" --version | head -n1)"
+step "C++17 through roce_parser.hpp: $("$CXX" --version | head -n1)"
 "$CXX" "${CXXFLAGS[@]}" -O2 ffi/tests/check.cpp "$STATIC" "${NATIVE_LIBS[@]}" \
     -o "$OUT/check-cpp"
-"$OUT/check-cpp"
+"$OUT/check-cpp" "$OUT/expected.txt"
+
+step "C++17 through roce_parser.hpp with -fsanitize=address,undefined"
 "$CXX" "${CXXFLAGS[@]}" "${SAN[@]}" ffi/tests/check.cpp "$STATIC" "${NATIVE_LIBS[@]}" \
     -o "$OUT/check-cpp-asan"
-"$OUT/check-cpp-asan"
+"$OUT/check-cpp-asan" "$OUT/expected.txt"
+
+step "C++20 through roce_parser.hpp (roce::bytes is std::span), sanitized"
+CXX20FLAGS=("${CXXFLAGS[@]/-std=c++17/-std=c++20}")
+"$CXX" "${CXX20FLAGS[@]}" "${SAN[@]}" ffi/tests/check.cpp "$STATIC" "${NATIVE_LIBS[@]}" \
+    -o "$OUT/check-cpp20-asan"
+"$OUT/check-cpp20-asan" "$OUT/expected.txt"
 
 step "the header alone: C99 and C++11, -pedantic"
 printf '#include "roce_parser.h"\nint main(void) { roce_packet p; return roce_parse_frame(0, 0, &p) == ROCE_ERR_NULL ? 0 : 1; }\n' \
@@ -90,6 +108,12 @@ printf '#include "roce_parser.h"\nint main(void) { roce_packet p; return roce_pa
 "$CC" -std=c99 -pedantic -Wall -Wextra -Werror -I ffi/include -fsyntax-only "$OUT/header_only.c"
 "$CXX" -std=c++11 -pedantic -Wall -Wextra -Werror -I ffi/include -fsyntax-only -x c++ \
     "$OUT/header_only.c"
+printf '#include "roce_parser.hpp"\nint main() { return roce::parse_frame({}).status() == roce::status::truncated ? 0 : 1; }\n' \
+    >"$OUT/header_only.cpp"
+for std in c++17 c++20; do
+    "$CXX" -std=$std -pedantic -Wall -Wextra -Werror -Wshadow -Wconversion -I ffi/include \
+        -fsyntax-only "$OUT/header_only.cpp"
+done
 
 step "the example in ffi/README.md"
 # The C block between the BEGIN/END example.c markers, plus a main() that feeds it V1.

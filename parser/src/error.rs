@@ -3,66 +3,59 @@
 
 use core::fmt;
 
-/// The protocol layer an error (or a problem) belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize))]
-#[non_exhaustive]
-pub enum Layer {
-    Ethernet,
-    Vlan,
-    Ipv4,
-    Ipv6,
-    Ipv6Extensions,
-    Udp,
-    Grh,
-    Bth,
-    Rdeth,
-    Deth,
-    Xrceth,
-    Reth,
-    AtomicEth,
-    Aeth,
-    AtomicAckEth,
-    ImmDt,
-    Ieth,
-    Feth,
-    Payload,
-    Icrc,
-    Mad,
-    Cm,
-    Builder,
+/// Builds [`Layer`] with one variant per row of the extended header table
+/// (`crate::headers::ext_header_table!`), between the BTH and the payload.
+macro_rules! layers {
+    ($(
+        $(#[$doc:meta])*
+        $slot:ident: $view:ident, $repr:ident, $name:literal, reserved: |$h:pat_param| $reserved:expr;
+    )*) => {
+        /// The protocol layer an error (or a problem) belongs to.
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        #[cfg_attr(feature = "serde", derive(serde::Serialize))]
+        #[non_exhaustive]
+        pub enum Layer {
+            Ethernet,
+            Vlan,
+            Ipv4,
+            Ipv6,
+            Ipv6Extensions,
+            Udp,
+            Grh,
+            Bth,
+            $($(#[$doc])* $view,)*
+            Payload,
+            Icrc,
+            Mad,
+            Cm,
+            Builder,
+        }
+
+        impl Layer {
+            /// The name a RoCE engineer would use for the layer.
+            pub const fn name(self) -> &'static str {
+                match self {
+                    Layer::Ethernet => "Ethernet",
+                    Layer::Vlan => "VLAN tag",
+                    Layer::Ipv4 => "IPv4",
+                    Layer::Ipv6 => "IPv6",
+                    Layer::Ipv6Extensions => "IPv6 extension headers",
+                    Layer::Udp => "UDP",
+                    Layer::Grh => "GRH",
+                    Layer::Bth => "BTH",
+                    $(Layer::$view => $name,)*
+                    Layer::Payload => "payload",
+                    Layer::Icrc => "ICRC",
+                    Layer::Mad => "MAD",
+                    Layer::Cm => "CM",
+                    Layer::Builder => "frame builder",
+                }
+            }
+        }
+    };
 }
 
-impl Layer {
-    /// The name a RoCE engineer would use for the layer.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Layer::Ethernet => "Ethernet",
-            Layer::Vlan => "VLAN tag",
-            Layer::Ipv4 => "IPv4",
-            Layer::Ipv6 => "IPv6",
-            Layer::Ipv6Extensions => "IPv6 extension headers",
-            Layer::Udp => "UDP",
-            Layer::Grh => "GRH",
-            Layer::Bth => "BTH",
-            Layer::Rdeth => "RDETH",
-            Layer::Deth => "DETH",
-            Layer::Xrceth => "XRCETH",
-            Layer::Reth => "RETH",
-            Layer::AtomicEth => "AtomicETH",
-            Layer::Aeth => "AETH",
-            Layer::AtomicAckEth => "AtomicAckETH",
-            Layer::ImmDt => "ImmDt",
-            Layer::Ieth => "IETH",
-            Layer::Feth => "FETH",
-            Layer::Payload => "payload",
-            Layer::Icrc => "ICRC",
-            Layer::Mad => "MAD",
-            Layer::Cm => "CM",
-            Layer::Builder => "frame builder",
-        }
-    }
-}
+crate::headers::ext_header_table!(layers);
 
 impl fmt::Display for Layer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

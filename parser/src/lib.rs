@@ -33,3 +33,14 @@ pub use packet::{
 pub use roce::{Roce, RoceVersion};
 pub mod builder;
 pub use builder::{FrameBuilder, Ipv4Spec, Ipv6Spec, Network};
+
+/// The cargo features this build of the crate was compiled with ("std", "serde",
+/// "arbitrary"), for version banners such as `roce-inspect --version`.
+pub const FEATURES: &[&str] = &[
+    #[cfg(feature = "std")]
+    "std",
+    #[cfg(feature = "serde")]
+    "serde",
+    #[cfg(feature = "arbitrary")]
+    "arbitrary",
+];

@@ -207,6 +207,7 @@ fn ethernet_into(p: &mut Packet<'_>, eth: &Ethernet2HeaderSlice<'_>, cfg: &Confi
         ethertype = vlan.ether_type().0;
         off += vlan.slice().len();
         if tags > VLAN_LIMIT {
+            p.problems.insert(Problem::TooManyVlanTags);
             p.stop = Some(Error::malformed(Layer::Vlan, off, "more than 8 stacked VLAN tags"));
             break;
         }
@@ -275,7 +276,18 @@ fn parse_ipv4<'a>(p: &mut Packet<'a>, off: usize, cfg: &Config) {
     let ip = match Ipv4HeaderSlice::from_slice(rest) {
         Ok(ip) => ip,
         Err(e) => {
-            p.stop = Some(ip_error(e, Layer::Ipv4, off));
+            p.stop = Some(match &e {
+                err::ipv4::HeaderSliceError::Content(
+                    err::ipv4::HeaderError::HeaderLengthSmallerThanHeader { .. },
+                ) => {
+                    p.problems.insert(Problem::IpHeaderLength);
+                    Error::malformed(Layer::Ipv4, off, "header length (IHL) below 5")
+                }
+                err::ipv4::HeaderSliceError::Content(
+                    err::ipv4::HeaderError::UnexpectedVersion { .. },
+                ) => Error::malformed(Layer::Ipv4, off, "IP version is not 4"),
+                _ => ip_error(e, Layer::Ipv4, off),
+            });
             return;
         }
     };
@@ -358,12 +370,36 @@ fn parse_ipv6<'a>(p: &mut Packet<'a>, off: usize, cfg: &Config) {
         total_len: 40 + payload_len,
     });
     p.problems.flag(rest.len() < 40 + payload_len, Problem::Truncated);
-    if let Some((_, _)) = ext_err {
-        p.stop = Some(Error::malformed(Layer::Ipv6Extensions, off + 40, "extension headers"));
+    if let Some((e, _)) = ext_err {
+        p.problems.insert(Problem::Ipv6ExtensionChain);
+        p.stop = Some(match e {
+            err::ipv6_exts::HeaderSliceError::Len(l) => Error::truncated(
+                Layer::Ipv6Extensions,
+                off + 40 + l.layer_start_offset,
+                l.required_len,
+                l.len,
+            ),
+            err::ipv6_exts::HeaderSliceError::Content(_) => Error::malformed(
+                Layer::Ipv6Extensions,
+                off + 40,
+                "extension header out of order or malformed",
+            ),
+        });
         return;
     }
     if exts.is_some_and(|e| e.is_fragmenting_payload()) {
         p.problems.insert(Problem::IpFragment);
+        return;
+    }
+    if is_ipv6_extension(next.0) {
+        // A header etherparse does not walk (Mobility, HIP, Shim6, experimental): what
+        // follows it is not known.
+        p.problems.insert(Problem::Ipv6ExtensionChain);
+        p.stop = Some(Error::malformed(
+            Layer::Ipv6Extensions,
+            off + 40 + ext_len,
+            "extension header the parser does not walk",
+        ));
         return;
     }
     if next == IpNumber::UDP {
@@ -372,6 +408,11 @@ fn parse_ipv6<'a>(p: &mut Packet<'a>, off: usize, cfg: &Config) {
         let span = if ext_len == 0 { data.get(off..) } else { None };
         parse_udp(p, off + 40 + ext_len, payload_len.saturating_sub(ext_len), net, span, cfg);
     }
+}
+
+/// IPv6 extension header numbers (RFC 7045's list) that etherparse's walk does not follow.
+const fn is_ipv6_extension(n: u8) -> bool {
+    matches!(n, 135 | 139 | 140 | 253 | 254)
 }
 
 fn ip_error<E: IpSliceError>(e: E, layer: Layer, off: usize) -> Error {
@@ -436,18 +477,27 @@ fn parse_udp<'a>(
         return;
     }
     if usize::from(len) < 8 {
+        p.problems.insert(Problem::ShortForBth);
         p.stop = Some(Error::malformed(Layer::Udp, off, "UDP length below 8"));
         return;
     }
+    // A UDP length beyond the IP payload is a length disagreement (UdpLengthMismatch), not
+    // a capture cut: the packet ends where the IP payload does.
+    let udp_len = if usize::from(len) > ip_payload_len && ip_payload_len >= 8 {
+        ip_payload_len
+    } else {
+        usize::from(len)
+    };
     let f = Framing {
         version: RoceVersion::V2,
         grh: None,
         icrc_net: Some((net, udp.slice())),
         icrc_span: span,
         base: off + 8,
-        claimed_len: usize::from(len) - 8,
+        claimed_len: udp_len - 8,
         verify_icrc: cfg.verify,
     };
+    p.problems.flag(udp_len - 8 < BthRepr::LEN, Problem::ShortForBth);
     transport(p, off + 8, &f);
 }
 

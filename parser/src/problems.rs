@@ -66,7 +66,8 @@ problems! {
     Ipv4Checksum = 17, "IPv4 header checksum is wrong";
     /// IP fragment: RoCE must not be fragmented.
     IpFragment = 18, "IP packet is a fragment";
-    /// The MAD is shorter than its header or its attribute's layout.
+    /// The MAD of a UD SEND to QP1 is shorter than 256 bytes (MAD problems are found when
+    /// the parser decodes the MAD, once per packet).
     MadTruncated = 19, "MAD shorter than its layout";
     /// The MAD's base or class version is not one we know.
     MadUnknownVersion = 20, "MAD with an unknown base or class version";
@@ -76,6 +77,17 @@ problems! {
     IcrcBad = 22, "ICRC does not match the recomputed value";
     /// The RoCEv1 GRH next header is not 0x1B (BTH).
     GrhNextHeader = 23, "GRH next header is not 0x1B (BTH)";
+    /// A packet to the RoCE UDP port whose UDP length leaves no room for a 12-byte BTH.
+    ShortForBth = 24, "packet to the RoCE port too short for a BTH";
+    /// A RoCE packet with no room for the 4-byte ICRC after its BTH: the ICRC is not checked.
+    ShortForIcrc = 25, "packet too short for the ICRC after its BTH: ICRC not checked";
+    /// An IPv4 header whose IHL is below 5 (20 bytes): not decoded further.
+    IpHeaderLength = 26, "IPv4 header length (IHL) below 5: not decoded further";
+    /// More stacked VLAN tags than the parser walks (8): not decoded further.
+    TooManyVlanTags = 27, "more than 8 stacked VLAN tags: not decoded further";
+    /// An IPv6 extension header chain the parser could not follow to its end (malformed,
+    /// cut short, or holding a header it does not walk): not decoded further.
+    Ipv6ExtensionChain = 28, "IPv6 extension header chain not followed to its end: not decoded further";
 }
 
 impl fmt::Display for Problem {

@@ -1,6 +1,9 @@
 //! The RoCE transport part of a packet: BTH, the extended headers the opcode table lists,
-//! payload, pad and ICRC, with the problems found on the way.
+//! payload, pad and ICRC, with the problems found on the way; for a UD SEND to QP1, the MAD,
+//! decoded here once so that every consumer (dissector, statistics, checker, C callers) reads
+//! the same result and the MAD's problems are the packet's.
 
+use crate::cm::{self, Mad};
 use crate::error::{Error, Layer};
 use crate::headers::{deth::GSI_QKEY, Bth, BthRepr, ExtHeaders, GrhRepr};
 use crate::icrc::{self, IcrcNetwork, IcrcStatus};
@@ -56,6 +59,8 @@ pub struct Roce<'a> {
     /// The ICRC as stored (little-endian u32 of the last four bytes), if captured.
     pub icrc: Option<u32>,
     pub icrc_status: IcrcStatus,
+    /// The MAD of a UD SEND to QP1, decoded once by the parser ([`Roce::mad`]).
+    mad: Option<Result<Mad<'a>, Error>>,
 }
 
 impl<'a> Roce<'a> {
@@ -73,14 +78,13 @@ impl<'a> Roce<'a> {
         matches!(self.bth.opcode, 0x64 | 0x65) && self.bth.dest_qp == crate::cm::QP1
     }
 
-    /// The MAD of a UD SEND to QP1, decoded (CM messages, or the MAD header of other
-    /// management classes); `None` for other packets.
-    pub fn mad(&self) -> Option<Result<crate::cm::Mad<'a>, Error>> {
-        if self.is_gsi_mad() {
-            Some(crate::cm::parse_mad(self.payload))
-        } else {
-            None
-        }
+    /// The MAD of a UD SEND to QP1 (CM messages, or the MAD header of other management
+    /// classes); `None` for other packets. The parser decoded it once, while parsing the
+    /// packet, and merged its problems into the packet's: this returns that result, it does
+    /// not decode again. `Err` when the payload is shorter than the 24-byte MAD header.
+    #[inline]
+    pub fn mad(&self) -> Option<Result<Mad<'a>, Error>> {
+        self.mad
     }
 }
 
@@ -129,7 +133,9 @@ pub(crate) fn parse_transport<'a>(
 
     let info = opcode::lookup(bth.opcode);
     // The ICRC closes every RoCE packet, whatever the opcode.
-    let icrc_at = claimed.checked_sub(ICRC_LEN);
+    // (Not inside the BTH: a packet with no room for it after the BTH has no ICRC.)
+    let icrc_at = claimed.checked_sub(ICRC_LEN).filter(|&at| at >= BthRepr::LEN);
+    found.flag(icrc_at.is_none(), Problem::ShortForIcrc);
     let icrc = icrc_at
         .and_then(|at| seg.get(at..)?.first_chunk::<ICRC_LEN>())
         .map(|b| u32::from_le_bytes(*b));
@@ -146,6 +152,7 @@ pub(crate) fn parse_transport<'a>(
         opaque: &[],
         icrc,
         icrc_status: IcrcStatus::NotChecked,
+        mad: None,
     });
     let mut stop = None;
 
@@ -222,9 +229,23 @@ pub(crate) fn parse_transport<'a>(
     Ok(stop)
 }
 
-/// Problems the opcode table lets us see on a single packet.
+/// Decodes the MAD of a UD SEND to QP1, once per packet, for every consumer: the result is
+/// kept in the packet ([`Roce::mad`]) and the MAD's problems join the packet's. Out of line:
+/// MADs are rare, and the common path stays small.
+#[cold]
+#[inline(never)]
+fn decode_mad(roce: &mut Roce<'_>, problems: &mut Problems) {
+    let mad = cm::parse_mad(roce.payload);
+    if let Ok(m) = &mad {
+        problems.union(m.problems);
+    }
+    roce.mad = Some(mad);
+}
+
+/// Problems the opcode table lets us see on a single packet; and, for a UD packet to QP1, the
+/// MAD it carries.
 #[inline]
-fn check_opcode_rules(info: &OpcodeInfo, roce: &Roce<'_>, problems: &mut Problems) {
+fn check_opcode_rules(info: &OpcodeInfo, roce: &mut Roce<'_>, problems: &mut Problems) {
     let len = roce.payload_len;
     match info.payload {
         PayloadRule::Empty => problems.flag(len > 0, Problem::UnexpectedPayload),
@@ -246,8 +267,12 @@ fn check_opcode_rules(info: &OpcodeInfo, roce: &Roce<'_>, problems: &mut Problem
             || roce.headers.deth.is_some_and(|h| h.reserved != 0);
         problems.flag(rd_misfit, Problem::RdLayoutMismatch);
     }
-    if let Some(deth) = roce.headers.deth {
-        let to_qp1 = info.transport == Transport::Ud && roce.bth.dest_qp == 1;
-        problems.flag(to_qp1 && deth.qkey != GSI_QKEY, Problem::Qp1QKey);
+    if info.transport == Transport::Ud && roce.bth.dest_qp == cm::QP1 {
+        // UD SEND_ONLY and SEND_ONLY_WITH_IMMEDIATE are the table's only UD opcodes: this is
+        // `Roce::is_gsi_mad`, tested where the transport is known already.
+        if let Some(deth) = roce.headers.deth {
+            problems.flag(deth.qkey != GSI_QKEY, Problem::Qp1QKey);
+        }
+        decode_mad(roce, problems);
     }
 }

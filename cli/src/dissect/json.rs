@@ -203,8 +203,14 @@ pub fn write_frame(out: &mut Vec<u8>, d: &Decoded<'_>) {
         Some((r, p)) => write_roce(out, r, p),
         None => out.extend_from_slice(b"null"),
     });
+    // A packet that is not RoCE says why decoding stopped where it did (RoCE packets carry
+    // their problems in the `roce` object).
+    if let Some(p) = p.filter(|p| p.roce.is_none() && (!p.problems.is_empty() || p.stop.is_some()))
+    {
+        o.with("problems", |out| write_problems(out, p));
+    }
     if let Err(e) = &d.packet {
-        o.str("error", e);
+        o.str("error", &e.to_string());
     }
     o.close();
 }
@@ -284,25 +290,28 @@ fn write_roce(out: &mut Vec<u8>, r: &Roce<'_>, p: &Packet<'_>) {
         }
         i_o.close();
     });
-    o.with("problems", |out| {
-        out.push(b'[');
-        let mut first = true;
-        let mut sep = |out: &mut Vec<u8>| {
-            if !std::mem::take(&mut first) {
-                out.push(b',');
-            }
-        };
-        for pr in crate::input::problems(p).iter() {
-            sep(out);
-            string(out, pr.message());
-        }
-        if let Some(e) = &p.stop {
-            sep(out);
-            string(out, &e.to_string());
-        }
-        out.push(b']');
-    });
+    o.with("problems", |out| write_problems(out, p));
     o.close();
+}
+
+/// The packet's problems, then where parsing stopped, as an array of strings.
+fn write_problems(out: &mut Vec<u8>, p: &Packet<'_>) {
+    out.push(b'[');
+    let mut first = true;
+    let mut sep = |out: &mut Vec<u8>| {
+        if !std::mem::take(&mut first) {
+            out.push(b',');
+        }
+    };
+    for pr in p.problems.iter() {
+        sep(out);
+        string(out, pr.message());
+    }
+    if let Some(e) = &p.stop {
+        sep(out);
+        string(out, &e.to_string());
+    }
+    out.push(b']');
 }
 
 fn write_aeth(out: &mut Vec<u8>, a: &AethRepr) {

@@ -71,9 +71,8 @@ pub fn run(path: &Path, opts: &Options) -> Result<(), InputError> {
     let mut t0 = None;
     let mut first = true;
     let mut io_err: Option<io::Error> = None;
-    if opts.format == Format::Json {
-        let _ = out.write_all(b"[");
-    }
+    // The JSON array opens with its first frame (or at the end): when the capture cannot be
+    // read, nothing is written before the error.
     for_each_frame(path, &opts.config, |d| {
         let t0 = *t0.get_or_insert(d.frame.ts_ns);
         if io_err.is_some() || !opts.filter.keeps(d) {
@@ -94,7 +93,7 @@ pub fn run(path: &Path, opts: &Options) -> Result<(), InputError> {
             }
             Format::Json => {
                 json_buf.clear();
-                json_buf.extend_from_slice(if first { b"\n" } else { b",\n" });
+                json_buf.extend_from_slice(if first { b"[\n" } else { b",\n" });
                 first = false;
                 json::write_frame(&mut json_buf, d);
                 out.write_all(&json_buf)
@@ -104,14 +103,13 @@ pub fn run(path: &Path, opts: &Options) -> Result<(), InputError> {
             io_err = Some(e);
         }
     })?;
-    if opts.format == Format::Json {
-        let _ = out.write_all(b"\n]\n");
+    if opts.format == Format::Json && io_err.is_none() {
+        let end: &[u8] = if first { b"[\n]\n" } else { b"\n]\n" };
+        if let Err(e) = out.write_all(end) {
+            io_err = Some(e);
+        }
     }
     let flushed = out.flush();
-    match io_err.map_or(flushed, Err) {
-        // A closed pipe (`| head`) is not an error worth a message.
-        Err(e) if e.kind() == io::ErrorKind::BrokenPipe => Ok(()),
-        Err(e) => Err(InputError(format!("writing output: {e}"))),
-        Ok(()) => Ok(()),
-    }
+    // A closed pipe (`| head`) is not an error worth a message.
+    crate::output::written(io_err.map_or(flushed, Err))
 }

@@ -5,8 +5,8 @@
 use std::net::IpAddr;
 
 use roce_parser::cm::{
-    self, CmMessage, DrepRepr, DreqRepr, MadHeaderRepr, PortSpace, RdmaCmIpHeader, RepRepr,
-    ReqRepr, RtuRepr,
+    self, CmMessage, DrepRepr, DreqRepr, MadHeaderRepr, MessageRef, PortSpace, RdmaCmIpHeader,
+    RejRepr, RejectReason, RepRepr, ReqRepr, RtuRepr,
 };
 use roce_parser::headers::*;
 use roce_parser::{FrameBuilder, Ipv4Spec, Ipv6Spec, Network};
@@ -143,6 +143,8 @@ pub struct RcConn {
     pub transport: u8,
     /// ECN bits on data packets (2 = ECT(0)).
     pub ecn: u8,
+    /// The partition key of every packet of the connection (and of the CM REQ).
+    pub pkey: u16,
     /// Virtual address counter for RETHs.
     va: u64,
 }
@@ -157,8 +159,21 @@ impl RcConn {
             sides: [Side { next_psn: psn_a, msn: 0 }, Side { next_psn: psn_b, msn: 0 }],
             transport: 0,
             ecn: 2,
+            pkey: 0xffff,
             va: 0x7f00_0000_0000,
         }
+    }
+
+    /// A new incarnation of the connection on the same QPNs (after a CM disconnect, or a
+    /// restart without CM): a -> b requests start at `psn_a`, b -> a at `psn_b`, both
+    /// responders' MSNs at 0 again.
+    pub fn restart(&mut self, psn_a: u32, psn_b: u32) {
+        self.sides = [Side { next_psn: psn_a, msn: 0 }, Side { next_psn: psn_b, msn: 0 }];
+    }
+
+    /// BTH of a packet of this connection (its P_Key).
+    fn bth(&self, opcode: u8, dest_qp: u32, psn: u32) -> BthRepr {
+        BthRepr { pkey: self.pkey, ..bth(opcode, dest_qp, psn) }
     }
 
     /// The same connection as UC.
@@ -182,7 +197,7 @@ impl RcConn {
     /// Emits one request packet from the given side.
     pub fn emit_request(&self, t: &mut Trace, from_a: bool, s: &Sent) {
         let (src, dst) = self.ends(from_a);
-        let mut h = bth(s.opcode, dst.qpn, s.psn);
+        let mut h = self.bth(s.opcode, dst.qpn, s.psn);
         h.ackreq = s.ackreq;
         t.push(&frame(&src, &dst, h, s.headers, &s.payload, self.ecn));
     }
@@ -200,7 +215,7 @@ impl RcConn {
     ) {
         let (req, resp) = self.ends(requester_a);
         // Responses travel the uncongested way: ECT(0), never CE.
-        t.push(&frame(&resp, &req, bth(opcode, req.qpn, psn), headers, payload, 2));
+        t.push(&frame(&resp, &req, self.bth(opcode, req.qpn, psn), headers, payload, 2));
     }
 
     /// The packets of a SEND (with immediate data if `imm`) or RDMA WRITE message of `len`
@@ -338,29 +353,45 @@ impl RcConn {
         let n = len.div_ceil(self.pmtu).max(1);
         self.sides[i].msn = (self.sides[i].msn + 1) & 0x00ff_ffff;
         let msn = self.sides[i].msn;
-        for k in 0..n {
-            if lost.contains(&k) {
-                continue;
-            }
-            let (first, last) = (k == 0, k == n - 1);
-            let opcode = match (first, last) {
-                (true, true) => op::READ_RESPONSE_ONLY,
-                (true, false) => op::READ_RESPONSE_FIRST,
-                (false, false) => op::READ_RESPONSE_MIDDLE,
-                (false, true) => op::READ_RESPONSE_LAST,
-            };
-            let aeth = (first || last).then(|| AethRepr::ack(0x1f, msn));
-            let seg = if last { len - k * self.pmtu } else { self.pmtu };
-            let payload: Vec<u8> = (0..seg).map(|x| x as u8).collect();
-            let headers = ExtHeaders { aeth, ..Default::default() };
-            self.emit_response(
-                t,
-                from_a,
-                opcode,
-                (psn + k as u32) & 0x00ff_ffff,
-                headers,
-                &payload,
-            );
+        for k in (0..n).filter(|k| !lost.contains(k)) {
+            self.read_response(t, from_a, psn, len, k, msn);
+        }
+    }
+
+    /// Response `k` (0-based) to a READ of `len` bytes at `psn`, AETH (on FIRST, LAST, ONLY)
+    /// carrying `msn`; the MSN is not counted (a re-executed duplicate READ, or the rest of
+    /// an answer already counted).
+    pub fn read_response(
+        &self,
+        t: &mut Trace,
+        from_a: bool,
+        psn: u32,
+        len: usize,
+        k: usize,
+        msn: u32,
+    ) {
+        let n = len.div_ceil(self.pmtu).max(1);
+        let (first, last) = (k == 0, k == n - 1);
+        let opcode = match (first, last) {
+            (true, true) => op::READ_RESPONSE_ONLY,
+            (true, false) => op::READ_RESPONSE_FIRST,
+            (false, false) => op::READ_RESPONSE_MIDDLE,
+            (false, true) => op::READ_RESPONSE_LAST,
+        };
+        let aeth = (first || last).then(|| AethRepr::ack(0x1f, msn));
+        let seg = if last { len - k * self.pmtu } else { self.pmtu };
+        let payload: Vec<u8> = (0..seg).map(|x| x as u8).collect();
+        let headers = ExtHeaders { aeth, ..Default::default() };
+        self.emit_response(t, from_a, opcode, (psn + k as u32) & 0x00ff_ffff, headers, &payload);
+    }
+
+    /// The whole answer to a duplicate READ of `len` bytes at `psn`, which the responder
+    /// re-executes: READ responses on the READ's own PSNs with the current MSN (not counted
+    /// again).
+    pub fn read_responses_again(&self, t: &mut Trace, from_a: bool, psn: u32, len: usize) {
+        let msn = self.sides[Self::idx(from_a)].msn;
+        for k in 0..len.div_ceil(self.pmtu).max(1) {
+            self.read_response(t, from_a, psn, len, k, msn);
         }
     }
 
@@ -397,7 +428,7 @@ impl RcConn {
     /// A CNP to the QP of `to_a`'s side (the side that sent CE-marked data).
     pub fn cnp(&self, t: &mut Trace, to_a: bool) {
         let (dst, src) = self.ends(to_a);
-        let mut h = bth(op::CNP, dst.qpn, 0);
+        let mut h = self.bth(op::CNP, dst.qpn, 0);
         h.becn = true;
         t.push(&frame(&src, &dst, h, ExtHeaders::default(), &[0; 16], 2));
     }
@@ -435,25 +466,43 @@ impl Cm {
         t.push(&frame(&src1, &dst1, h, headers, &mad, 2));
     }
 
-    /// REQ from a, REP from b, RTU from a, as RDMA-CM does it. Starting PSNs cross over
-    /// (CM.md): the REQ announces the PSN a expects (b's requests), the REP the PSN b
-    /// expects (a's requests).
-    pub fn connect(&mut self, t: &mut Trace, conn: &RcConn, port: u16) {
-        let ip = RdmaCmIpHeader::new(std::net::SocketAddr::new(conn.a.ip, 40000), conn.b.ip);
-        let pd = ip.to_bytes();
+    /// The next CM exchange between the same GSI endpoints (a reconnect): a new transaction
+    /// ID and new communication IDs; the QP1 PSNs go on.
+    pub fn renew(&mut self, comm_ids: (u32, u32)) {
+        self.tid += 1;
+        self.comm_ids = comm_ids;
+    }
+
+    /// The REQ a sends for `conn` (its QPN, P_Key, PMTU, transport, and the starting PSN
+    /// of b's requests).
+    fn req<'p>(&self, conn: &RcConn, port: u16, pd: &'p [u8]) -> ReqRepr<'p> {
         let mut req = ReqRepr::rdma_cm(
             PortSpace::Tcp,
             std::net::SocketAddr::new(conn.a.ip, 40000),
             std::net::SocketAddr::new(conn.b.ip, port),
-            &pd,
+            pd,
         );
         req.local_comm_id = self.comm_ids.0;
         req.local_qpn = conn.a.qpn;
         req.starting_psn = conn.sides[1].next_psn;
+        req.pkey = conn.pkey;
         req.path_mtu = cm::mtu_code(conn.pmtu as u16).unwrap_or(3);
         if conn.transport == 0x20 {
             req.transport_service_type = cm::TransportServiceType::Uc;
         }
+        req
+    }
+
+    fn ip_header(conn: &RcConn) -> [u8; cm::rdma_cm::RDMA_CM_IP_HEADER_LEN] {
+        RdmaCmIpHeader::new(std::net::SocketAddr::new(conn.a.ip, 40000), conn.b.ip).to_bytes()
+    }
+
+    /// REQ from a, REP from b, RTU from a, as RDMA-CM does it. Starting PSNs cross over
+    /// (CM.md): the REQ announces the PSN a expects (b's requests), the REP the PSN b
+    /// expects (a's requests).
+    pub fn connect(&mut self, t: &mut Trace, conn: &RcConn, port: u16) {
+        let pd = Self::ip_header(conn);
+        let req = self.req(conn, port, &pd);
         self.mad(t, conn, true, &CmMessage::Req(req));
         t.advance(50_000);
         let rep = RepRepr::reply_to(
@@ -466,6 +515,23 @@ impl Cm {
         self.mad(t, conn, false, &CmMessage::Rep(rep));
         t.advance(20_000);
         self.mad(t, conn, true, &CmMessage::Rtu(RtuRepr::new(self.comm_ids.0, self.comm_ids.1)));
+        t.advance(10_000);
+    }
+
+    /// REQ from a (announcing `conn`'s current PSNs), REJ from b (consumer defined, what
+    /// rdma_reject sends): no connection.
+    pub fn rejected(&mut self, t: &mut Trace, conn: &RcConn, port: u16) {
+        let pd = Self::ip_header(conn);
+        let req = self.req(conn, port, &pd);
+        self.mad(t, conn, true, &CmMessage::Req(req));
+        t.advance(50_000);
+        let rej = RejRepr::new(
+            self.comm_ids.1,
+            self.comm_ids.0,
+            MessageRef::Req,
+            RejectReason::ConsumerDefined,
+        );
+        self.mad(t, conn, false, &CmMessage::Rej(rej));
         t.advance(10_000);
     }
 

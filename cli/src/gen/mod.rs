@@ -10,7 +10,7 @@ use std::io::{self, Write};
 use std::time::Duration;
 
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
-use pcap_file::{DataLink, TsResolution};
+use pcap_file::{DataLink, PcapError, TsResolution};
 use roce_parser::FrameBuilder;
 
 pub use conn::{Endpoint, RcConn};
@@ -84,19 +84,50 @@ impl Trace {
 
     /// Writes a nanosecond pcap (Ethernet).
     pub fn write_pcap(&self, w: impl Write) -> io::Result<()> {
+        let mut out = PcapOut::new(w)?;
+        for f in &self.frames {
+            out.write(f)?;
+        }
+        out.finish()
+    }
+}
+
+/// A nanosecond Ethernet pcap written frame by frame, for captures too large to hold
+/// (`gen bench`).
+pub struct PcapOut<W: Write> {
+    writer: PcapWriter<W>,
+}
+
+/// The I/O error itself: pcap-file's wrapper displays as "Error reading bytes", even when
+/// writing.
+fn io_error(e: PcapError) -> io::Error {
+    match e {
+        PcapError::IoError(e) => e,
+        other => io::Error::other(other),
+    }
+}
+
+impl<W: Write> PcapOut<W> {
+    /// Writes the file header.
+    pub fn new(w: W) -> io::Result<Self> {
         let header = PcapHeader {
             datalink: DataLink::ETHERNET,
             ts_resolution: TsResolution::NanoSecond,
             snaplen: 65535,
             ..Default::default()
         };
-        let mut pw = PcapWriter::with_header(w, header).map_err(io::Error::other)?;
-        for f in &self.frames {
-            let len = u32::try_from(f.data.len()).unwrap_or(u32::MAX);
-            let pkt = PcapPacket::new(Duration::from_nanos(f.ts_ns), len, &f.data);
-            pw.write_packet(&pkt).map_err(io::Error::other)?;
-        }
-        pw.into_writer().flush()
+        Ok(PcapOut { writer: PcapWriter::with_header(w, header).map_err(io_error)? })
+    }
+
+    pub fn write(&mut self, f: &GenFrame) -> io::Result<()> {
+        let len = u32::try_from(f.data.len()).unwrap_or(u32::MAX);
+        let pkt = PcapPacket::new(Duration::from_nanos(f.ts_ns), len, &f.data);
+        self.writer.write_packet(&pkt).map(drop).map_err(io_error)
+    }
+
+    /// Flushes what is buffered.
+    pub fn finish(self) -> io::Result<()> {
+        self.writer.into_writer().flush()
     }
 }
 

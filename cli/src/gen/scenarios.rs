@@ -1,9 +1,10 @@
 //! Named scenarios `roce-inspect gen` can write.
 
+use std::io::{self, Write};
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use super::conn::{ud_send, Cm, Endpoint, RcConn};
-use super::{Rng, Trace};
+use super::{PcapOut, Rng, Trace};
 use roce_parser::headers::AethRepr;
 
 fn v4(d: u8) -> IpAddr {
@@ -76,12 +77,16 @@ pub fn sample(seed: u64) -> Trace {
     t
 }
 
-/// A large capture for benchmarks: `frames` frames over `conns` RC connections (WRITE
-/// bursts with ACKs, READs, SENDs), about 570 bytes per frame on average.
-pub fn bench(seed: u64, frames: usize, conns: usize) -> Trace {
+/// A large capture for benchmarks, written to `w` as a pcap: `frames` frames over `conns` RC
+/// connections (WRITE bursts with ACKs, READs, SENDs), about 570 bytes per frame on average.
+/// Streamed: each message's frames are written as soon as they are generated, so memory
+/// holds one message whatever `frames` is.
+pub fn bench(w: impl Write, seed: u64, frames: usize, conns: usize) -> io::Result<()> {
+    let mut out = PcapOut::new(w)?;
     let mut rng = Rng::new(seed);
     let mut t = Trace::new();
     t.gap_ns = 200;
+    let mut written = 0;
     let mut cs: Vec<RcConn> = (0..conns.max(1))
         .map(|i| {
             let a = Endpoint::new(
@@ -95,7 +100,7 @@ pub fn bench(seed: u64, frames: usize, conns: usize) -> Trace {
             RcConn::new(a, b, 1024, rng.u24(), rng.u24())
         })
         .collect();
-    while t.frames.len() < frames {
+    while written < frames {
         let k = rng.below(cs.len() as u64) as usize;
         let c = &mut cs[k];
         match rng.below(10) {
@@ -111,7 +116,11 @@ pub fn bench(seed: u64, frames: usize, conns: usize) -> Trace {
                 Some(1),
             ),
         }
+        // The last message may overshoot: its frames past `frames` are dropped.
+        for f in t.frames.drain(..).take(frames - written) {
+            out.write(&f)?;
+            written += 1;
+        }
     }
-    t.frames.truncate(frames);
-    t
+    out.finish()
 }

@@ -26,6 +26,7 @@ pub fn packet(p: &Packet<'_>, data: &[u8]) {
         if matches!(r.icrc_status, IcrcStatus::Bad { .. }) {
             assert!(p.problems.contains(Problem::IcrcBad), "bad ICRC not flagged");
         }
+        mad_problems(p.problems, r);
     }
     problems(p.problems);
     if let Some(e) = p.stop {
@@ -86,6 +87,25 @@ pub fn roce(r: &Roce<'_>, data: &[u8]) {
         if let Ok(m) = res {
             mad(&m, r.payload);
         }
+    }
+}
+
+/// The MAD's problems are in the packet's, and MAD problems come from a MAD only.
+pub fn mad_problems(packet: Problems, r: &Roce<'_>) {
+    let mad_bits =
+        [Problem::MadTruncated, Problem::MadUnknownVersion, Problem::MadUnknownAttribute];
+    match r.mad() {
+        Some(Ok(m)) => {
+            assert_eq!(
+                packet.bits() & m.problems.bits(),
+                m.problems.bits(),
+                "MAD problems missing"
+            );
+            for b in mad_bits {
+                assert_eq!(packet.contains(b), m.problems.contains(b), "{b:?} not the MAD's");
+            }
+        }
+        _ => assert!(!mad_bits.iter().any(|&b| packet.contains(b)), "MAD problem without a MAD"),
     }
 }
 

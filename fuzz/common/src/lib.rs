@@ -32,4 +32,6 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("cm_mad", targets::cm_mad),
     ("capture", targets::capture),
     ("conformance", targets::conformance),
+    ("expect_file", targets::expect_file),
+    ("ffi", targets::ffi),
 ];

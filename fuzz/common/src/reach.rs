@@ -29,7 +29,7 @@ pub struct Reach {
     /// Packets of a table opcode whose every listed extended header was parsed, by opcode.
     pub complete: [u32; 256],
     /// Extended headers parsed, indexed like [`ExtHeader::ALL`].
-    pub headers: [u32; 10],
+    pub headers: [u32; ExtHeader::COUNT],
     /// CM messages decoded from a MAD, indexed like [`CM_NAMES`].
     pub cm: [u32; 13],
     /// Frames a capture reader handed out.
@@ -38,13 +38,19 @@ pub struct Reach {
 
 impl Default for Reach {
     fn default() -> Self {
-        Reach { bth: [0; 256], complete: [0; 256], headers: [0; 10], cm: [0; 13], frames: 0 }
+        Reach {
+            bth: [0; 256],
+            complete: [0; 256],
+            headers: [0; ExtHeader::COUNT],
+            cm: [0; 13],
+            frames: 0,
+        }
     }
 }
 
 /// The index of `h` in [`ExtHeader::ALL`].
 pub fn header_index(h: ExtHeader) -> usize {
-    ExtHeader::ALL.iter().position(|&x| x == h).unwrap_or(0)
+    h.index()
 }
 
 /// The index of `m` in [`CM_NAMES`].

@@ -113,27 +113,10 @@ pub fn decode<'a, T: Arbitrary<'a>>(data: &'a [u8]) -> Option<T> {
 /// each listed header, its fields cut to their wire width (absent ones were written as zeros);
 /// headers the opcode does not list are absent.
 pub fn expected_headers(info: Option<&OpcodeInfo>, given: &ExtHeaders) -> ExtHeaders {
-    let mut out = ExtHeaders::default();
-    let Some(info) = info else {
-        return out;
-    };
-    for &h in info.headers {
-        match h {
-            ExtHeader::Rdeth => out.rdeth = Some(given.rdeth.unwrap_or_default().normalized()),
-            ExtHeader::Deth => out.deth = Some(given.deth.unwrap_or_default().normalized()),
-            ExtHeader::Xrceth => out.xrceth = Some(given.xrceth.unwrap_or_default().normalized()),
-            ExtHeader::Reth => out.reth = Some(given.reth.unwrap_or_default()),
-            ExtHeader::AtomicEth => out.atomic_eth = Some(given.atomic_eth.unwrap_or_default()),
-            ExtHeader::Aeth => out.aeth = Some(given.aeth.unwrap_or_default().normalized()),
-            ExtHeader::AtomicAckEth => {
-                out.atomic_ack_eth = Some(given.atomic_ack_eth.unwrap_or_default())
-            }
-            ExtHeader::ImmDt => out.immdt = Some(given.immdt.unwrap_or_default()),
-            ExtHeader::Ieth => out.ieth = Some(given.ieth.unwrap_or_default()),
-            ExtHeader::Feth => out.feth = Some(given.feth.unwrap_or_default().normalized()),
-        }
+    match info {
+        Some(info) => given.as_written(info.headers).normalized(),
+        None => ExtHeaders::default(),
     }
-    out
 }
 
 /// The PadCnt the builder writes for `payload_len` bytes, or the forced one.

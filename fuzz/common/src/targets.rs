@@ -1,6 +1,6 @@
 //! The fuzz targets. Each takes the fuzzer's bytes and records what it reached.
 
-use roce_inspect::capture::{Capture, L2Start};
+use roce_capture::{Capture, Effect, L2Start, Warnings};
 use roce_parser::cm::{parse_mad, CmAttribute, CmMessage, MadHeaderRepr, MgmtClass, MAD_LEN};
 use roce_parser::headers::{BthRepr, ExtHeaders};
 use roce_parser::icrc::{self, IcrcNetwork};
@@ -72,8 +72,9 @@ pub fn udp_payload(data: &[u8], reach: &mut Reach) {
         Ok((r, problems)) => {
             check::roce(&r, data);
             check::problems(problems);
+            // No room for an ICRC after the BTH: nothing to check (ShortForIcrc).
             let want =
-                if data.len() < 4 { IcrcStatus::Unverifiable } else { IcrcStatus::NotChecked };
+                if data.len() < 16 { IcrcStatus::Unverifiable } else { IcrcStatus::NotChecked };
             assert_eq!(r.icrc_status, want, "ICRC status without IP and UDP");
             reach.roce(&r);
         }
@@ -112,7 +113,7 @@ pub fn udp_payload(data: &[u8], reach: &mut Reach) {
     let stored = u32::from_le_bytes(built[built.len() - 4..].try_into().unwrap());
     assert_eq!(r.icrc, Some(stored), "ICRC");
     assert_eq!(r.icrc_status, IcrcStatus::NotChecked);
-    allowed_problems(problems, r.info, s.padcnt.is_some(), false);
+    allowed_problems(problems, r.info, &r, s.padcnt.is_some(), false);
     reach.roce(&r);
 }
 
@@ -235,7 +236,7 @@ pub fn roundtrip(data: &[u8], reach: &mut Reach) {
             assert!(matches!(r.icrc_status, IcrcStatus::Ok | IcrcStatus::Bad { .. }));
         }
     }
-    allowed_problems(p.problems, info, s.padcnt.is_some(), s.icrc.is_some());
+    allowed_problems(p.problems, info, &r, s.padcnt.is_some(), s.icrc.is_some());
     reach.roce(&r);
 }
 
@@ -266,6 +267,9 @@ pub fn icrc(data: &[u8], reach: &mut Reach) {
             let udp = &data[u.offset..u.offset + 8];
             let len = usize::from(u16::from_be_bytes([udp[4], udp[5]]));
             assert_eq!(u.offset + 8, r.bth_offset, "BTH right after UDP");
+            // A UDP length beyond the IP payload: the packet ends where the IP payload does.
+            let ip_payload = ipi.total_len - ipi.header_len - ipi.ext_len;
+            let len = if len > ip_payload && ip_payload >= 8 { ip_payload } else { len };
             let claimed = len.checked_sub(8).expect("RoCE with a UDP length below 8");
             (net, &data[ipi.offset..ipi.offset + ip_len], udp, claimed)
         }
@@ -278,7 +282,8 @@ pub fn icrc(data: &[u8], reach: &mut Reach) {
     };
     let start = r.bth_offset;
     let end = start + claimed;
-    if claimed < 4 || end > data.len() {
+    // No room for an ICRC after the BTH (ShortForIcrc), or not captured.
+    if claimed < 16 || end > data.len() {
         assert_eq!(r.icrc_status, IcrcStatus::Unverifiable, "ICRC not in the frame");
         return;
     }
@@ -374,8 +379,9 @@ pub fn cm_mad(data: &[u8], reach: &mut Reach) {
 const CAPTURE_STEP_LIMIT: u64 = 10_000_000;
 
 /// The pcap / pcapng reader (gzip too) over the bytes as a file: it ends, numbers frames in
-/// order, hands out frames of their captured length, stays ended after a fatal error; every
-/// frame is parsed from where its link type says.
+/// order, hands out frames of their captured length, stays ended after a fatal error, hands
+/// out the frame a warning names right after it; `Warnings` stays bounded; every frame is
+/// parsed from where its link type says.
 pub fn capture(data: &[u8], reach: &mut Reach) {
     let mut cap = match Capture::from_bytes("fuzz", data.to_vec()) {
         Ok(c) => c,
@@ -391,6 +397,9 @@ pub fn capture(data: &[u8], reach: &mut Reach) {
     let mut last = 0u64;
     let mut fatal = false;
     let mut frames = 0u64;
+    // A warning loses nothing: the frame it names comes next (after any other warning).
+    let mut warned: Option<u64> = None;
+    let mut warnings = Warnings::new(2);
     while let Some(item) = cap.next_frame() {
         assert!(!fatal, "a frame after a fatal error");
         steps += 1;
@@ -398,6 +407,9 @@ pub fn capture(data: &[u8], reach: &mut Reach) {
         match item {
             Ok(f) => {
                 assert!(f.number > last, "frame numbers not increasing");
+                if let Some(n) = warned.take() {
+                    assert_eq!(f.number, n, "the frame after a warning is not the one it names");
+                }
                 last = f.number;
                 assert_eq!(f.caplen as usize, f.data.len(), "caplen");
                 frames += 1;
@@ -424,9 +436,19 @@ pub fn capture(data: &[u8], reach: &mut Reach) {
             Err(e) => {
                 assert!(!e.to_string().is_empty());
                 fatal = e.is_fatal();
+                if e.effect() == Effect::Warning {
+                    assert!(e.frame().is_some(), "a warning names no frame");
+                    assert!(warned.is_none() || warned == e.frame(), "a warning's frame was lost");
+                    warned = e.frame();
+                } else {
+                    assert!(warned.is_none(), "damage after a warning");
+                }
+                warnings.add(e);
+                assert!(warnings.kept().len() <= 2 * 32, "warnings kept without bound");
             }
         }
     }
+    assert!(warned.is_none(), "the frame a warning names never came");
     assert!(cap.next_frame().is_none(), "the reader restarted after its end");
     for i in cap.interfaces() {
         let _ = i.resolution.to_string();
@@ -467,10 +489,12 @@ fn same_transport(r: &Roce<'_>, bth: BthRepr, padcnt: u8, given: &ExtHeaders, pa
 
 /// Only the problems the generated values explain: reserved bits and TVer, the opcode's own
 /// rules (payload where none belongs, CNP and ATOMIC_WRITE lengths, QP1 Q_Key, RD layout),
-/// undefined opcodes, a forced PadCnt or ICRC.
+/// undefined opcodes, a forced PadCnt or ICRC, and the MAD's own problems when the packet is a
+/// UD SEND to QP1 (its payload is the generated bytes).
 fn allowed_problems(
     problems: Problems,
     info: Option<&OpcodeInfo>,
+    r: &Roce<'_>,
     forced_padcnt: bool,
     forced_icrc: bool,
 ) {
@@ -497,6 +521,9 @@ fn allowed_problems(
     }
     if forced_icrc {
         allowed.insert(Problem::IcrcBad);
+    }
+    if let Some(Ok(m)) = r.mad() {
+        allowed.union(m.problems);
     }
     let extra = problems.bits() & !allowed.bits();
     assert_eq!(
@@ -579,6 +606,11 @@ pub fn conformance(data: &[u8], reach: &mut Reach) {
         assert!(s.lru_queue <= 2 * s.flows + 1025, "LRU queue of {}", s.lru_queue);
         assert!(s.cm_pending <= 4096, "{} CM REQs pending", s.cm_pending);
         assert!(
+            s.listed_connections < 2 * max_flows.max(1),
+            "{} ended connections held with a cap of {max_flows}",
+            s.listed_connections
+        );
+        assert!(
             s.remembered_requests <= REQUESTS_PER_FLOW * max_flows,
             "{} requests remembered with {max_flows} flows",
             s.remembered_requests
@@ -602,10 +634,246 @@ pub fn conformance(data: &[u8], reach: &mut Reach) {
     for f in &report.findings {
         assert!(f.frames.iter().all(|&n| n <= number), "{} frames", f.rule);
     }
+    assert!(report.connections.len() <= max_flows.max(1));
     for c in &report.connections {
-        assert!(c.last_frame <= number && c.first_frame <= c.last_frame.max(c.first_frame));
+        let i = &c.info;
+        assert!(i.last_frame <= number && i.first_frame <= i.last_frame, "{i:?}");
+        assert!(i.connection.incarnation >= 1);
         assert!((0.0..=1.0).contains(&c.completeness), "completeness {}", c.completeness);
-        let _ = report.canonical(c.connection);
     }
     assert!(report.state.flows <= max_flows);
+}
+
+/// The expect-file reader of `roce-inspect check --expect` (`roce_inspect::check::parse_expect`)
+/// on arbitrary bytes: it never panics; an error says something, and a JSON error's position
+/// is 1-based; what it accepts names only catalog rules and a valid PMTU, survives
+/// write -> parse unchanged (with and without a UTF-8 BOM), and compares with a report
+/// (`diff` against an empty one: a difference iff the file expects findings).
+pub fn expect_file(data: &[u8], _reach: &mut Reach) {
+    use roce_inspect::check::{diff, parse_expect, valid_pmtu};
+    let e = match parse_expect(data) {
+        Ok(e) => e,
+        Err(err) => {
+            assert!(!err.message.is_empty() && !err.to_string().is_empty());
+            if let Some((line, _)) = err.position {
+                assert!(line >= 1, "line {line} of a JSON error");
+            }
+            return;
+        }
+    };
+    if let Some(m) = e.options.pmtu {
+        assert_eq!(valid_pmtu(m), Ok(m), "PMTU {m} accepted");
+    }
+    for f in &e.findings {
+        assert!(
+            roce_conformance::rules::ALL.iter().any(|r| r.id == f.rule),
+            "rule {:?} accepted",
+            f.rule
+        );
+    }
+    let written = serde_json::to_vec_pretty(&e).expect("an expect file serializes");
+    let again = parse_expect(&written).expect("a written expect file parses");
+    assert_eq!(again, e, "write -> parse changed the expect file");
+    let mut bom = b"\xef\xbb\xbf".to_vec();
+    bom.extend_from_slice(&written);
+    assert_eq!(parse_expect(&bom).as_ref(), Ok(&e), "a BOM changed the expect file");
+    let empty = roce_conformance::Checker::new(roce_conformance::Options::default()).finish();
+    let d = diff(&e, &empty);
+    assert_eq!(d.is_some(), !e.findings.is_empty(), "diff against no findings");
+}
+
+/// What the `ffi` target compares with the Rust API: status, (RoCE version, opcode, PSN, QPN,
+/// ICRC status) of a RoCE packet, problem bits.
+type FfiSummary = (i32, Option<(RoceVersion, u8, u32, u32, IcrcStatus)>, u32);
+
+/// The C ABI of roce-parser-ffi (`roce_parse_frame`, `roce_parse_frame_opts`,
+/// `roce_parse_ip_opts`, `roce_parse_ethertype`, `roce_parse_udp_payload`) on the bytes after
+/// byte 0, which picks a length shorter than the buffer (bit 7: up to 63 bytes less) and the
+/// EtherType for `roce_parse_ethertype`. Every call writes into one output struct reused
+/// across calls (first filled with 0xa5 bytes, never cleared), and must agree with the Rust
+/// API on the same length of bytes (status, RoCE version, opcode, PSN, QPN, problems, ICRC
+/// status) and with the same call into a fresh struct and on an exact-size copy of the bytes
+/// (AddressSanitizer catches a read past `len`); offsets stay within `len`; NULL and
+/// misaligned arguments are refused; the name functions give C strings.
+pub fn ffi(data: &[u8], reach: &mut Reach) {
+    use core::ffi::CStr;
+    use core::mem::MaybeUninit;
+    use roce_parser_ffi as c;
+    // The status codes as the functions return them.
+    const ROCE_OK: i32 = c::roce_status::ROCE_OK.code();
+    const ROCE_ERR_NULL: i32 = c::roce_status::ROCE_ERR_NULL.code();
+    const ROCE_ERR_TRUNCATED: i32 = c::roce_status::ROCE_ERR_TRUNCATED.code();
+    const ROCE_ERR_MALFORMED: i32 = c::roce_status::ROCE_ERR_MALFORMED.code();
+    const ROCE_ERR_NOT_ROCE: i32 = c::roce_status::ROCE_ERR_NOT_ROCE.code();
+    const ROCE_ERR_INVALID_ARG: i32 = c::roce_status::ROCE_ERR_INVALID_ARG.code();
+
+    let Some((&ctl, buf)) = data.split_first() else {
+        return;
+    };
+    let len =
+        if ctl & 0x80 != 0 { buf.len().saturating_sub(usize::from(ctl & 0x3f)) } else { buf.len() };
+    let exact = buf[..len].to_vec();
+    let ethertype = match ctl & 0x30 {
+        0x00 => ETHERTYPE_IPV4,
+        0x10 => ETHERTYPE_IPV6,
+        0x20 => ETHERTYPE_ROCEV1,
+        _ => u16::from_be_bytes([ctl, ctl.rotate_left(3)]),
+    };
+
+    // The reused output struct: garbage before the first call (every call writes all of it).
+    let mut slot = MaybeUninit::<c::roce_packet>::uninit();
+    // SAFETY: writing bytes into the struct's own memory.
+    unsafe { slot.as_mut_ptr().write_bytes(0xa5, 1) };
+    let out = slot.as_mut_ptr();
+    let skip = c::roce_options { udp_port: 0, skip_icrc: 1 };
+    let port = c::roce_options { udp_port: u16::from(ctl) << 8 | 0xb7, skip_icrc: 0 };
+
+    // (name, status, the struct after the call) for each entry point, on `buf` with `len`.
+    let mut calls: Vec<(&str, i32, c::roce_packet)> = Vec::new();
+    type Entry<'a> = dyn Fn(*const u8, usize, *mut c::roce_packet) -> i32 + 'a;
+    let entries: [(&str, &Entry); 6] = [
+        // SAFETY (each): `p` points to `n` readable bytes, `o` to one writable roce_packet.
+        ("frame", &|p, n, o| unsafe { c::roce_parse_frame(p, n, o) }),
+        ("frame_opts skip", &|p, n, o| unsafe { c::roce_parse_frame_opts(p, n, &skip, o) }),
+        ("frame_opts port", &|p, n, o| unsafe { c::roce_parse_frame_opts(p, n, &port, o) }),
+        ("ip", &|p, n, o| unsafe { c::roce_parse_ip_opts(p, n, core::ptr::null(), o) }),
+        ("ethertype", &|p, n, o| unsafe {
+            c::roce_parse_ethertype(ethertype, p, n, core::ptr::null(), o)
+        }),
+        ("udp_payload", &|p, n, o| unsafe { c::roce_parse_udp_payload(p, n, o) }),
+    ];
+    for (name, f) in entries {
+        let status = f(buf.as_ptr(), len, out);
+        // SAFETY: the call wrote the whole struct (status checked below: never NULL/INVALID).
+        let reused = unsafe { slot.assume_init_read() };
+        let mut fresh = c::roce_packet::default();
+        let status_fresh = f(exact.as_ptr(), exact.len(), &mut fresh);
+        assert_eq!(status, status_fresh, "{name}: status with a reused struct / exact copy");
+        assert_eq!(
+            reused, fresh,
+            "{name}: a reused struct or the bytes past len changed the result"
+        );
+        assert!(
+            matches!(status, ROCE_OK | ROCE_ERR_TRUNCATED | ROCE_ERR_MALFORMED | ROCE_ERR_NOT_ROCE),
+            "{name}: status {status}"
+        );
+        calls.push((name, status, reused));
+    }
+
+    // The Rust API on the same bytes, entry point by entry point.
+    let cfg = Config::default();
+    let from_packet = |p: &Packet<'_>| -> FfiSummary {
+        let status = match (&p.roce, &p.stop) {
+            (Some(_), _) => ROCE_OK,
+            (None, Some(e)) if e.kind == ErrorKind::Truncated => ROCE_ERR_TRUNCATED,
+            (None, Some(_)) => ROCE_ERR_MALFORMED,
+            (None, None) => ROCE_ERR_NOT_ROCE,
+        };
+        let r = p
+            .roce
+            .as_ref()
+            .map(|r| (r.version, r.bth.opcode, r.bth.psn, r.bth.dest_qp, r.icrc_status));
+        (status, r, p.problems.bits())
+    };
+    let from_error = |e: &Error| {
+        let s =
+            if e.kind == ErrorKind::Truncated { ROCE_ERR_TRUNCATED } else { ROCE_ERR_MALFORMED };
+        (s, None, 0)
+    };
+    let frame_with = |cfg: &Config| match parse_ethernet(&exact, cfg) {
+        Ok(p) => from_packet(&p),
+        Err(e) => from_error(&e),
+    };
+    if let Some(r) = parse_ethernet(&exact, &cfg).ok().and_then(|p| p.roce) {
+        reach.roce(&r);
+    }
+    let want = [
+        frame_with(&cfg),
+        frame_with(&Config { verify: false, ..cfg }),
+        frame_with(&Config { udp_port: port.udp_port, ..cfg }),
+        match parse_ip(&exact, &cfg) {
+            Ok(p) => from_packet(&p),
+            Err(e) => from_error(&e),
+        },
+        from_packet(&parse_ethertype_payload(ethertype, &exact, &cfg)),
+        match parse_udp_payload(&exact, &cfg) {
+            Ok((r, problems)) => (
+                ROCE_OK,
+                Some((r.version, r.bth.opcode, r.bth.psn, r.bth.dest_qp, r.icrc_status)),
+                problems.bits(),
+            ),
+            Err(e) => from_error(&e),
+        },
+    ];
+    for ((name, status, got), (want_status, want_roce, want_problems)) in calls.iter().zip(want) {
+        assert_eq!(*status, want_status, "{name}: status against the Rust API");
+        assert_eq!(got.problems, want_problems, "{name}: problems against the Rust API");
+        match want_roce {
+            Some((version, opcode, psn, qpn, icrc)) => {
+                let v = match version {
+                    RoceVersion::V1 => 1,
+                    RoceVersion::V2 => 2,
+                };
+                assert_eq!(got.roce_version, v, "{name}: RoCE version");
+                assert_eq!(
+                    (got.bth.opcode, got.bth.psn, got.bth.dest_qp),
+                    (opcode, psn, qpn),
+                    "{name}: opcode, PSN, QPN against the Rust API"
+                );
+                let code = match icrc {
+                    IcrcStatus::NotChecked => c::ROCE_ICRC_NOT_CHECKED,
+                    IcrcStatus::Ok => c::ROCE_ICRC_OK,
+                    IcrcStatus::Bad { .. } => c::ROCE_ICRC_BAD,
+                    IcrcStatus::Unverifiable => c::ROCE_ICRC_UNVERIFIABLE,
+                };
+                assert_eq!(got.icrc_status, code, "{name}: ICRC status");
+                assert!(got.bth_offset + 12 <= len, "{name}: BTH past len");
+                // SAFETY: returns a static NUL-terminated string.
+                let op = unsafe { CStr::from_ptr(c::roce_opcode_name(got.bth.opcode)) };
+                assert!(!op.to_bytes().is_empty(), "{name}: opcode name");
+            }
+            None => assert_eq!(got.roce_version, 0, "{name}: RoCE version without RoCE"),
+        }
+        assert!(
+            got.payload_offset + got.payload_captured + got.pad_captured <= len,
+            "{name}: payload past len"
+        );
+        assert!(got.opaque_offset + got.opaque_len <= len, "{name}: opaque bytes past len");
+        assert!(got.stop_offset <= len, "{name}: stop offset past len");
+        assert_eq!(got.problems & !c::ROCE_PROBLEM_ALL, 0, "{name}: unknown problem bits");
+        for bit in (0..32).map(|i| 1u32 << i).filter(|b| got.problems & b != 0) {
+            // SAFETY: returns a static NUL-terminated string.
+            let s = unsafe { CStr::from_ptr(c::roce_problem_str(bit)) };
+            assert_ne!(s.to_bytes(), b"unknown problem", "{name}: problem bit {bit:#x}");
+        }
+        // SAFETY: returns a static NUL-terminated string.
+        let layer = unsafe { CStr::from_ptr(c::roce_layer_name(got.stop_layer)) };
+        assert!(!layer.to_bytes().is_empty());
+        // SAFETY: returns a static NUL-terminated string.
+        let s = unsafe { CStr::from_ptr(c::roce_status_str(*status)) };
+        assert_ne!(s.to_bytes(), b"unknown status", "{name}: status string");
+    }
+
+    // Unusable arguments are refused, and leave nothing written but the zeroed struct.
+    let mut fresh = c::roce_packet::default();
+    // SAFETY: NULL input (refused before any read), a valid output struct.
+    assert_eq!(unsafe { c::roce_parse_frame(core::ptr::null(), len, &mut fresh) }, ROCE_ERR_NULL);
+    // SAFETY: a valid input, NULL output (refused before any write).
+    assert_eq!(
+        unsafe { c::roce_parse_frame(buf.as_ptr(), len, core::ptr::null_mut()) },
+        ROCE_ERR_NULL
+    );
+    // A misaligned output pointer: refused before any write.
+    let mut room = vec![0u8; core::mem::size_of::<c::roce_packet>() + 16];
+    let base = room.as_mut_ptr();
+    let misaligned = (0..16)
+        // SAFETY: offsets inside `room`.
+        .map(|i| unsafe { base.add(i) })
+        .find(|p| !(*p as usize).is_multiple_of(core::mem::align_of::<c::roce_packet>()));
+    if let Some(p) = misaligned {
+        // SAFETY: a valid input; the output pointer is refused as misaligned, never written.
+        let s = unsafe { c::roce_parse_frame(buf.as_ptr(), len, p.cast()) };
+        assert_eq!(s, ROCE_ERR_INVALID_ARG, "misaligned output accepted");
+        assert!(room.iter().all(|&b| b == 0), "a refused output was written");
+    }
 }

@@ -13,8 +13,8 @@ use roce_parser::opcode::OPCODES;
 use roce_parser::ExtHeader;
 
 /// Targets fed builder seeds for every opcode: each must reach every opcode of the table.
-pub const EVERY_OPCODE_TARGETS: [&str; 6] =
-    ["ethernet", "udp_payload", "rocev1", "roundtrip", "icrc", "conformance"];
+pub const EVERY_OPCODE_TARGETS: [&str; 7] =
+    ["ethernet", "udp_payload", "rocev1", "roundtrip", "icrc", "conformance", "ffi"];
 
 /// One target's corpus and what it reached.
 #[derive(Clone, Debug)]

@@ -18,14 +18,25 @@ pub fn corpus_dir() -> PathBuf {
     project_root().join("corpus")
 }
 
-/// Where captures are read from: the real captures beside the project and the project's own
-/// `pcaps/` (whichever exist).
+/// The real captures' folder, named by `ROCE_INSPECT_REAL_CAPTURES` (the helper the tests of
+/// every crate use).
+#[path = "../../../testdata/real.rs"]
+mod real;
+
+/// Where captures are read from: the real captures (`ROCE_INSPECT_REAL_CAPTURES`, when set)
+/// and the project's own `pcaps/`. A variable naming a wrong folder stops the tool.
 pub fn capture_dirs() -> Vec<PathBuf> {
-    let root = project_root();
-    [root.join("../shared/pcaps/real"), root.join("pcaps")]
-        .into_iter()
-        .filter(|d| d.is_dir())
-        .collect()
+    let mut dirs = Vec::new();
+    match real::configured() {
+        Ok(Some(dir)) => dirs.push(dir),
+        Ok(None) => eprintln!(
+            "note: {} is not set: the real captures are left out (set it to their folder)",
+            real::VAR
+        ),
+        Err(e) => panic!("{e}"),
+    }
+    dirs.push(project_root().join("pcaps"));
+    dirs
 }
 
 /// A short content hash for file names (FNV-1a, 64 bits).

@@ -6,7 +6,7 @@ use std::fs;
 use std::io::Write;
 use std::path::Path;
 
-use roce_inspect::capture::{self, L2Start};
+use roce_capture::L2Start;
 use roce_parser::cm::{CmMessage, MadHeaderRepr, MAD_LEN};
 use roce_parser::headers::*;
 use roce_parser::opcode::{OpcodeInfo, PayloadRule, OPCODES};
@@ -78,7 +78,7 @@ pub fn from_captures(seeds: &mut Seeds, dirs: &[std::path::PathBuf]) -> usize {
     for path in files {
         let label = short(&path);
         let raw = fs::read(&path).expect("read capture");
-        let mut cap = match capture::open(&path) {
+        let mut cap = match roce_capture::open(&path) {
             Ok(c) => c,
             Err(e) => {
                 eprintln!("skipping {}: {e}", path.display());
@@ -103,6 +103,7 @@ pub fn from_captures(seeds: &mut Seeds, dirs: &[std::path::PathBuf]) -> usize {
                 continue;
             };
             seeds.add("ethernet", &label, b);
+            seeds.add("ffi", &label, &ffi_seed(b));
             if sequence_bytes + b.len() <= CONFORMANCE_SEED_BYTES {
                 sequence_bytes += b.len() + 2;
                 sequence.push(b.to_vec());
@@ -255,12 +256,43 @@ pub fn opcode_seeds(info: &OpcodeInfo) -> Vec<(&'static str, Vec<u8>)> {
         ("ethernet", builder_frame(info, Net::Ipv6)),
         ("ethernet", builder_frame(info, Net::Ipv4Vlan)),
         ("ethernet", v1.clone()),
+        ("ffi", ffi_seed(&v4)),
         ("icrc", v4),
         ("icrc", v1.clone()),
         ("udp_payload", udp.clone()),
         ("roundtrip", udp),
         ("rocev1", v1[14..].to_vec()),
     ]
+}
+
+/// An `ffi` input: the control byte 0 (the whole frame, EtherType IPv4), then the frame.
+pub fn ffi_seed(frame: &[u8]) -> Vec<u8> {
+    let mut v = Vec::with_capacity(frame.len() + 1);
+    v.push(0);
+    v.extend_from_slice(frame);
+    v
+}
+
+/// `expect_file` seeds: the expect files of the generated suite (`pcaps/conformance/`) and of
+/// the real captures (`testdata/real-expect/`), those of 16 KiB at most.
+pub fn expect_files(seeds: &mut Seeds) {
+    for (dir, label) in [("pcaps/conformance", "suite"), ("testdata/real-expect", "real")] {
+        let dir = crate::project_root().join(dir);
+        for entry in fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some(stem) = name.strip_suffix(".expect.json") else {
+                continue;
+            };
+            // Up to 16 KiB (larger ones slow every mutation); no `.pcap` in a seed's name.
+            match fs::read(entry.path()) {
+                Ok(bytes) if bytes.len() <= 16 << 10 => {
+                    let stem = stem.replace('.', "-");
+                    seeds.add("expect_file", &format!("{label}-{stem}"), &bytes);
+                }
+                _ => {}
+            }
+        }
+    }
 }
 
 /// The label of an opcode's seeds.

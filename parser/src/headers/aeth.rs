@@ -6,17 +6,21 @@ use core::fmt;
 use crate::bytes::*;
 use crate::error::Layer;
 
-pub mod field {
+/// Byte ranges of the fields: the one place that knows the layout.
+mod field {
     use core::ops::Range;
     pub const SYNDROME: usize = 0;
     pub const MSN: Range<usize> = 1..4;
 }
 
+/// Length of a AETH on the wire: where its last field ends.
+pub const HEADER_LEN: usize = field::MSN.end;
+
 header_view!(
     /// A zero-copy view of an AETH.
     Aeth,
     Layer::Aeth,
-    4
+    HEADER_LEN
 );
 
 impl<T: AsRef<[u8]>> Aeth<T> {
@@ -117,7 +121,6 @@ pub struct AethRepr {
 }
 
 impl AethRepr {
-    pub const LEN: usize = 4;
     /// Credit count 0x1F: "invalid credits", what rxe and most NICs send.
     pub const ACK_NO_CREDITS: u8 = 0x1f;
 

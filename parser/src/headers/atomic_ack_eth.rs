@@ -3,16 +3,20 @@
 use crate::bytes::*;
 use crate::error::Layer;
 
-pub mod field {
+/// Byte ranges of the fields: the one place that knows the layout.
+mod field {
     use core::ops::Range;
     pub const ORIG: Range<usize> = 0..8;
 }
+
+/// Length of a AtomicAckETH on the wire: where its last field ends.
+pub const HEADER_LEN: usize = field::ORIG.end;
 
 header_view!(
     /// A zero-copy view of an AtomicAckETH.
     AtomicAckEth,
     Layer::AtomicAckEth,
-    8
+    HEADER_LEN
 );
 
 impl<T: AsRef<[u8]>> AtomicAckEth<T> {
@@ -37,12 +41,15 @@ pub struct AtomicAckEthRepr {
 }
 
 impl AtomicAckEthRepr {
-    pub const LEN: usize = 8;
     pub fn parse<T: AsRef<[u8]>>(v: &AtomicAckEth<T>) -> Self {
         AtomicAckEthRepr { orig: v.orig() }
     }
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, v: &mut AtomicAckEth<T>) {
         v.set_orig(self.orig);
+    }
+    /// The same header: every field is as wide as its Rust type, nothing to clip.
+    pub const fn normalized(self) -> Self {
+        self
     }
 }
 

@@ -4,7 +4,8 @@
 use crate::bytes::*;
 use crate::error::Layer;
 
-pub mod field {
+/// Byte ranges of the fields: the one place that knows the layout.
+mod field {
     use core::ops::Range;
     pub const VA: Range<usize> = 0..8;
     pub const RKEY: Range<usize> = 8..12;
@@ -12,11 +13,14 @@ pub mod field {
     pub const COMPARE: Range<usize> = 20..28;
 }
 
+/// Length of a AtomicETH on the wire: where its last field ends.
+pub const HEADER_LEN: usize = field::COMPARE.end;
+
 header_view!(
     /// A zero-copy view of an AtomicETH.
     AtomicEth,
     Layer::AtomicEth,
-    28
+    HEADER_LEN
 );
 
 impl<T: AsRef<[u8]>> AtomicEth<T> {
@@ -61,7 +65,6 @@ pub struct AtomicEthRepr {
 }
 
 impl AtomicEthRepr {
-    pub const LEN: usize = 28;
     pub fn parse<T: AsRef<[u8]>>(v: &AtomicEth<T>) -> Self {
         AtomicEthRepr { va: v.va(), rkey: v.rkey(), swap_add: v.swap_add(), compare: v.compare() }
     }
@@ -70,6 +73,10 @@ impl AtomicEthRepr {
         v.set_rkey(self.rkey);
         v.set_swap_add(self.swap_add);
         v.set_compare(self.compare);
+    }
+    /// The same header: every field is as wide as its Rust type, nothing to clip.
+    pub const fn normalized(self) -> Self {
+        self
     }
 }
 

@@ -3,8 +3,8 @@
 use crate::bytes::*;
 use crate::error::{Layer, Result};
 
-/// Byte ranges of the BTH fields (SPEC.md "BTH").
-pub mod field {
+/// Byte ranges of the BTH fields (SPEC.md "BTH"): the one place that knows the layout.
+mod field {
     use core::ops::Range;
     pub const OPCODE: usize = 0;
     /// SE (7), M (6), PadCnt (5..4), TVer (3..0).
@@ -18,11 +18,14 @@ pub mod field {
     pub const PSN: Range<usize> = 9..12;
 }
 
+/// Length of a BTH on the wire: where its last field ends.
+pub const HEADER_LEN: usize = field::PSN.end;
+
 header_view!(
     /// A zero-copy view of a BTH.
     Bth,
     Layer::Bth,
-    12
+    HEADER_LEN
 );
 
 impl<T: AsRef<[u8]>> Bth<T> {
@@ -123,7 +126,7 @@ pub struct BthRepr {
 }
 
 impl BthRepr {
-    pub const LEN: usize = 12;
+    pub const LEN: usize = HEADER_LEN;
 
     pub fn parse<T: AsRef<[u8]>>(v: &Bth<T>) -> Self {
         BthRepr {

@@ -3,7 +3,8 @@
 use crate::bytes::*;
 use crate::error::Layer;
 
-pub mod field {
+/// Byte ranges of the fields: the one place that knows the layout.
+mod field {
     use core::ops::Range;
     pub const QKEY: Range<usize> = 0..4;
     pub const RESERVED: usize = 4;
@@ -13,11 +14,14 @@ pub mod field {
 /// The Q_Key of the General Services Interface (QP1), which carries CM MADs.
 pub const GSI_QKEY: u32 = 0x8001_0000;
 
+/// Length of a DETH on the wire: where its last field ends.
+pub const HEADER_LEN: usize = field::SRC_QP.end;
+
 header_view!(
     /// A zero-copy view of a DETH.
     Deth,
     Layer::Deth,
-    8
+    HEADER_LEN
 );
 
 impl<T: AsRef<[u8]>> Deth<T> {
@@ -56,7 +60,6 @@ pub struct DethRepr {
 }
 
 impl DethRepr {
-    pub const LEN: usize = 8;
     pub fn parse<T: AsRef<[u8]>>(v: &Deth<T>) -> Self {
         DethRepr { qkey: v.qkey(), reserved: v.reserved(), src_qp: v.src_qp() }
     }

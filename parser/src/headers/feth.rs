@@ -3,17 +3,21 @@
 use crate::bytes::*;
 use crate::error::Layer;
 
-pub mod field {
+/// Byte ranges of the fields: the one place that knows the layout.
+mod field {
     use core::ops::Range;
     /// 26 reserved bits, then Selectivity Level (bits 5..4) and Placement Type (bits 3..0).
     pub const WORD: Range<usize> = 0..4;
 }
 
+/// Length of a FETH on the wire: where its last field ends.
+pub const HEADER_LEN: usize = field::WORD.end;
+
 header_view!(
     /// A zero-copy view of a FETH.
     Feth,
     Layer::Feth,
-    4
+    HEADER_LEN
 );
 
 impl<T: AsRef<[u8]>> Feth<T> {
@@ -55,7 +59,6 @@ pub struct FethRepr {
 }
 
 impl FethRepr {
-    pub const LEN: usize = 4;
     pub fn parse<T: AsRef<[u8]>>(v: &Feth<T>) -> Self {
         FethRepr { reserved: v.reserved(), selectivity: v.selectivity(), placement: v.placement() }
     }

@@ -3,7 +3,8 @@
 use crate::bytes::*;
 use crate::error::Layer;
 
-pub mod field {
+/// Byte ranges of the fields: the one place that knows the layout.
+mod field {
     use core::ops::Range;
     /// IPVer (4), TClass (8), Flow Label (20).
     pub const VER_TC_FLOW: Range<usize> = 0..4;
@@ -17,11 +18,14 @@ pub mod field {
 /// GRH next header value announcing a BTH.
 pub const NXTHDR_BTH: u8 = 0x1b;
 
+/// Length of a GRH on the wire: where its last field ends.
+pub const HEADER_LEN: usize = field::DGID.end;
+
 header_view!(
     /// A zero-copy view of a GRH.
     Grh,
     Layer::Grh,
-    40
+    HEADER_LEN
 );
 
 fn gid(b: &[u8], r: core::ops::Range<usize>) -> [u8; 16] {
@@ -98,7 +102,7 @@ pub struct GrhRepr {
 }
 
 impl GrhRepr {
-    pub const LEN: usize = 40;
+    pub const LEN: usize = HEADER_LEN;
     pub fn parse<T: AsRef<[u8]>>(v: &Grh<T>) -> Self {
         GrhRepr {
             ipver: v.ipver(),

@@ -3,16 +3,20 @@
 use crate::bytes::*;
 use crate::error::Layer;
 
-pub mod field {
+/// Byte ranges of the fields: the one place that knows the layout.
+mod field {
     use core::ops::Range;
     pub const RKEY: Range<usize> = 0..4;
 }
+
+/// Length of a IETH on the wire: where its last field ends.
+pub const HEADER_LEN: usize = field::RKEY.end;
 
 header_view!(
     /// A zero-copy view of an IETH.
     Ieth,
     Layer::Ieth,
-    4
+    HEADER_LEN
 );
 
 impl<T: AsRef<[u8]>> Ieth<T> {
@@ -36,12 +40,15 @@ pub struct IethRepr {
 }
 
 impl IethRepr {
-    pub const LEN: usize = 4;
     pub fn parse<T: AsRef<[u8]>>(v: &Ieth<T>) -> Self {
         IethRepr { rkey: v.rkey() }
     }
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, v: &mut Ieth<T>) {
         v.set_rkey(self.rkey);
+    }
+    /// The same header: every field is as wide as its Rust type, nothing to clip.
+    pub const fn normalized(self) -> Self {
+        self
     }
 }
 

@@ -3,16 +3,20 @@
 use crate::bytes::*;
 use crate::error::Layer;
 
-pub mod field {
+/// Byte ranges of the fields: the one place that knows the layout.
+mod field {
     use core::ops::Range;
     pub const DATA: Range<usize> = 0..4;
 }
+
+/// Length of a ImmDt on the wire: where its last field ends.
+pub const HEADER_LEN: usize = field::DATA.end;
 
 header_view!(
     /// A zero-copy view of an ImmDt.
     ImmDt,
     Layer::ImmDt,
-    4
+    HEADER_LEN
 );
 
 impl<T: AsRef<[u8]>> ImmDt<T> {
@@ -36,12 +40,15 @@ pub struct ImmDtRepr {
 }
 
 impl ImmDtRepr {
-    pub const LEN: usize = 4;
     pub fn parse<T: AsRef<[u8]>>(v: &ImmDt<T>) -> Self {
         ImmDtRepr { data: v.data() }
     }
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, v: &mut ImmDt<T>) {
         v.set_data(self.data);
+    }
+    /// The same header: every field is as wide as its Rust type, nothing to clip.
+    pub const fn normalized(self) -> Self {
+        self
     }
 }
 

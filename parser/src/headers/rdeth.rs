@@ -3,17 +3,21 @@
 use crate::bytes::*;
 use crate::error::Layer;
 
-pub mod field {
+/// Byte ranges of the fields: the one place that knows the layout.
+mod field {
     use core::ops::Range;
     pub const RESERVED: usize = 0;
     pub const EECNXT: Range<usize> = 1..4;
 }
 
+/// Length of a RDETH on the wire: where its last field ends.
+pub const HEADER_LEN: usize = field::EECNXT.end;
+
 header_view!(
     /// A zero-copy view of an RDETH.
     Rdeth,
     Layer::Rdeth,
-    4
+    HEADER_LEN
 );
 
 impl<T: AsRef<[u8]>> Rdeth<T> {
@@ -45,7 +49,6 @@ pub struct RdethRepr {
 }
 
 impl RdethRepr {
-    pub const LEN: usize = 4;
     pub fn parse<T: AsRef<[u8]>>(v: &Rdeth<T>) -> Self {
         RdethRepr { reserved: v.reserved(), eecnxt: v.eecnxt() }
     }

@@ -4,18 +4,22 @@
 use crate::bytes::*;
 use crate::error::Layer;
 
-pub mod field {
+/// Byte ranges of the fields: the one place that knows the layout.
+mod field {
     use core::ops::Range;
     pub const VA: Range<usize> = 0..8;
     pub const RKEY: Range<usize> = 8..12;
     pub const DMA_LEN: Range<usize> = 12..16;
 }
 
+/// Length of a RETH on the wire: where its last field ends.
+pub const HEADER_LEN: usize = field::DMA_LEN.end;
+
 header_view!(
     /// A zero-copy view of a RETH.
     Reth,
     Layer::Reth,
-    16
+    HEADER_LEN
 );
 
 impl<T: AsRef<[u8]>> Reth<T> {
@@ -53,7 +57,6 @@ pub struct RethRepr {
 }
 
 impl RethRepr {
-    pub const LEN: usize = 16;
     pub fn parse<T: AsRef<[u8]>>(v: &Reth<T>) -> Self {
         RethRepr { va: v.va(), rkey: v.rkey(), dma_len: v.dma_len() }
     }
@@ -61,6 +64,10 @@ impl RethRepr {
         v.set_va(self.va);
         v.set_rkey(self.rkey);
         v.set_dma_len(self.dma_len);
+    }
+    /// The same header: every field is as wide as its Rust type, nothing to clip.
+    pub const fn normalized(self) -> Self {
+        self
     }
 }
 

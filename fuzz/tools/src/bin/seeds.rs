@@ -1,7 +1,7 @@
 //! Writes the seed corpus, or tops a minimised one up.
 //!
-//! `seeds` writes to `corpus/<target>/` every frame of the captures in `../shared/pcaps/real`
-//! and `pcaps/` (cut to what each target reads) and the builder's frames for every opcode,
+//! `seeds` writes to `corpus/<target>/` every frame of the real captures
+//! (`ROCE_INSPECT_REAL_CAPTURES`) and `pcaps/` (cut to what each target reads) and the builder's frames for every opcode,
 //! CM attribute, capture format and link type; files already there stay.
 //!
 //! `seeds --only TARGET` writes the seeds of one target.
@@ -62,6 +62,7 @@ fn main() {
         let frames = seeds::from_captures(&mut s, &dirs);
         eprintln!("{frames} frames read");
         seeds::from_builder(&mut s);
+        seeds::expect_files(&mut s);
     }
     if let Some(only) = &only {
         s.by_target.retain(|t, _| t == only);

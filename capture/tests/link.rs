@@ -1,0 +1,203 @@
+//! From (link type, frame) to the parser's starting point: every supported link type, the
+//! byte-order variants of null/loopback, and clear refusals for the rest.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
+mod common;
+
+use common::{Pcap, PcapNg};
+use roce_capture::{
+    l2_start, Capture, L2Error, L2Start, LinkType, ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_ROCEV1,
+};
+
+const IPV4: [u8; 20] = [0x45, 0, 0, 20, 0, 0, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2];
+const IPV6: [u8; 8] = [0x60, 0, 0, 0, 0, 8, 17, 64];
+
+fn sll(protocol: u16, payload: &[u8]) -> Vec<u8> {
+    let mut f = vec![0, 0, 0, 1, 0, 6, 0x02, 0x11, 0x22, 0x33, 0x44, 0x55, 0, 0];
+    f.extend_from_slice(&protocol.to_be_bytes());
+    f.extend_from_slice(payload);
+    f
+}
+
+fn sll2(protocol: u16, payload: &[u8]) -> Vec<u8> {
+    let mut f = protocol.to_be_bytes().to_vec();
+    f.extend_from_slice(&[0, 0, 0, 0, 0, 3, 0, 1, 0, 6, 0x02, 0x11, 0x22, 0x33, 0x44, 0x55, 0, 0]);
+    f.extend_from_slice(payload);
+    f
+}
+
+fn null(family: [u8; 4], payload: &[u8]) -> Vec<u8> {
+    let mut f = family.to_vec();
+    f.extend_from_slice(payload);
+    f
+}
+
+#[test]
+fn ethernet_is_handed_over_whole() {
+    let frame = [0u8; 60];
+    assert_eq!(l2_start(LinkType::Ethernet, &frame), L2Start::Ethernet(&frame[..]));
+}
+
+#[test]
+fn linux_cooked_gives_the_protocol_field() {
+    let f = sll(0x0800, &IPV4);
+    assert_eq!(
+        l2_start(LinkType::LinuxSll, &f),
+        L2Start::Network { ethertype: ETHERTYPE_IPV4, data: &IPV4[..] }
+    );
+    let grh = [0x60u8; 40];
+    let f = sll(0x8915, &grh);
+    assert_eq!(
+        l2_start(LinkType::LinuxSll, &f),
+        L2Start::Network { ethertype: ETHERTYPE_ROCEV1, data: &grh[..] }
+    );
+    let f = sll2(0x86DD, &IPV6);
+    assert_eq!(
+        l2_start(LinkType::LinuxSll2, &f),
+        L2Start::Network { ethertype: ETHERTYPE_IPV6, data: &IPV6[..] }
+    );
+    assert_eq!(
+        l2_start(LinkType::LinuxSll, &[0u8; 15]),
+        L2Start::Unsupported(L2Error::Truncated {
+            link_type: LinkType::LinuxSll,
+            needed: 16,
+            available: 15
+        })
+    );
+    let L2Start::Unsupported(e) = l2_start(LinkType::LinuxSll2, &[0u8; 19]) else { panic!() };
+    assert_eq!(
+        e.to_string(),
+        "frame of 19 bytes is shorter than its Linux cooked v2 (SLL2) header (20 bytes)"
+    );
+}
+
+#[test]
+fn raw_ip_takes_the_version_nibble() {
+    for lt in [LinkType::Raw, LinkType::from_code(12), LinkType::from_code(14)] {
+        assert_eq!(
+            l2_start(lt, &IPV4),
+            L2Start::Network { ethertype: ETHERTYPE_IPV4, data: &IPV4[..] },
+            "{lt}"
+        );
+        assert_eq!(
+            l2_start(lt, &IPV6),
+            L2Start::Network { ethertype: ETHERTYPE_IPV6, data: &IPV6[..] },
+            "{lt}"
+        );
+        assert_eq!(
+            l2_start(lt, &[0x50]),
+            L2Start::Unsupported(L2Error::IpVersion { link_type: lt, version: 5 })
+        );
+        assert!(matches!(l2_start(lt, &[]), L2Start::Unsupported(L2Error::Truncated { .. })));
+    }
+    assert_eq!(LinkType::from_code(12).code(), 12);
+    assert_eq!(
+        l2_start(LinkType::Ipv4, &IPV4),
+        L2Start::Network { ethertype: ETHERTYPE_IPV4, data: &IPV4[..] }
+    );
+    assert_eq!(
+        l2_start(LinkType::Ipv6, &IPV6),
+        L2Start::Network { ethertype: ETHERTYPE_IPV6, data: &IPV6[..] }
+    );
+}
+
+#[test]
+fn null_and_loop_take_the_address_family_in_either_byte_order() {
+    for lt in [LinkType::Null, LinkType::Loop] {
+        for family in [2u32.to_le_bytes(), 2u32.to_be_bytes()] {
+            let f = null(family, &IPV4);
+            assert_eq!(
+                l2_start(lt, &f),
+                L2Start::Network { ethertype: ETHERTYPE_IPV4, data: &IPV4[..] }
+            );
+        }
+        for af in [24u32, 28, 30] {
+            for family in [af.to_le_bytes(), af.to_be_bytes()] {
+                let f = null(family, &IPV6);
+                assert_eq!(
+                    l2_start(lt, &f),
+                    L2Start::Network { ethertype: ETHERTYPE_IPV6, data: &IPV6[..] }
+                );
+            }
+        }
+        let f = null(7u32.to_le_bytes(), &IPV4);
+        let L2Start::Unsupported(e) = l2_start(lt, &f) else { panic!() };
+        assert_eq!(e, L2Error::AddressFamily { link_type: lt, family: 7 });
+        assert!(e.to_string().contains("address family 7"), "{e}");
+        assert!(matches!(
+            l2_start(lt, &[2, 0, 0]),
+            L2Start::Unsupported(L2Error::Truncated { needed: 4, .. })
+        ));
+    }
+}
+
+#[test]
+fn unsupported_link_types_are_named() {
+    let L2Start::Unsupported(e) = l2_start(LinkType::from_code(197), &[0u8; 40]) else { panic!() };
+    assert_eq!(
+        e.to_string(),
+        "link type 197 (ERF) is not supported: native InfiniBand captures carry an LRH instead of Ethernet/IP"
+    );
+    let L2Start::Unsupported(e) = l2_start(LinkType::from_code(247), &[0u8; 40]) else { panic!() };
+    assert!(e.to_string().starts_with("link type 247 (InfiniBand) is not supported"), "{e}");
+    let L2Start::Unsupported(e) = l2_start(LinkType::from_code(105), &[0u8; 40]) else { panic!() };
+    assert_eq!(
+        e.to_string(),
+        "link type 105 (IEEE 802.11) is not supported: roce-inspect reads Ethernet, Linux cooked (SLL, SLL2), raw IP and null/loopback captures"
+    );
+    assert_eq!(LinkType::from_code(4242), LinkType::Other(4242));
+    assert!(!LinkType::Other(4242).is_supported() && LinkType::LinuxSll2.is_supported());
+    for code in [0, 1, 12, 14, 101, 108, 113, 197, 228, 229, 247, 276, 4242] {
+        assert_eq!(LinkType::from_code(code).code(), code);
+    }
+}
+
+/// End to end: files of each link type, read and handed to `l2_start`.
+#[test]
+fn captures_of_each_link_type() {
+    let cases: Vec<(u32, Vec<u8>, u16)> = vec![
+        (113, sll(0x0800, &IPV4), ETHERTYPE_IPV4),
+        (113, sll(0x8915, &[0x60; 40]), ETHERTYPE_ROCEV1),
+        (276, sll2(0x86DD, &IPV6), ETHERTYPE_IPV6),
+        (0, null(2u32.to_le_bytes(), &IPV4), ETHERTYPE_IPV4),
+        (0, null(30u32.to_be_bytes(), &IPV6), ETHERTYPE_IPV6),
+        (108, null(24u32.to_be_bytes(), &IPV6), ETHERTYPE_IPV6),
+        (101, IPV4.to_vec(), ETHERTYPE_IPV4),
+        (12, IPV6.to_vec(), ETHERTYPE_IPV6),
+        (14, IPV4.to_vec(), ETHERTYPE_IPV4),
+        (228, IPV4.to_vec(), ETHERTYPE_IPV4),
+        (229, IPV6.to_vec(), ETHERTYPE_IPV6),
+    ];
+    for (code, frame, ethertype) in cases {
+        let mut p = Pcap::new(false, false, 65535, code);
+        p.record(1, 0, &frame);
+        let mut ng = PcapNg::new(true);
+        ng.interface(code as u16, 0, None, None);
+        ng.epb(0, 1, &frame);
+        for bytes in [p.bytes(), ng.bytes()] {
+            let mut cap = Capture::from_bytes("link", bytes).unwrap();
+            let f = cap.next_frame().unwrap().unwrap();
+            assert_eq!(f.link_type.code(), code);
+            match f.l2() {
+                L2Start::Network { ethertype: e, data } => {
+                    assert_eq!(e, ethertype, "link type {code}");
+                    assert_eq!(
+                        data.first().map(|b| b >> 4),
+                        Some(if e == ETHERTYPE_IPV4 { 4 } else { 6 })
+                    );
+                }
+                other => panic!("link type {code}: {other:?}"),
+            }
+            assert_eq!(cap.interfaces()[0].link_type.code(), code);
+        }
+    }
+}
+
+#[test]
+fn fcs_bits_of_the_pcap_link_type_field_are_ignored() {
+    // Bits 28-31 say an FCS of some length follows each frame (pcap spec).
+    let mut p = Pcap::new(false, false, 65535, 0x1000_0000 | 1);
+    p.record(1, 0, &[0u8; 64]);
+    let mut cap = Capture::from_bytes("fcs.pcap", p.bytes()).unwrap();
+    assert_eq!(cap.next_frame().unwrap().unwrap().link_type, LinkType::Ethernet);
+}

@@ -1,0 +1,336 @@
+//! The streaming checker: each packet goes through the connection model, then the per-packet
+//! rules, the congestion rules, and the request stream it belongs to. Incarnations that end
+//! (a CM disconnect, a reconnect, eviction) are finished on the spot and reported on their own.
+
+use serde::Serialize;
+
+use roce_parser::opcode::{OpcodeInfo, Role};
+use roce_parser::{Packet, Roce};
+
+use crate::congestion::{CeMark, Cnp, Congestion};
+use crate::connections::{ConnectionInfo, Connections, EndedBy, FlowKey, Retained, Seen};
+use crate::context::Pkt;
+use crate::finding::{ConnId, Finding, Judge};
+use crate::psn::Psn;
+use crate::rules;
+use crate::stream::Stream;
+use crate::{FrameInfo, Options};
+
+/// The checker's own accounting of its state, to prove it stays bounded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct StateStats {
+    pub flows: usize,
+    pub pairing_index: usize,
+    pub lru_queue: usize,
+    pub cm_pending: usize,
+    pub finding_counters: usize,
+    /// Requests and READs remembered across all flows.
+    pub remembered_requests: usize,
+    /// CE bursts waiting for a CNP, CNP times and CE senders remembered.
+    pub congestion: usize,
+    /// Ended incarnations held for the report.
+    pub listed_connections: usize,
+    pub evicted: u64,
+}
+
+/// One connection incarnation in the final report.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConnectionReport {
+    #[serde(flatten)]
+    pub info: ConnectionInfo,
+    pub retransmissions: u64,
+    /// Packets known to be missing from the capture (PSN gaps, ACKs of uncaptured requests).
+    pub missing_packets: u64,
+    /// How complete the capture of this connection looked, 0..1.
+    pub completeness: f64,
+    /// Why parts were not judged, when they were not.
+    pub partly_judged: Vec<&'static str>,
+}
+
+/// The end of a run.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    /// Every finding not taken before, with its connection's final name.
+    pub findings: Vec<Finding>,
+    pub connections: Vec<ConnectionReport>,
+    /// Incarnations beyond the cap (the least busy), counted, not listed.
+    pub connections_not_listed: u64,
+    pub frames: u64,
+    pub roce_frames: u64,
+    pub errors: u64,
+    pub warnings: u64,
+    /// Findings counted but not kept (beyond the per-rule cap).
+    pub suppressed: u64,
+    pub state: StateStats,
+}
+
+/// The streaming checker.
+///
+/// ```
+/// use roce_conformance::{Checker, FrameInfo, Options};
+/// use roce_parser::headers::BthRepr;
+/// use roce_parser::{parse_ethernet, Config, FrameBuilder, Network};
+///
+/// let mut checker = Checker::new(Options::default());
+/// let bth = BthRepr { opcode: 0x04, pkey: 0xffff, dest_qp: 0x12, psn: 7, ..Default::default() };
+/// let mut buf = [0u8; 128];
+/// let n = FrameBuilder::new(Network::ipv4([10, 0, 0, 1], [10, 0, 0, 2]), bth).emit(&mut buf).unwrap();
+/// let packet = parse_ethernet(&buf[..n], &Config::default()).unwrap();
+/// checker.feed(&FrameInfo { number: 1, ts_ns: 0, caplen: n as u32, len: n as u32 }, &packet);
+/// let report = checker.finish();
+/// assert_eq!(report.errors, 0);
+/// assert_eq!(report.connections.len(), 1);
+/// ```
+#[derive(Debug)]
+pub struct Checker {
+    opts: Options,
+    judge: Judge,
+    model: Connections<Stream>,
+    congestion: Congestion,
+    listed: Retained<Judged>,
+    frames: u64,
+    roce_frames: u64,
+    last_ts: u64,
+}
+
+/// RSP-NAK-ERROR on a packet of `flow` (its sender's QP), once.
+fn fatal_nak_silence(
+    flow: &mut crate::connections::Flow<Stream>,
+    f: &FrameInfo,
+    r: &Roce<'_>,
+    conn: Option<ConnId>,
+    judge: &mut Judge,
+) {
+    let Some(nak) = flow.fatal_nak.filter(|&n| n != f.number) else { return };
+    if flow.state.fatal_reported {
+        return;
+    }
+    flow.state.fatal_reported = true;
+    let name = r.opcode_name();
+    judge.report(&rules::RSP_NAK_ERROR, &[nak, f.number], conn, Some(Psn::new(r.bth.psn)), || {
+        format!("{name} sent after the fatal NAK in frame {nak}: the QP is in the error state and must stay silent")
+    });
+}
+
+/// What the checker adds to an ended incarnation's record.
+#[derive(Debug)]
+struct Judged {
+    retransmissions: u64,
+    missing: u64,
+    partly: Vec<&'static str>,
+}
+
+impl Checker {
+    pub fn new(opts: Options) -> Self {
+        let cap = opts.max_flows.max(1);
+        Checker {
+            judge: Judge::new(opts.rules.clone(), opts.max_findings_per_rule, 4 * cap),
+            model: Connections::new(opts.model()),
+            congestion: Congestion::new(opts.cnp_window_ns, cap),
+            listed: Retained::new(cap),
+            opts,
+            frames: 0,
+            roce_frames: 0,
+            last_ts: 0,
+        }
+    }
+
+    /// Findings proved since the last call (connections named as known so far: one not yet
+    /// paired names one QPN; [`Checker::finish`] gives final names to what it returns).
+    pub fn take_findings(&mut self) -> Vec<Finding> {
+        self.judge.take()
+    }
+
+    /// The checker's own state, for tests and diagnostics.
+    pub fn state(&self) -> StateStats {
+        let m = self.model.stats();
+        StateStats {
+            flows: m.flows,
+            pairing_index: m.pairing_index,
+            lru_queue: m.lru_queue,
+            cm_pending: m.cm_pending,
+            finding_counters: self.judge.tracked(),
+            remembered_requests: self.model.flows().map(|(_, f)| f.state.entries()).sum(),
+            congestion: self.congestion.entries(),
+            listed_connections: self.listed.len(),
+            evicted: m.evicted,
+        }
+    }
+
+    /// Counts a frame that could not be decoded at all (unsupported link type, ...).
+    pub fn feed_undecoded(&mut self, f: &FrameInfo) {
+        self.frames += 1;
+        self.capture_time(f);
+    }
+
+    /// CAP-TIME: timestamps going backwards.
+    fn capture_time(&mut self, f: &FrameInfo) {
+        if f.ts_ns < self.last_ts {
+            let back = self.last_ts - f.ts_ns;
+            self.judge.report(&rules::CAP_TIME, &[f.number], None, None, || {
+                format!("timestamp goes back by {back} ns from the previous frame")
+            });
+        }
+        self.last_ts = self.last_ts.max(f.ts_ns);
+    }
+
+    /// Feeds one frame (RoCE or not) in capture order.
+    pub fn feed(&mut self, f: &FrameInfo, p: &Packet<'_>) {
+        self.frames += 1;
+        self.capture_time(f);
+        let Some(r) = &p.roce else { return };
+        self.roce_frames += 1;
+        let obs = self.model.observe(f, p, r);
+        self.settle_ended();
+        let own = obs.own;
+        let own_conn = Some(self.model.conn_id(&own));
+        crate::packet_rules::check(f, p, r, own_conn, &mut self.judge);
+        let Some(info) = r.info else { return };
+        if obs.seen == Seen::Cm {
+            return;
+        }
+        if info.role == Role::Congestion {
+            let (src, dst, qp) = (own.src, own.dst, own.dest_qp);
+            let cnp = Cnp { frame: f.number, ts: f.ts_ns, src, dst, qp, conn: own_conn };
+            self.congestion.cnp(cnp, &mut self.judge);
+            return;
+        }
+        let ce = p.ip.map_or(r.grh.is_some_and(|g| g.tclass & 3 == 3), |ip| ip.ecn == 3);
+        if ce {
+            let sender_qp = match r.headers.deth {
+                Some(d) => Some(d.src_qp),
+                None => self.model.flow(&own).and_then(|fl| fl.peer).map(|pk| pk.dest_qp),
+            };
+            let (src, dst) = (own.src, own.dst);
+            let mark = CeMark { frame: f.number, ts: f.ts_ns, src, dst, sender_qp, conn: own_conn };
+            self.congestion.mark(mark, &mut self.judge);
+        }
+        match obs.seen {
+            Seen::Request => self.judge_packet(f, r, info, own, own, own_conn),
+            Seen::Response { stream } => {
+                self.after_fatal_nak(f, r, own, own_conn);
+                if let Some(s) = stream {
+                    self.judge_packet(f, r, info, own, s, own_conn);
+                }
+            }
+            Seen::Cm | Seen::Other => {}
+        }
+    }
+
+    /// RSP-NAK-ERROR: a QP that sent a fatal NAK sends nothing more.
+    fn after_fatal_nak(&mut self, f: &FrameInfo, r: &Roce<'_>, own: FlowKey, conn: Option<ConnId>) {
+        let Some(flow) = self.model.flow_mut(&own) else { return };
+        fatal_nak_silence(flow, f, r, conn, &mut self.judge);
+    }
+
+    /// A request of stream `key` (then `own == key`) or a response to it. The connection's
+    /// name is the same from both directions.
+    fn judge_packet(
+        &mut self,
+        f: &FrameInfo,
+        r: &Roce<'_>,
+        info: &'static OpcodeInfo,
+        own: FlowKey,
+        key: FlowKey,
+        conn: Option<ConnId>,
+    ) {
+        let default_pmtu = self.model.default_pmtu();
+        let Checker { opts, judge, model, .. } = self;
+        let Some(flow) = model.flow_mut(&key) else { return };
+        let request = own == key;
+        if request {
+            fatal_nak_silence(flow, f, r, conn, judge);
+        }
+        let x = Pkt {
+            frame: f,
+            roce: r,
+            info,
+            psn: Psn::new(r.bth.psn),
+            conn,
+            pmtu: flow.pmtu.map(|p| p.0).or(default_pmtu),
+            pkey: flow.pkey.map(|k| k.0),
+            cm_start: flow.cm_start_psn,
+            opts,
+        };
+        if request {
+            flow.state.request(&x, judge);
+        } else {
+            flow.state.response(&x, judge);
+        }
+    }
+
+    /// Finishes the incarnations the model ended and lists them.
+    fn settle_ended(&mut self) {
+        if !self.model.has_ended() {
+            return;
+        }
+        for ended in self.model.take_ended() {
+            let info = ended.info;
+            let conn = Some(info.connection);
+            if info.ended.how == EndedBy::Evicted {
+                let why = info.ended.why.clone();
+                let frames = [info.last_frame, info.ended.frame];
+                // Named in the message, counted as the checker's own (one cap for all).
+                self.judge.report(&rules::CAP_EVICT, &frames, None, None, || {
+                    format!("state of {} {why}", info.connection)
+                });
+            }
+            let paired = info.paired_by.is_some();
+            let mut judged = Judged { retransmissions: 0, missing: 0, partly: Vec::new() };
+            for (_, mut st) in ended.directions {
+                st.finish(conn, paired, self.last_ts, self.opts.ack_timeout_ns, &mut self.judge);
+                judged.retransmissions += st.req.retransmissions;
+                judged.missing += st.req.missing;
+                judged.partly.extend(st.req.partly);
+            }
+            if !paired && matches!(info.transport, "RC" | "XRC") {
+                judged.partly.push("the other direction was not identified: responses not judged");
+            }
+            judged.partly.dedup();
+            self.judge.forget(&info.connection);
+            self.listed.push(info, judged);
+        }
+    }
+
+    /// Ends the run: pending evidence becomes findings; the report per connection
+    /// incarnation; every finding not taken before, named by its connection's final name.
+    pub fn finish(mut self) -> Report {
+        self.model.finish();
+        self.settle_ended();
+        self.congestion.finish(self.last_ts, &mut self.judge);
+        let state = self.state();
+        let mut findings = self.judge.take();
+        for f in &mut findings {
+            f.connection = f.connection.map(|c| self.model.canonical(c));
+        }
+        let (listed, not_listed) = self.listed.into_sorted();
+        let connections = listed
+            .into_iter()
+            .map(|(info, j)| {
+                let (packets, missing) = (info.packets, j.missing);
+                ConnectionReport {
+                    info,
+                    retransmissions: j.retransmissions,
+                    missing_packets: missing,
+                    completeness: if packets + missing == 0 {
+                        1.0
+                    } else {
+                        packets as f64 / (packets + missing) as f64
+                    },
+                    partly_judged: j.partly,
+                }
+            })
+            .collect();
+        Report {
+            findings,
+            connections,
+            connections_not_listed: not_listed,
+            frames: self.frames,
+            roce_frames: self.roce_frames,
+            errors: self.judge.errors,
+            warnings: self.judge.warnings,
+            suppressed: self.judge.suppressed,
+            state,
+        }
+    }
+}

@@ -1,0 +1,237 @@
+//! CM exchanges: REQs waiting for their REP, the communication IDs of open connections
+//! (DREQ, DREP and REJ name a connection by them, not by QPN), and the log of every exchange
+//! with its outcome (what `stats` lists). Every table is bounded: the oldest pending entry
+//! goes first; the log keeps the first exchanges up to its cap and counts the rest.
+
+use std::collections::VecDeque;
+use std::net::IpAddr;
+
+use roce_parser::cm::{CmMessage, RepRepr, ReqRepr, TransportServiceType};
+use roce_parser::opcode::Transport;
+use serde::Serialize;
+
+use super::FlowKey;
+use crate::hash::FastHashMap;
+
+/// A REQ waiting for its REP.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PendingReq {
+    pub(crate) comm_id: u32,
+    pub(crate) frame: u64,
+    pub(crate) active: IpAddr,
+    pub(crate) passive: IpAddr,
+    pub(crate) qpn: u32,
+    pub(crate) starting_psn: u32,
+    pub(crate) pmtu: Option<u32>,
+    pub(crate) transport: Transport,
+    pub(crate) pkey: u16,
+}
+
+/// One CM exchange, as REQ / REP / RTU / REJ / DREQ / DREP describe it.
+#[derive(Debug, Clone, Serialize)]
+pub struct CmExchange {
+    pub active: IpAddr,
+    pub passive: IpAddr,
+    pub active_qpn: u32,
+    pub passive_qpn: Option<u32>,
+    /// REQ Starting PSN: the PSN the active side expects to receive first.
+    pub req_starting_psn: u32,
+    /// REP Starting PSN: the PSN the passive side expects to receive first.
+    pub rep_starting_psn: Option<u32>,
+    pub pmtu: Option<u16>,
+    /// The REQ's path MTU code (1..5 give `pmtu`; others are reserved).
+    #[serde(skip)]
+    pub pmtu_code: u8,
+    pub transport: &'static str,
+    /// "requested", "replied", "established", "rejected", "disconnected".
+    pub outcome: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reject_reason: Option<&'static str>,
+    /// Frames of the REQ and of the last CM message.
+    pub req_frame: u64,
+    pub last_frame: u64,
+}
+
+/// CM state of the model.
+#[derive(Debug)]
+pub struct CmTracker {
+    cap: usize,
+    log_cap: usize,
+    log: Vec<CmExchange>,
+    /// Communication ID (the active side's from the REQ, the passive side's from the REP) ->
+    /// index in the log.
+    log_ids: FastHashMap<u32, usize>,
+    pub(crate) not_logged: u64,
+    pending: FastHashMap<u32, PendingReq>,
+    pending_order: VecDeque<u32>,
+    /// Communication ID (either side's) -> the flow to the passive side.
+    open: FastHashMap<u32, FlowKey>,
+    open_order: VecDeque<u32>,
+}
+
+impl CmTracker {
+    pub(crate) fn new(cap: usize, log_cap: usize) -> Self {
+        CmTracker {
+            cap: cap.max(1),
+            log_cap: log_cap.max(1),
+            log: Vec::new(),
+            log_ids: FastHashMap::default(),
+            not_logged: 0,
+            pending: FastHashMap::default(),
+            pending_order: VecDeque::new(),
+            open: FastHashMap::default(),
+            open_order: VecDeque::new(),
+        }
+    }
+
+    pub(crate) fn pending(&self) -> usize {
+        self.pending.len()
+    }
+
+    pub(crate) fn exchanges(&self) -> &[CmExchange] {
+        &self.log
+    }
+
+    /// Records a CM message in the exchange log.
+    pub(crate) fn log(&mut self, frame: u64, src: IpAddr, dst: IpAddr, m: &CmMessage<'_>) {
+        match m {
+            CmMessage::Req(q) => {
+                // A retried REQ (same comm ID from the same side) updates the entry.
+                let retry = self
+                    .log_ids
+                    .get(&q.local_comm_id)
+                    .copied()
+                    .filter(|&i| self.log.get(i).is_some_and(|c| c.active == src));
+                let c = CmExchange {
+                    active: src,
+                    passive: dst,
+                    active_qpn: q.local_qpn,
+                    passive_qpn: None,
+                    req_starting_psn: q.starting_psn,
+                    rep_starting_psn: None,
+                    pmtu: q.pmtu_bytes(),
+                    pmtu_code: q.path_mtu,
+                    transport: q.transport_service_type.name(),
+                    outcome: "requested",
+                    reject_reason: None,
+                    req_frame: frame,
+                    last_frame: frame,
+                };
+                let full = self.log.len() >= self.log_cap;
+                match retry.and_then(|i| self.log.get_mut(i)) {
+                    Some(old) => *old = c,
+                    None if full => self.not_logged += 1,
+                    None => {
+                        self.log_ids.insert(q.local_comm_id, self.log.len());
+                        self.log.push(c);
+                    }
+                }
+            }
+            other => {
+                let Some((local, remote)) = other.comm_ids() else { return };
+                let Some(&i) = self.log_ids.get(&remote).or_else(|| self.log_ids.get(&local))
+                else {
+                    return;
+                };
+                let Some(c) = self.log.get_mut(i) else { return };
+                c.last_frame = frame;
+                match other {
+                    CmMessage::Rep(p) => {
+                        c.passive_qpn = Some(p.local_qpn);
+                        c.rep_starting_psn = Some(p.starting_psn);
+                        c.outcome = "replied";
+                        if self.log_ids.len() < 2 * self.log_cap {
+                            self.log_ids.insert(p.local_comm_id, i);
+                        }
+                    }
+                    CmMessage::Rtu(_) => c.outcome = "established",
+                    CmMessage::Rej(j) => {
+                        c.outcome = "rejected";
+                        c.reject_reason = Some(j.reason.name());
+                    }
+                    CmMessage::Dreq(_) | CmMessage::Drep(_) => c.outcome = "disconnected",
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    pub(crate) fn request(&mut self, frame: u64, src: IpAddr, dst: IpAddr, q: &ReqRepr<'_>) {
+        while self.pending.len() >= self.cap {
+            let Some(old) = self.pending_order.pop_front() else { break };
+            self.pending.remove(&old);
+        }
+        if self.pending_order.len() > 2 * self.cap {
+            let pending = &self.pending;
+            self.pending_order.retain(|id| pending.contains_key(id));
+        }
+        self.pending_order.push_back(q.local_comm_id);
+        let transport = match q.transport_service_type {
+            TransportServiceType::Uc => Transport::Uc,
+            TransportServiceType::Xrc => Transport::Xrc,
+            _ => Transport::Rc,
+        };
+        self.pending.insert(
+            q.local_comm_id,
+            PendingReq {
+                comm_id: q.local_comm_id,
+                frame,
+                active: src,
+                passive: dst,
+                qpn: q.local_qpn,
+                starting_psn: q.starting_psn,
+                pmtu: q.pmtu_bytes().map(u32::from),
+                transport,
+                pkey: q.pkey,
+            },
+        );
+    }
+
+    /// The REQ a REP from `src` to `dst` answers.
+    pub(crate) fn reply(
+        &mut self,
+        src: IpAddr,
+        dst: IpAddr,
+        p: &RepRepr<'_>,
+    ) -> Option<PendingReq> {
+        let req = self.pending.get(&p.remote_comm_id)?;
+        if req.active != dst || req.passive != src {
+            return None;
+        }
+        self.pending.remove(&p.remote_comm_id)
+    }
+
+    /// A REJ: the REQ it names will get no REP.
+    pub(crate) fn rejected(&mut self, req_comm_id: u32) {
+        self.pending.remove(&req_comm_id);
+    }
+
+    /// Remembers an open connection by both communication IDs.
+    pub(crate) fn opened(&mut self, (active, passive): (u32, u32), to_passive: FlowKey) {
+        while self.open.len() + 2 > 2 * self.cap {
+            let Some(old) = self.open_order.pop_front() else { break };
+            self.open.remove(&old);
+        }
+        if self.open_order.len() > 4 * self.cap {
+            let open = &self.open;
+            self.open_order.retain(|id| open.contains_key(id));
+        }
+        for id in [active, passive] {
+            self.open.insert(id, to_passive);
+            self.open_order.push_back(id);
+        }
+    }
+
+    /// The connection a DREQ, DREP or REJ names.
+    pub(crate) fn lookup(&self, local: u32, remote: u32) -> Option<FlowKey> {
+        self.open.get(&local).or_else(|| self.open.get(&remote)).copied()
+    }
+
+    /// Forgets a connection that ended.
+    pub(crate) fn forget(&mut self, ids: Option<(u32, u32)>) {
+        if let Some((a, p)) = ids {
+            self.open.remove(&a);
+            self.open.remove(&p);
+        }
+    }
+}

@@ -1,0 +1,964 @@
+//! The connection model: which packets belong to which connection, and when a connection
+//! begins and ends. Every consumer (`check`, `stats`, and whatever reads connections
+//! next) sees the same connections because they all go through [`Connections`].
+//!
+//! ## Flows and pairing
+//! A *flow* is one direction to one QP: (source address, destination address, DestQP). BTH
+//! carries no source QPN, so the two flows of a connection are paired from evidence:
+//! - CM (exact): a REQ / REP pair, matched by communication IDs, names both QPNs, the
+//!   starting PSNs (which cross over: each side announces the PSN it expects to receive),
+//!   the PMTU, the transport and the P_Key;
+//! - PSN echo: a response B -> A with PSN p answers the A -> B flow that recently sent a
+//!   request with PSN p (initial PSNs are random 24-bit numbers, so one flow matches). The
+//!   UDP source port is never used: it is flow entropy, not an identity.
+//!
+//! ## Lifecycle
+//! A connection *incarnation* begins with a CM REP (or with its first packets when no CM was
+//! captured) and ends with a CM DREQ/DREP or REJ, when a new incarnation reuses its QPNs, when
+//! it is evicted, or at the end of the capture; a fatal NAK (invalid request, remote access or
+//! remote operational error) is recorded as how it ended, but the incarnation stays open so
+//! that what the NAKing QP sends afterwards can still be judged. QPNs are reused:
+//! - a REP naming QPNs in use starts a new incarnation, with fresh state and the starting
+//!   PSNs from CM;
+//! - without CM, a request after at least [`ModelOptions::reconnect_idle_ns`] of silence on
+//!   its flow, at a PSN more than [`RECONNECT_PSN_DISTANCE`] away from anything the flow sent,
+//!   that starts a message (FIRST or ONLY), is the same event seen without its CM exchange:
+//!   rping and most RDMA-CM applications reconnect this way. The new incarnation says why.
+//!
+//! Each incarnation that ends comes out of [`Connections::take_ended`] with its consumer
+//! state, so a consumer finishes judging or counting it and reports it on its own.
+//!
+//! ## Bounds
+//! At most [`ModelOptions::max_flows`] flows are live; beyond, a connection not used
+//! recently is evicted (ended with [`EndedBy::Evicted`], which consumers report). The choice
+//! is CLOCK (second chance): each flow carries a "used" mark set by its packets, and the
+//! eviction hand skips (and clears) marked flows; it approximates least-recently-used at one
+//! store per packet, where an exact LRU queue cost a push per packet and a hash lookup per
+//! entry to compact. Every other table (the PSN index, CM exchanges in progress, the clock)
+//! is bounded from the cap.
+
+mod cm;
+
+use std::collections::VecDeque;
+use std::net::{IpAddr, Ipv6Addr};
+
+use roce_parser::opcode::{OpcodeInfo, Position, Role, Transport};
+use roce_parser::{Packet, Roce};
+use serde::Serialize;
+
+use crate::finding::ConnId;
+use crate::hash::FastHashMap;
+use crate::psn::Psn;
+use crate::FrameInfo;
+
+pub use cm::{CmExchange, CmTracker};
+
+/// One direction to one QP.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct FlowKey {
+    pub src: IpAddr,
+    pub dst: IpAddr,
+    /// The DestQP of the flow's packets.
+    pub dest_qp: u32,
+}
+
+impl FlowKey {
+    /// The flow of a RoCE packet.
+    pub fn of(p: &Packet<'_>, r: &Roce<'_>) -> FlowKey {
+        let (src, dst) = match (p.ip, r.grh) {
+            (Some(ip), _) => (ip.src, ip.dst),
+            (None, Some(g)) => (IpAddr::V6(g.sgid_addr()), IpAddr::V6(g.dgid_addr())),
+            (None, None) => (IpAddr::V6(Ipv6Addr::UNSPECIFIED), IpAddr::V6(Ipv6Addr::UNSPECIFIED)),
+        };
+        FlowKey { src, dst, dest_qp: r.bth.dest_qp }
+    }
+}
+
+/// Where a connection's PMTU came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PmtuSource {
+    Cm,
+    Option,
+    Inferred,
+}
+
+/// How the two directions were paired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PairedBy {
+    Cm,
+    Psn,
+}
+
+/// Where a connection's P_Key came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PkeySource {
+    Cm,
+    FirstPacket,
+}
+
+/// How an incarnation began.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BeganBy {
+    /// Its first packets (no CM exchange captured before them).
+    FirstPackets,
+    /// A CM REQ / REP exchange.
+    Cm,
+    /// Traffic resumed on the same QPNs after an idle gap at unrelated PSNs (no CM seen).
+    IdleReconnect,
+    /// Traffic after the previous incarnation was disconnected or rejected.
+    AfterEnd,
+}
+
+/// How an incarnation ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EndedBy {
+    /// CM DREQ / DREP.
+    Disconnect,
+    /// CM REJ.
+    Reject,
+    /// A fatal NAK (the responder's QP went to the error state).
+    FatalNak,
+    /// A new incarnation reused its QPNs (CM REP, or an idle reconnect).
+    Reconnect,
+    /// Evicted to stay within the cap on tracked flows.
+    Evicted,
+    /// Still open when the capture ended.
+    CaptureEnd,
+}
+
+macro_rules! names {
+    ($($ty:ident { $($v:ident => $s:literal),* $(,)? })*) => {$(
+        impl $ty {
+            /// The name used in JSON and text output.
+            pub const fn as_str(self) -> &'static str {
+                match self { $($ty::$v => $s),* }
+            }
+        }
+    )*};
+}
+
+names! {
+    PmtuSource { Cm => "cm", Option => "option", Inferred => "inferred" }
+    PairedBy { Cm => "cm", Psn => "psn" }
+    PkeySource { Cm => "cm", FirstPacket => "first_packet" }
+    BeganBy { FirstPackets => "first_packets", Cm => "cm", IdleReconnect => "idle_reconnect", AfterEnd => "after_end" }
+    EndedBy {
+        Disconnect => "disconnect", Reject => "reject", FatalNak => "fatal_nak",
+        Reconnect => "reconnect", Evicted => "evicted", CaptureEnd => "capture_end",
+    }
+}
+
+/// One end of an incarnation: how, at which frame, and why in one sentence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Boundary<H> {
+    pub how: H,
+    /// The frame that began or ended it (0: none, e.g. the end of the capture).
+    pub frame: u64,
+    pub why: String,
+}
+
+/// Tunables of the model.
+#[derive(Debug, Clone, Copy)]
+pub struct ModelOptions {
+    /// Flows tracked at once; beyond it, a connection not used recently is evicted.
+    pub max_flows: usize,
+    /// PMTU to assume when CM did not announce one.
+    pub pmtu: Option<u32>,
+    /// Silence on a flow after which unrelated PSNs start a new incarnation (no CM seen).
+    pub reconnect_idle_ns: u64,
+}
+
+/// Distance, in PSNs, from everything a flow sent beyond which a resumed flow is a new
+/// incarnation rather than retransmissions or capture loss (requests remembered for
+/// retransmission checks span far less).
+pub const RECONNECT_PSN_DISTANCE: i32 = 1 << 12;
+
+/// How far below a response's PSN pairing looks for the request it answers (a response
+/// captured before its request, or coalesced ACKs).
+const PAIR_LOOKBACK: u32 = 4;
+/// Recent request PSNs of an unpaired flow kept in the pairing index.
+const INDEXED: usize = 8;
+
+/// A flow and what the model knows of it.
+#[derive(Debug, Clone)]
+pub struct Flow<T> {
+    /// The reverse flow (responses to this flow's requests travel there).
+    pub peer: Option<FlowKey>,
+    pub paired_by: Option<PairedBy>,
+    pub pmtu: Option<(u32, PmtuSource)>,
+    pub transport: Option<Transport>,
+    /// The partition of the connection: requests carrying another P_Key are not its own.
+    pub pkey: Option<(u16, PkeySource)>,
+    /// The PSN CM announced for the first request of this flow.
+    pub cm_start_psn: Option<Psn>,
+    pub incarnation: u32,
+    pub began: Boundary<BeganBy>,
+    /// The frame of a fatal NAK this flow carried.
+    pub fatal_nak: Option<u64>,
+    /// DREQ frame, when a disconnect is under way.
+    dreq: Option<u64>,
+    /// CM communication IDs (active, passive) of the incarnation, when CM opened it.
+    comm_ids: Option<(u32, u32)>,
+    pub packets: u64,
+    pub first_frame: u64,
+    pub last_frame: u64,
+    pub first_ts: u64,
+    pub last_ts: u64,
+    /// Highest request PSN sent on this flow.
+    max_req_psn: Option<Psn>,
+    /// Recent request PSNs registered in the pairing index while unpaired.
+    indexed: VecDeque<Psn>,
+    /// Used since the eviction clock last passed it (second chance).
+    referenced: bool,
+    /// The consumer's state of this flow for the current incarnation.
+    pub state: T,
+}
+
+impl<T> Flow<T> {
+    /// The name of the connection this flow (`key`) belongs to.
+    pub fn connection(&self, key: &FlowKey) -> ConnId {
+        conn_id(key, self.peer.map(|p| p.dest_qp), self.incarnation)
+    }
+}
+
+impl<T: Default> Flow<T> {
+    fn new(incarnation: u32, began: Boundary<BeganBy>) -> Self {
+        Flow {
+            peer: None,
+            paired_by: None,
+            pmtu: None,
+            transport: None,
+            pkey: None,
+            cm_start_psn: None,
+            incarnation,
+            began,
+            fatal_nak: None,
+            dreq: None,
+            comm_ids: None,
+            packets: 0,
+            first_frame: 0,
+            last_frame: 0,
+            first_ts: 0,
+            last_ts: 0,
+            max_req_psn: None,
+            indexed: VecDeque::new(),
+            referenced: true,
+            state: T::default(),
+        }
+    }
+}
+
+/// What an incarnation was, when it ends.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ConnectionInfo {
+    pub connection: ConnId,
+    pub transport: &'static str,
+    pub paired_by: Option<PairedBy>,
+    pub pmtu: Option<u32>,
+    pub pmtu_source: Option<PmtuSource>,
+    pub pkey: Option<u16>,
+    pub pkey_source: Option<PkeySource>,
+    pub began: Boundary<BeganBy>,
+    pub ended: Boundary<EndedBy>,
+    pub packets: u64,
+    pub first_frame: u64,
+    pub last_frame: u64,
+    pub first_ts: u64,
+    pub last_ts: u64,
+}
+
+/// An incarnation that ended, with the consumer's state of each of its directions.
+#[derive(Debug)]
+pub struct Ended<T> {
+    pub info: ConnectionInfo,
+    /// One or two directions, the flow whose packets came first first.
+    pub directions: Vec<(FlowKey, T)>,
+}
+
+/// What a packet is to the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Seen {
+    /// A CM MAD (on QP1): the model took what it needed.
+    Cm,
+    /// A request of the flow `stream`.
+    Request,
+    /// A response to the requests of `stream`, when the model knows which flow that is.
+    Response { stream: Option<FlowKey> },
+    /// A CNP (congestion notification), or a packet of an unknown opcode.
+    Other,
+}
+
+/// The packet's place in the model.
+#[derive(Debug, Clone, Copy)]
+pub struct Observation {
+    /// The packet's own flow.
+    pub own: FlowKey,
+    pub seen: Seen,
+}
+
+/// The model's own accounting, to prove it stays bounded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct ModelStats {
+    pub flows: usize,
+    pub pairing_index: usize,
+    /// Entries of the eviction clock (every flow once, plus stale keys until tidied).
+    pub lru_queue: usize,
+    pub cm_pending: usize,
+    pub evicted: u64,
+}
+
+/// Every live connection, generic over what its consumer keeps per flow (`T`).
+#[derive(Debug)]
+pub struct Connections<T> {
+    opts: ModelOptions,
+    flows: FastHashMap<FlowKey, Flow<T>>,
+    /// (requester src, requester dst, PSN) -> the unpaired flow that sent it.
+    pairing: FastHashMap<(IpAddr, IpAddr, Psn), FlowKey>,
+    /// The eviction clock: flows in creation order; the hand evicts the first one not used
+    /// since it last passed (CLOCK, an O(1)-per-packet approximation of least recently used).
+    clock: VecDeque<FlowKey>,
+    cm: CmTracker,
+    /// The one-sided names connections had before their directions were paired -> the final
+    /// name (bounded like the flows: cleared past a multiple of the cap).
+    aliases: FastHashMap<ConnId, ConnId>,
+    ended: Vec<Ended<T>>,
+    evicted: u64,
+}
+
+impl<T: Default> Connections<T> {
+    pub fn new(opts: ModelOptions) -> Self {
+        let cap = opts.max_flows.max(1);
+        Connections {
+            opts: ModelOptions { max_flows: cap, ..opts },
+            flows: FastHashMap::default(),
+            pairing: FastHashMap::default(),
+            clock: VecDeque::new(),
+            cm: CmTracker::new(cap.min(4096), cap),
+            aliases: FastHashMap::default(),
+            ended: Vec::new(),
+            evicted: 0,
+        }
+    }
+
+    /// The model's state sizes.
+    pub fn stats(&self) -> ModelStats {
+        ModelStats {
+            flows: self.flows.len(),
+            pairing_index: self.pairing.len(),
+            lru_queue: self.clock.len(),
+            cm_pending: self.cm.pending(),
+            evicted: self.evicted,
+        }
+    }
+
+    pub fn flow(&self, key: &FlowKey) -> Option<&Flow<T>> {
+        self.flows.get(key)
+    }
+
+    pub fn flow_mut(&mut self, key: &FlowKey) -> Option<&mut Flow<T>> {
+        self.flows.get_mut(key)
+    }
+
+    /// Every live flow (for state accounting).
+    pub fn flows(&self) -> impl Iterator<Item = (&FlowKey, &Flow<T>)> {
+        self.flows.iter()
+    }
+
+    /// The current name of the connection `key` belongs to.
+    pub fn conn_id(&self, key: &FlowKey) -> ConnId {
+        match self.flows.get(key) {
+            Some(f) => f.connection(key),
+            None => conn_id(key, None, 1),
+        }
+    }
+
+    /// Every CM exchange seen (up to the cap), in REQ order, with its outcome.
+    pub fn cm_exchanges(&self) -> &[CmExchange] {
+        self.cm.exchanges()
+    }
+
+    /// CM exchanges beyond the cap, counted, not logged.
+    pub fn cm_not_logged(&self) -> u64 {
+        self.cm.not_logged
+    }
+
+    /// The PMTU assumed when a connection has none of its own (`--pmtu`).
+    pub fn default_pmtu(&self) -> Option<u32> {
+        self.opts.pmtu
+    }
+
+    /// Whether incarnations ended since the last [`Self::take_ended`].
+    pub fn has_ended(&self) -> bool {
+        !self.ended.is_empty()
+    }
+
+    /// The final name of a connection named before its two directions were paired.
+    pub fn canonical(&self, id: ConnId) -> ConnId {
+        self.aliases.get(&id).copied().unwrap_or(id)
+    }
+
+    /// The PMTU to judge the flow's connection by.
+    pub fn pmtu(&self, key: &FlowKey) -> Option<u32> {
+        self.flows.get(key).and_then(|f| f.pmtu).map(|p| p.0).or(self.opts.pmtu)
+    }
+
+    /// Incarnations that ended since the last call.
+    pub fn take_ended(&mut self) -> Vec<Ended<T>> {
+        std::mem::take(&mut self.ended)
+    }
+
+    /// Places one RoCE packet (any: RC, UC, UD, CNP, CM) in the model.
+    pub fn observe(&mut self, f: &FrameInfo, p: &Packet<'_>, r: &Roce<'_>) -> Observation {
+        let own = FlowKey::of(p, r);
+        if let Some(Ok(mad)) = r.mad() {
+            if let Some(m) = mad.cm {
+                self.touch(own, f);
+                if let (Some(info), Some(fl)) = (r.info, self.flows.get_mut(&own)) {
+                    fl.transport.get_or_insert(info.transport);
+                }
+                self.cm_message(f, own, &m);
+                return Observation { own, seen: Seen::Cm };
+            }
+        }
+        let Some(info) = r.info else {
+            self.touch(own, f);
+            return Observation { own, seen: Seen::Other };
+        };
+        if let Some(seen) = self.live_flow(own, f, r, info) {
+            if let Seen::Response { stream: Some(s) } = seen {
+                self.infer_pmtu(s, r, info.position);
+            }
+            return Observation { own, seen };
+        }
+        let connected = matches!(info.transport, Transport::Rc | Transport::Uc | Transport::Xrc);
+        let seen = match info.role {
+            Role::Request if connected => {
+                self.maybe_reconnect(own, f, r, info.position);
+                self.touch(own, f);
+                self.request(own, r, info);
+                Seen::Request
+            }
+            Role::Response if connected => {
+                self.touch(own, f);
+                let stream = self.response(own, f, r, info.transport);
+                if let Some(s) = stream {
+                    self.infer_pmtu(s, r, info.position);
+                }
+                Seen::Response { stream }
+            }
+            _ => {
+                self.touch(own, f);
+                if let Some(flow) = self.flows.get_mut(&own) {
+                    flow.transport.get_or_insert(info.transport);
+                }
+                Seen::Other
+            }
+        };
+        Observation { own, seen }
+    }
+
+    /// Ends every live incarnation (the capture is over); they come out of `take_ended`,
+    /// in flow order.
+    pub fn finish(&mut self) {
+        let mut keys: Vec<FlowKey> = self.flows.keys().copied().collect();
+        keys.sort();
+        for k in keys {
+            let worth =
+                self.flows.get(&k).is_some_and(|f| f.packets > 0 || f.began.how == BeganBy::Cm);
+            if worth {
+                self.end(k, EndedBy::CaptureEnd, 0, String::new(), None);
+            }
+        }
+    }
+
+    /// The common case in one lookup: a packet of a flow already live, where nothing but
+    /// counters changes (no reconnect to consider, no pairing or PMTU to learn). `None`
+    /// sends the packet down the general path, which gives the same result.
+    fn live_flow(
+        &mut self,
+        key: FlowKey,
+        f: &FrameInfo,
+        r: &Roce<'_>,
+        info: &OpcodeInfo,
+    ) -> Option<Seen> {
+        let Connections { flows, pairing, opts, .. } = self;
+        let flow = flows.get_mut(&key).filter(|fl| fl.packets > 0)?;
+        let connected = matches!(info.transport, Transport::Rc | Transport::Uc | Transport::Xrc);
+        let psn = Psn::new(r.bth.psn);
+        let seen = match info.role {
+            Role::Request if connected => {
+                let idle = f.ts_ns.saturating_sub(flow.last_ts) >= opts.reconnect_idle_ns;
+                let learn_pmtu = flow.pmtu.is_none()
+                    && opts.pmtu.is_none()
+                    && matches!(info.position, Position::First | Position::Middle);
+                if idle || learn_pmtu {
+                    return None;
+                }
+                flow.pkey.get_or_insert((r.bth.pkey, PkeySource::FirstPacket));
+                if flow.max_req_psn.is_none_or(|m| m < psn) {
+                    flow.max_req_psn = Some(psn);
+                }
+                if flow.peer.is_none() {
+                    flow.indexed.push_back(psn);
+                    if flow.indexed.len() > INDEXED {
+                        if let Some(old) = flow.indexed.pop_front() {
+                            unindex(pairing, &key, old);
+                        }
+                    }
+                    pairing.insert((key.src, key.dst, psn), key);
+                }
+                Seen::Request
+            }
+            Role::Response if connected => {
+                let peer = flow.peer?;
+                if crate::context::fatal_nak(r) {
+                    flow.fatal_nak.get_or_insert(f.number);
+                }
+                Seen::Response { stream: Some(peer) }
+            }
+            _ => Seen::Other,
+        };
+        flow.transport.get_or_insert(info.transport);
+        flow.referenced = true;
+        flow.packets += 1;
+        flow.last_frame = f.number;
+        flow.last_ts = flow.last_ts.max(f.ts_ns);
+        Some(seen)
+    }
+
+    /// Counts a packet of `key` (creating the flow, evicting beyond the cap).
+    fn touch(&mut self, key: FlowKey, f: &FrameInfo) {
+        if !self.flows.contains_key(&key) {
+            self.insert(
+                key,
+                f.number,
+                Flow::new(
+                    1,
+                    Boundary { how: BeganBy::FirstPackets, frame: f.number, why: String::new() },
+                ),
+            );
+        }
+        let Some(flow) = self.flows.get_mut(&key) else { return };
+        flow.referenced = true;
+        if flow.packets == 0 {
+            flow.first_frame = f.number;
+            flow.first_ts = f.ts_ns;
+            if flow.began.frame == 0 {
+                flow.began.frame = f.number;
+            }
+        }
+        flow.packets += 1;
+        flow.last_frame = f.number;
+        flow.last_ts = flow.last_ts.max(f.ts_ns);
+    }
+
+    /// A new flow, evicting beyond the cap.
+    fn insert(&mut self, key: FlowKey, frame: u64, flow: Flow<T>) {
+        if self.flows.len() >= self.opts.max_flows {
+            self.evict_one(frame);
+        }
+        self.flows.insert(key, flow);
+        self.clock.push_back(key);
+        // Keys of removed flows linger until the hand passes them; rebuild the clock when
+        // they outnumber the flows (amortised O(1) per new flow).
+        if self.clock.len() > 2 * self.flows.len() + 1024 {
+            let mut keys: Vec<FlowKey> = self.flows.keys().copied().collect();
+            keys.sort_unstable();
+            self.clock = keys.into();
+        }
+    }
+
+    /// Evicts the connection of the first flow the clock hand finds unused since its last
+    /// pass (every flow it passes loses its mark: at most one full turn).
+    fn evict_one(&mut self, frame: u64) {
+        let mut turn = 2 * self.clock.len() + 1;
+        while let Some(k) = self.clock.pop_front() {
+            turn = turn.saturating_sub(1);
+            let Some(fl) = self.flows.get_mut(&k) else { continue };
+            if fl.referenced && turn > 0 {
+                fl.referenced = false;
+                self.clock.push_back(k);
+                continue;
+            }
+            let max = self.opts.max_flows;
+            let why = format!(
+                "evicted to stay within {max} tracked flows (--max-flows): later packets of it start from scratch"
+            );
+            self.end(k, EndedBy::Evicted, frame, why, None);
+            self.evicted += 1;
+            return;
+        }
+    }
+
+    /// A request on a flow whose last packet is long past, at unrelated PSNs, starting a
+    /// message: the QPNs were reused by a new connection whose CM exchange was not captured.
+    fn maybe_reconnect(&mut self, key: FlowKey, f: &FrameInfo, r: &Roce<'_>, pos: Position) {
+        let Some(flow) = self.flows.get(&key) else { return };
+        let Some(max) = flow.max_req_psn else { return };
+        let psn = Psn::new(r.bth.psn);
+        let idle = f.ts_ns.saturating_sub(flow.last_ts);
+        if idle < self.opts.reconnect_idle_ns
+            || (psn - max).abs() <= RECONNECT_PSN_DISTANCE
+            || !pos.starts_message()
+        {
+            return;
+        }
+        let peer_busy = flow
+            .peer
+            .and_then(|pk| self.flows.get(&pk))
+            .is_some_and(|pf| f.ts_ns.saturating_sub(pf.last_ts) < self.opts.reconnect_idle_ns);
+        if peer_busy {
+            return;
+        }
+        let why = format!(
+            "no CM exchange captured: after {} ms of silence the QP resumed at PSN {psn}, far from the {max} it had reached, with a new message",
+            idle / 1_000_000
+        );
+        self.end(
+            key,
+            EndedBy::Reconnect,
+            f.number,
+            format!("its QPNs were reused from frame {} ({why})", f.number),
+            Some(Boundary { how: BeganBy::IdleReconnect, frame: f.number, why }),
+        );
+    }
+
+    fn request(&mut self, key: FlowKey, r: &Roce<'_>, info: &OpcodeInfo) {
+        let psn = Psn::new(r.bth.psn);
+        let pos = info.position;
+        let Some(flow) = self.flows.get_mut(&key) else { return };
+        flow.transport.get_or_insert(info.transport);
+        flow.pkey.get_or_insert((r.bth.pkey, PkeySource::FirstPacket));
+        if flow.max_req_psn.is_none_or(|m| m < psn) {
+            flow.max_req_psn = Some(psn);
+        }
+        if flow.peer.is_none() {
+            flow.indexed.push_back(psn);
+            let old = (flow.indexed.len() > INDEXED).then(|| flow.indexed.pop_front()).flatten();
+            if let Some(old) = old {
+                unindex(&mut self.pairing, &key, old);
+            }
+            self.pairing.insert((key.src, key.dst, psn), key);
+        }
+        self.infer_pmtu(key, r, pos);
+    }
+
+    /// A response: finds (or pairs) the request flow it answers; notes a fatal NAK.
+    fn response(
+        &mut self,
+        key: FlowKey,
+        f: &FrameInfo,
+        r: &Roce<'_>,
+        transport: Transport,
+    ) -> Option<FlowKey> {
+        let fatal = crate::context::fatal_nak(r);
+        let flow = self.flows.get_mut(&key)?;
+        flow.transport.get_or_insert(transport);
+        if fatal {
+            flow.fatal_nak.get_or_insert(f.number);
+        }
+        if let Some(peer) = flow.peer {
+            return Some(peer);
+        }
+        // Responses B -> A answer the A -> B flow that sent this PSN, or, when the capture
+        // reordered a response before its request, one of the PSNs just before.
+        let psn = Psn::new(r.bth.psn);
+        let cand = (0..=PAIR_LOOKBACK)
+            .find_map(|back| self.pairing.get(&(key.dst, key.src, psn.back(back))).copied())?;
+        if self.flows.get(&cand).is_some_and(|c| c.peer.is_none()) {
+            self.pair(key, cand, PairedBy::Psn);
+            return Some(cand);
+        }
+        None
+    }
+
+    /// Learns the PMTU from a FIRST or MIDDLE payload when nothing better is known.
+    fn infer_pmtu(&mut self, key: FlowKey, r: &Roce<'_>, pos: Position) {
+        if !matches!(pos, Position::First | Position::Middle) || self.opts.pmtu.is_some() {
+            return;
+        }
+        let len = r.payload_len as u32;
+        if !matches!(len, 256 | 512 | 1024 | 2048 | 4096) {
+            return;
+        }
+        let peer = match self.flows.get_mut(&key) {
+            Some(fl) if fl.pmtu.is_none() => {
+                fl.pmtu = Some((len, PmtuSource::Inferred));
+                fl.peer
+            }
+            _ => return,
+        };
+        if let Some(pf) = peer.and_then(|p| self.flows.get_mut(&p)) {
+            pf.pmtu.get_or_insert((len, PmtuSource::Inferred));
+        }
+    }
+
+    /// Makes `x` and `y` the two directions of one connection.
+    fn pair(&mut self, x: FlowKey, y: FlowKey, how: PairedBy) {
+        let get = |k: &FlowKey| self.flows.get(k);
+        let pmtu = get(&x).and_then(|f| f.pmtu).or(get(&y).and_then(|f| f.pmtu));
+        let pkey = get(&x).and_then(|f| f.pkey).or(get(&y).and_then(|f| f.pkey));
+        let inc = get(&x).map_or(1, |f| f.incarnation).max(get(&y).map_or(1, |f| f.incarnation));
+        for (k, other) in [(x, y), (y, x)] {
+            let Some(f) = self.flows.get_mut(&k) else { continue };
+            let before = conn_id(&k, None, f.incarnation);
+            f.peer = Some(other);
+            f.paired_by = Some(how);
+            f.incarnation = inc;
+            if f.pmtu.is_none() {
+                f.pmtu = pmtu;
+            }
+            if f.pkey.is_none() {
+                f.pkey = pkey;
+            }
+            for psn in f.indexed.drain(..) {
+                unindex(&mut self.pairing, &k, psn);
+            }
+            if self.aliases.len() > 4 * self.opts.max_flows {
+                self.aliases.clear();
+            }
+            self.aliases.insert(before, conn_id(&k, Some(other.dest_qp), inc));
+        }
+    }
+
+    /// Ends the incarnation `key` belongs to (both directions). With `next`, the flows
+    /// stay, fresh, for the incarnation that begins; without, they are removed (evicted) or
+    /// reset to wait for whatever follows.
+    fn end(
+        &mut self,
+        key: FlowKey,
+        how: EndedBy,
+        frame: u64,
+        why: String,
+        next: Option<Boundary<BeganBy>>,
+    ) {
+        let Some(flow) = self.flows.get(&key) else { return };
+        let peer = flow.peer.filter(|p| self.flows.contains_key(p));
+        let id = self.conn_id(&key);
+        let mut keys = vec![key];
+        keys.extend(peer);
+        // The direction whose packets came first, first.
+        keys.sort_by_key(|k| self.flows.get(k).map_or(u64::MAX, |f| f.first_frame.max(1)));
+        let fatal = keys.iter().filter_map(|k| self.flows.get(k)?.fatal_nak).min();
+        let (how, frame, why) = match (how, fatal) {
+            (EndedBy::CaptureEnd | EndedBy::Reconnect, Some(n)) => (
+                EndedBy::FatalNak,
+                n,
+                format!("fatal NAK in frame {n}: the responder's QP went to the error state"),
+            ),
+            _ => (how, frame, why),
+        };
+        let Some(first) = keys.first().and_then(|k| self.flows.get(k)) else { return };
+        let mut info = ConnectionInfo {
+            connection: id,
+            transport: first.transport.map_or("unknown", Transport::as_str),
+            paired_by: first.paired_by,
+            pmtu: first.pmtu.map(|p| p.0).or(self.opts.pmtu),
+            pmtu_source: first.pmtu.map(|p| p.1).or(self.opts.pmtu.map(|_| PmtuSource::Option)),
+            pkey: first.pkey.map(|p| p.0),
+            pkey_source: first.pkey.map(|p| p.1),
+            began: first.began.clone(),
+            ended: Boundary { how, frame, why },
+            packets: 0,
+            first_frame: u64::MAX,
+            last_frame: 0,
+            first_ts: u64::MAX,
+            last_ts: 0,
+        };
+        let next_inc = keys.iter().filter_map(|k| self.flows.get(k)).map(|f| f.incarnation).max();
+        let next_inc = next_inc.unwrap_or(1) + 1;
+        let mut directions = Vec::with_capacity(keys.len());
+        for k in &keys {
+            let remove = how == EndedBy::Evicted;
+            let began = next.clone().unwrap_or_else(|| Boundary {
+                how: BeganBy::AfterEnd,
+                frame: 0,
+                why: format!("after the previous incarnation ended ({})", how.as_str()),
+            });
+            let old = if remove {
+                self.flows.remove(k)
+            } else {
+                self.flows.get_mut(k).map(|f| std::mem::replace(f, Flow::new(next_inc, began)))
+            };
+            let Some(old) = old else { continue };
+            if info.transport == "unknown" {
+                info.transport = old.transport.map_or("unknown", Transport::as_str);
+            }
+            if old.packets > 0 {
+                info.packets += old.packets;
+                info.first_frame = info.first_frame.min(old.first_frame);
+                info.last_frame = info.last_frame.max(old.last_frame);
+                info.first_ts = info.first_ts.min(old.first_ts);
+                info.last_ts = info.last_ts.max(old.last_ts);
+            }
+            for psn in &old.indexed {
+                unindex(&mut self.pairing, k, *psn);
+            }
+            self.cm.forget(old.comm_ids);
+            directions.push((*k, old.state));
+        }
+        if info.packets == 0 {
+            info.first_frame = info.began.frame;
+            info.last_frame = info.began.frame;
+            info.first_ts = 0;
+        }
+        self.ended.push(Ended { info, directions });
+    }
+}
+
+impl<T: Default> Connections<T> {
+    /// A CM message from `own.src` to `own.dst`.
+    fn cm_message(&mut self, f: &FrameInfo, own: FlowKey, m: &roce_parser::cm::CmMessage<'_>) {
+        use roce_parser::cm::CmMessage;
+        let (src, dst) = (own.src, own.dst);
+        self.cm.log(f.number, src, dst, m);
+        match m {
+            CmMessage::Req(q) => self.cm.request(f.number, src, dst, q),
+            CmMessage::Rep(p) => {
+                let Some(req) = self.cm.reply(src, dst, p) else { return };
+                let to_passive =
+                    FlowKey { src: req.active, dst: req.passive, dest_qp: p.local_qpn };
+                let to_active = FlowKey { src: req.passive, dst: req.active, dest_qp: req.qpn };
+                let ids = (req.comm_id, p.local_comm_id);
+                // A retransmitted REP of the incarnation already open changes nothing.
+                if self.flows.get(&to_passive).is_some_and(|fl| fl.comm_ids == Some(ids)) {
+                    return;
+                }
+                let why =
+                    format!("CM REQ (frame {}) and REP (frame {}) opened it", req.frame, f.number);
+                let began = Boundary { how: BeganBy::Cm, frame: f.number, why };
+                for k in [to_passive, to_active] {
+                    let live =
+                        self.flows.get(&k).is_some_and(|fl| fl.packets > 0 || fl.peer.is_some());
+                    if live {
+                        let why = format!(
+                            "a new CM connection (REP in frame {}) reuses its QPNs",
+                            f.number
+                        );
+                        self.end(k, EndedBy::Reconnect, f.number, why, Some(began.clone()));
+                    }
+                }
+                for (k, first) in [(to_passive, p.starting_psn), (to_active, req.starting_psn)] {
+                    if !self.flows.contains_key(&k) {
+                        self.insert(k, f.number, Flow::new(1, began.clone()));
+                    }
+                    let Some(fl) = self.flows.get_mut(&k) else { continue };
+                    fl.referenced = true;
+                    fl.began = began.clone();
+                    fl.transport = Some(req.transport);
+                    if let Some(m) = req.pmtu {
+                        fl.pmtu = Some((m, PmtuSource::Cm));
+                    }
+                    fl.pkey = Some((req.pkey, PkeySource::Cm));
+                    fl.cm_start_psn = Some(Psn::new(first));
+                    fl.comm_ids = Some(ids);
+                }
+                self.pair(to_passive, to_active, PairedBy::Cm);
+                self.cm.opened(ids, to_passive);
+            }
+            CmMessage::Dreq(d) => {
+                if let Some(k) = self.cm.lookup(d.local_comm_id, d.remote_comm_id) {
+                    if let Some(fl) = self.flows.get_mut(&k) {
+                        fl.dreq.get_or_insert(f.number);
+                    }
+                }
+            }
+            CmMessage::Drep(d) => {
+                if let Some(k) = self.cm.lookup(d.local_comm_id, d.remote_comm_id) {
+                    let dreq = self.flows.get(&k).and_then(|fl| fl.dreq);
+                    let why = match dreq {
+                        Some(q) => format!("CM DREQ (frame {q}) and DREP (frame {})", f.number),
+                        None => format!("CM DREP (frame {}; its DREQ was not captured)", f.number),
+                    };
+                    self.end(k, EndedBy::Disconnect, f.number, why, None);
+                }
+            }
+            CmMessage::Rej(j) => {
+                self.cm.rejected(j.remote_comm_id);
+                if let Some(k) = self.cm.lookup(j.local_comm_id, j.remote_comm_id) {
+                    let why = format!("CM REJ (frame {}): {}", f.number, j.reason.name());
+                    self.end(k, EndedBy::Reject, f.number, why, None);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// The connection a flow belongs to, named the same way from both directions.
+fn conn_id(k: &FlowKey, peer_qpn: Option<u32>, incarnation: u32) -> ConnId {
+    let fwd = ConnId { a: k.src, qpn_a: peer_qpn, b: k.dst, qpn_b: Some(k.dest_qp), incarnation };
+    let rev = ConnId { a: k.dst, qpn_a: Some(k.dest_qp), b: k.src, qpn_b: peer_qpn, incarnation };
+    if peer_qpn.is_some() && (rev.a, rev.qpn_a) < (fwd.a, fwd.qpn_a) {
+        rev
+    } else {
+        fwd
+    }
+}
+
+/// Forgets that `key` sent `psn`, unless another flow of the same hosts has claimed that PSN
+/// since (the index keeps the latest sender).
+fn unindex(pairing: &mut FastHashMap<(IpAddr, IpAddr, Psn), FlowKey>, key: &FlowKey, psn: Psn) {
+    if let std::collections::hash_map::Entry::Occupied(e) = pairing.entry((key.src, key.dst, psn)) {
+        if e.get() == key {
+            e.remove();
+        }
+    }
+}
+
+/// The ended incarnations a report lists: all of them up to the cap, beyond it the busiest
+/// (most packets; the earliest first among equals), so a report stays bounded whatever the
+/// capture holds, and every consumer that keeps the same cap lists the same connections.
+#[derive(Debug)]
+pub struct Retained<R> {
+    cap: usize,
+    items: Vec<(ConnectionInfo, R)>,
+    dropped: u64,
+}
+
+impl<R> Retained<R> {
+    pub fn new(cap: usize) -> Self {
+        Retained { cap: cap.max(1), items: Vec::new(), dropped: 0 }
+    }
+
+    pub fn push(&mut self, info: ConnectionInfo, r: R) {
+        self.items.push((info, r));
+        if self.items.len() >= 2 * self.cap {
+            self.trim();
+        }
+    }
+
+    fn trim(&mut self) {
+        if self.items.len() <= self.cap {
+            return;
+        }
+        self.items.sort_by(|(a, _), (b, _)| {
+            b.packets.cmp(&a.packets).then(a.first_frame.cmp(&b.first_frame))
+        });
+        self.dropped += (self.items.len() - self.cap) as u64;
+        self.items.truncate(self.cap);
+    }
+
+    /// Entries held.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+
+    /// The listed incarnations in capture order (first frame), and how many were left out.
+    pub fn into_sorted(mut self) -> (Vec<(ConnectionInfo, R)>, u64) {
+        self.trim();
+        self.items.sort_by(|(a, _), (b, _)| {
+            a.first_frame.cmp(&b.first_frame).then(a.connection.cmp(&b.connection))
+        });
+        (self.items, self.dropped)
+    }
+}

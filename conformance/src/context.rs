@@ -1,0 +1,60 @@
+//! The per-packet context rule code takes: the frame, the packet, its opcode, and what the
+//! connection model says of its connection. One value instead of loose parameter lists.
+
+use roce_parser::headers::{AethKind, NakCode};
+use roce_parser::opcode::OpcodeInfo;
+use roce_parser::Roce;
+
+use crate::finding::ConnId;
+use crate::psn::Psn;
+use crate::{FrameInfo, Options};
+
+/// One RC/UC/XRC packet, placed in its connection.
+pub(crate) struct Pkt<'a> {
+    pub(crate) frame: &'a FrameInfo,
+    pub(crate) roce: &'a Roce<'a>,
+    pub(crate) info: &'static OpcodeInfo,
+    /// The BTH PSN.
+    pub(crate) psn: Psn,
+    /// The connection of the request stream the packet belongs to.
+    pub(crate) conn: Option<ConnId>,
+    /// The PMTU to judge by, when known.
+    pub(crate) pmtu: Option<u32>,
+    /// The connection's P_Key, when known.
+    pub(crate) pkey: Option<u16>,
+    /// The PSN CM announced for the stream's first request.
+    pub(crate) cm_start: Option<Psn>,
+    pub(crate) opts: &'a Options,
+}
+
+impl Pkt<'_> {
+    pub(crate) fn number(&self) -> u64 {
+        self.frame.number
+    }
+
+    pub(crate) fn ts(&self) -> u64 {
+        self.frame.ts_ns
+    }
+
+    pub(crate) fn payload_len(&self) -> u32 {
+        self.roce.payload_len as u32
+    }
+
+    /// A NAK "PSN sequence error" (the responder saw a PSN after the one it expected).
+    pub(crate) fn seq_nak(&self) -> bool {
+        self.roce.headers.aeth.is_some_and(|a| {
+            a.kind() == AethKind::Nak && NakCode::from_value(a.value()) == NakCode::PsnSequenceError
+        })
+    }
+}
+
+/// A fatal NAK: invalid request, remote access or remote operational error (the responder's
+/// QP goes to the error state).
+pub(crate) fn fatal_nak(r: &Roce<'_>) -> bool {
+    r.headers.aeth.and_then(|a| a.nak_code()).is_some_and(|c| {
+        matches!(
+            c,
+            NakCode::InvalidRequest | NakCode::RemoteAccessError | NakCode::RemoteOperationalError
+        )
+    })
+}

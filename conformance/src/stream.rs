@@ -1,0 +1,144 @@
+//! One request stream of a connection (the requests one QP sends, and the responses that
+//! come back): the requester and responder halves of the reference model, and the evidence
+//! both depend on. A response naming a PSN past every request captured is *held*: it is
+//! capture loss if later requests go beyond it (CAP-GAP), a reordered capture if the request
+//! it names turns up within the reorder window (CAP-REORDER; then it is judged as if it came
+//! in order), and a responder fault (RSP-ACK-RANGE) if the requester's own later requests,
+//! captured in its transmit order, stay below it past the window, or if the responder itself
+//! goes on to answer PSNs below it. A held response that proves a fault changes no state, so
+//! nothing cascades from it.
+
+use crate::context::Pkt;
+use crate::finding::{ConnId, Judge};
+use crate::requester::{Held, Requester};
+use crate::responder::Responder;
+use crate::rules;
+
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Stream {
+    pub(crate) req: Requester,
+    pub(crate) rsp: Responder,
+    held: Option<Held>,
+    /// RSP-NAK-ERROR was reported for this flow's sender.
+    pub(crate) fatal_reported: bool,
+}
+
+impl Stream {
+    pub(crate) fn entries(&self) -> usize {
+        self.req.entries() + self.rsp.entries()
+    }
+
+    /// A request packet of the stream.
+    pub(crate) fn request(&mut self, x: &Pkt<'_>, judge: &mut Judge) {
+        let seen = self.req.on_request(x, judge);
+        self.rsp.on_request(x, seen);
+        if seen.new {
+            self.settle_held(x, judge);
+        }
+    }
+
+    /// A response to the stream's requests.
+    pub(crate) fn response(&mut self, x: &Pkt<'_>, judge: &mut Judge) {
+        let max = self.req.max_psn();
+        let ahead = max.is_some_and(|m| m < x.psn);
+        self.req.on_response(x, ahead);
+        let Some(max) = max else { return };
+        let ev = self.rsp.answer(x, judge);
+        if ahead {
+            if self.held.is_none() {
+                self.held = Some(Held {
+                    psn: x.psn,
+                    frame: x.number(),
+                    ts: x.ts(),
+                    max_then: max,
+                    seq_nak: x.seq_nak(),
+                    aeth: ev,
+                });
+            }
+            return;
+        }
+        if let (Some(h), Some(_)) = (self.held, ev) {
+            if x.psn < h.psn {
+                self.held = None;
+                self.rsp.msn_unknown();
+                let p = x.psn;
+                judge.report(&rules::RSP_ACK_RANGE, &[h.frame, x.number()], x.conn, Some(h.psn), || {
+                    format!(
+                        "response in frame {} names PSN {}, but the requester had sent only up to {}, and the responder's own later response (frame {}) names PSN {p} below it",
+                        h.frame, h.psn, h.max_then, x.number()
+                    )
+                });
+            }
+        }
+        if let Some(ev) = ev {
+            self.rsp.on_ack(ev, x.conn, judge);
+        }
+    }
+
+    /// A new request PSN: settles a held response.
+    fn settle_held(&mut self, x: &Pkt<'_>, judge: &mut Judge) {
+        let Some(h) = self.held else { return };
+        let p = x.psn;
+        if p == h.psn {
+            self.held = None;
+            judge.report(&rules::CAP_REORDER, &[h.frame, x.number()], x.conn, Some(p), || {
+                format!(
+                    "response in frame {} names PSN {p} before the request (frame {}) was captured, {} us later",
+                    h.frame,
+                    x.number(),
+                    x.ts().saturating_sub(h.ts) / 1000
+                )
+            });
+            self.apply_held(x, &h, judge);
+        } else if h.psn < p {
+            // Requests went beyond the PSN named: it was sent, the capture lost it (the jump
+            // was reported as CAP-GAP). What it completed is unknown: no MSN judgement.
+            self.held = None;
+            self.rsp.msn_unknown();
+            self.apply_held(x, &h, judge);
+        } else if x.ts().saturating_sub(h.ts) > x.opts.reorder_window_ns {
+            self.held = None;
+            self.rsp.msn_unknown();
+            judge.report(&rules::RSP_ACK_RANGE, &[h.frame, x.number()], x.conn, Some(h.psn), || {
+                format!(
+                    "response in frame {} names PSN {}, but the requester had sent only up to {} and its later requests (frame {}) continue below it",
+                    h.frame,
+                    h.psn,
+                    h.max_then,
+                    x.number()
+                )
+            });
+        }
+    }
+
+    fn apply_held(&mut self, x: &Pkt<'_>, h: &Held, judge: &mut Judge) {
+        self.req.ahead_confirmed(x, h);
+        if let Some(ev) = h.aeth {
+            self.rsp.on_ack(ev, x.conn, judge);
+        }
+    }
+
+    /// The end of the incarnation: pending evidence becomes findings.
+    pub(crate) fn finish(
+        &mut self,
+        conn: Option<ConnId>,
+        paired: bool,
+        end_ts: u64,
+        ack_timeout_ns: u64,
+        judge: &mut Judge,
+    ) {
+        if let Some(h) = self.held.take() {
+            let missing = (h.psn - h.max_then).max(0) as u64;
+            self.req.missing += missing;
+            judge.report(&rules::CAP_GAP, &[h.frame], conn, Some(h.psn), || {
+                format!(
+                    "response in frame {} acknowledges PSN {}, but requests were captured only up to {}: {missing} request(s) missing from the capture",
+                    h.frame, h.psn, h.max_then
+                )
+            });
+        }
+        if paired {
+            self.rsp.finish(conn, end_ts, ack_timeout_ns, judge);
+        }
+    }
+}
