@@ -46,8 +46,10 @@ pub fn check_file_summary(
     Ok((checker.finish(), summary))
 }
 
+/// `check --format json` (docs/json.md, docs/schema/check.schema.json).
 #[derive(Serialize)]
 struct JsonOut<'a> {
+    schema: &'static str,
     findings: &'a [Finding],
     summary: Summary,
     connections: &'a [roce_conformance::ConnectionReport],
@@ -79,6 +81,7 @@ pub fn run(path: &Path, format: Format, cfg: &Config, opts: Options) -> Result<u
     let res = match format {
         Format::Json => {
             let j = JsonOut {
+                schema: roce_conformance::json::SCHEMA_CHECK,
                 findings: &report.findings,
                 summary: Summary {
                     frames: report.frames,
@@ -293,6 +296,12 @@ pub fn parse_expect(bytes: &[u8]) -> Result<ExpectFile, ExpectError> {
         let position = (e.line() > 0).then(|| (e.line(), e.column()));
         ExpectError { message: format!("not an expect file: {message}"), position }
     })?;
+    if let Some(s) = e.schema.as_deref().filter(|s| *s != roce_conformance::json::SCHEMA_EXPECT) {
+        return Err(invalid(format!(
+            "schema {s:?}: this version reads {:?} expect files",
+            roce_conformance::json::SCHEMA_EXPECT
+        )));
+    }
     if let Some(m) = e.options.pmtu {
         valid_pmtu(m).map_err(|why| invalid(format!("options.pmtu: {why}")))?;
     }
@@ -334,7 +343,8 @@ pub fn to_expect(report: &Report, options: ExpectOptions, description: String) -
         .map(|f| Expected { rule: f.rule.to_string(), frames: f.frames.clone() })
         .collect();
     findings.sort();
-    ExpectFile { description, options, findings }
+    let schema = Some(roce_conformance::json::SCHEMA_EXPECT.to_string());
+    ExpectFile { schema, description, options, findings }
 }
 
 /// Compares actual findings with expected ones; `None` when they agree, else a readable diff.

@@ -1,8 +1,10 @@
 //! `roce.cm` in the JSON output: the MAD of a UD SEND to QP1, with the CM fields the
-//! conformance checker and users need (CM.md).
+//! conformance checker and users need. 64-bit identifiers (transaction ID, service ID, CA
+//! GUID) are `"0x…"` strings, as everywhere in the JSON contract (docs/json.md).
 
 use std::net::IpAddr;
 
+use roce_conformance::json::hex64;
 use roce_parser::cm::{CmMessage, CmPath, Mad};
 use roce_parser::Roce;
 use serde::Serialize;
@@ -12,6 +14,7 @@ pub struct CmJson {
     /// Management class name ("CM", "SubnAdm", ...).
     pub class: &'static str,
     pub method: &'static str,
+    #[serde(serialize_with = "hex64")]
     pub transaction_id: u64,
     /// The MAD header as on the wire (the names above lose unknown codes).
     pub base_version: u8,
@@ -54,6 +57,7 @@ pub struct ReqJson {
     /// The 4-bit path MTU code of the REQ (1 = 256 ... 5 = 4096; others are reserved).
     pub pmtu_code: u8,
     pub transport: &'static str,
+    #[serde(serialize_with = "hex64")]
     pub service_id: u64,
     pub pkey: u16,
     pub retry_count: u8,
@@ -61,6 +65,7 @@ pub struct ReqJson {
     pub responder_resources: u8,
     pub initiator_depth: u8,
     pub local_qkey: u32,
+    #[serde(serialize_with = "hex64")]
     pub local_ca_guid: u64,
     pub local_eecn: u32,
     pub remote_eecn: u32,
@@ -134,6 +139,7 @@ pub struct RepJson {
     pub end_to_end_flow_control: bool,
     pub rnr_retry_count: u8,
     pub srq: bool,
+    #[serde(serialize_with = "hex64")]
     pub local_ca_guid: u64,
 }
 
@@ -165,6 +171,7 @@ pub struct DreqJson {
 pub struct SidrReqJson {
     pub request_id: u32,
     pub pkey: u16,
+    #[serde(serialize_with = "hex64")]
     pub service_id: u64,
 }
 
@@ -173,6 +180,7 @@ pub struct SidrRepJson {
     pub request_id: u32,
     pub status: &'static str,
     pub qpn: u32,
+    #[serde(serialize_with = "hex64")]
     pub service_id: u64,
     pub qkey: u32,
 }

@@ -14,8 +14,8 @@ use roce_parser::{Config, IcrcStatus, Packet, Problem, Roce};
 use serde::Serialize;
 
 use roce_conformance::{
-    BeganBy, Boundary, CmExchange, ConnId, Connections, EndedBy, FlowKey, FrameInfo, ModelOptions,
-    PairedBy, Psn, Retained,
+    CmExchange, ConnectionInfo, Connections, EndedBy, FlowKey, FrameInfo, ModelOptions, Psn,
+    Retained,
 };
 
 use crate::input::{for_each_frame, warn_undecoded, InputError, UndecodedGroup};
@@ -23,6 +23,8 @@ use crate::input::{for_each_frame, warn_undecoded, InputError, UndecodedGroup};
 /// Counters of one direction.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct FlowStats {
+    /// Serialized by the owner ([`Direction`], or the connection's [`ConnectionInfo`]).
+    #[serde(skip)]
     pub packets: u64,
     /// Bytes on the wire (frame lengths).
     pub bytes: u64,
@@ -39,8 +41,10 @@ pub struct FlowStats {
     pub ecn_ce: u64,
     /// Request packets whose PSN is not newer than the highest seen before (go-back-N and
     /// timeout retransmissions, duplicated READs).
-    pub retransmitted_psns: u64,
+    pub retransmissions: u64,
+    #[serde(skip)]
     pub first_ts: u64,
+    #[serde(skip)]
     pub last_ts: u64,
     #[serde(skip)]
     transport: Option<Transport>,
@@ -111,7 +115,7 @@ impl FlowStats {
                 self.requests += 1;
                 let retx = self.max_req_psn.is_some_and(|m| psn <= m);
                 if retx {
-                    self.retransmitted_psns += 1;
+                    self.retransmissions += 1;
                 } else {
                     self.max_req_psn = Some(psn);
                     self.new_payload += r.payload_len as u64;
@@ -153,7 +157,7 @@ impl FlowStats {
         self.rnr_naks += o.rnr_naks;
         self.cnps += o.cnps;
         self.ecn_ce += o.ecn_ce;
-        self.retransmitted_psns += o.retransmitted_psns;
+        self.retransmissions += o.retransmissions;
         self.last_ts = self.last_ts.max(o.last_ts);
         self.new_payload += o.new_payload;
     }
@@ -273,13 +277,7 @@ impl Stats {
                     0.0
                 };
                 Connection {
-                    connection: info.connection,
-                    transport: info.transport,
-                    paired_by: info.paired_by.map(PairedBy::as_str),
-                    began: info.began,
-                    ended: info.ended,
-                    first_frame: info.first_frame,
-                    last_frame: info.last_frame,
+                    info,
                     total,
                     duration_ns,
                     goodput_bps,
@@ -289,13 +287,16 @@ impl Stats {
                             src: k.src,
                             dst: k.dst,
                             dest_qp: k.dest_qp,
+                            packets: stats.packets,
+                            first_ts: stats.first_ts,
+                            last_ts: stats.last_ts,
                             stats,
                         })
                         .collect(),
                 }
             })
             .collect();
-        out.sort_by_key(|c| (std::cmp::Reverse(c.total.packets), c.first_frame));
+        out.sort_by_key(|c| (std::cmp::Reverse(c.total.packets), c.info.first_frame));
         (out, not_listed)
     }
 
@@ -316,12 +317,12 @@ impl Stats {
         v
     }
 
-    fn problem_counts(&self) -> Vec<(&'static str, u64)> {
+    fn problem_counts(&self) -> Vec<(Problem, u64)> {
         Problem::ALL
             .iter()
             .filter_map(|p| {
                 let n = *self.problems.get((*p as u32).trailing_zeros() as usize)?;
-                (n > 0).then_some((p.message(), n))
+                (n > 0).then_some((*p, n))
             })
             .collect()
     }
@@ -337,21 +338,22 @@ pub struct Direction {
     pub src: IpAddr,
     pub dst: IpAddr,
     pub dest_qp: u32,
+    pub packets: u64,
+    #[serde(serialize_with = "roce_conformance::json::ts")]
+    pub first_ts: u64,
+    #[serde(serialize_with = "roce_conformance::json::ts")]
+    pub last_ts: u64,
     #[serde(flatten)]
     pub stats: FlowStats,
 }
 
-/// A connection incarnation (or a single direction when its partner was not identified).
+/// A connection incarnation (or a single direction when its partner was not identified):
+/// the connection model's description, the same object `check --format json` lists, then
+/// the counters of `stats`.
 #[derive(Debug, Serialize)]
 pub struct Connection {
-    pub connection: ConnId,
-    pub transport: &'static str,
-    /// "cm" (REQ/REP named both QPNs), "psn" (responses echo request PSNs), or null.
-    pub paired_by: Option<&'static str>,
-    pub began: Boundary<BeganBy>,
-    pub ended: Boundary<EndedBy>,
-    pub first_frame: u64,
-    pub last_frame: u64,
+    #[serde(flatten)]
+    pub info: ConnectionInfo,
     #[serde(flatten)]
     pub total: FlowStats,
     pub duration_ns: u64,
@@ -360,9 +362,10 @@ pub struct Connection {
     pub directions: Vec<Direction>,
 }
 
-/// `stats --format json`.
+/// `stats --format json` (docs/json.md, docs/schema/stats.schema.json).
 #[derive(Serialize)]
 struct StatsJson<'a> {
+    schema: &'static str,
     frames: u64,
     roce_frames: u64,
     rocev2_frames: u64,
@@ -373,13 +376,21 @@ struct StatsJson<'a> {
     undecoded: &'a [UndecodedGroup],
     icrc: IcrcCounts,
     opcodes: BTreeMap<&'static str, u64>,
-    problems: BTreeMap<&'static str, u64>,
+    /// Frames with each problem, in the problems' order.
+    problems: Vec<ProblemCount>,
     duration_ns: u64,
     connections: Vec<Connection>,
     #[serde(skip_serializing_if = "is_zero")]
     connections_not_listed: u64,
     cm_connections: &'a [CmExchange],
     warnings: &'a [String],
+}
+
+#[derive(Serialize)]
+struct ProblemCount {
+    code: &'static str,
+    message: &'static str,
+    frames: u64,
 }
 
 #[derive(Serialize)]
@@ -419,6 +430,7 @@ pub fn run(
     let res = match format {
         Format::Json => {
             let j = StatsJson {
+                schema: roce_conformance::json::SCHEMA_STATS,
                 frames: stats.frames,
                 roce_frames: stats.roce_frames(),
                 rocev2_frames: stats.roce_v2,
@@ -432,7 +444,11 @@ pub fn run(
                     not_checked: stats.icrc[3],
                 },
                 opcodes: stats.opcode_histogram().into_iter().collect(),
-                problems: stats.problem_counts().into_iter().collect(),
+                problems: stats
+                    .problem_counts()
+                    .into_iter()
+                    .map(|(p, n)| ProblemCount { code: p.code(), message: p.message(), frames: n })
+                    .collect(),
                 duration_ns: stats.last_ts.saturating_sub(stats.first_ts.unwrap_or(0)),
                 connections,
                 connections_not_listed: not_listed,
@@ -483,8 +499,8 @@ fn text_report(
     let problems = s.problem_counts();
     if !problems.is_empty() {
         let _ = writeln!(t, "\nProblems (frames)");
-        for (name, n) in problems {
-            let _ = writeln!(t, "  {name:<70} {n:>8}");
+        for (p, n) in problems {
+            let _ = writeln!(t, "  {:<70} {n:>8}", p.message());
         }
     }
     let _ = writeln!(t, "\nConnections ({})", conns.len());
@@ -492,14 +508,16 @@ fn text_report(
         let _ = writeln!(t, "  ({not_listed} more, with fewer packets, counted but not listed)");
     }
     for c in conns {
-        let how =
-            c.paired_by.map_or("one direction seen".to_string(), |h| format!("paired by {h}"));
-        let _ = writeln!(t, "  {}  {}  ({how})", c.connection, c.transport);
-        if !c.began.why.is_empty() {
-            let _ = writeln!(t, "    began: {}", c.began.why);
+        let c_info = &c.info;
+        let how = c_info
+            .paired_by
+            .map_or("one direction seen".to_string(), |h| format!("paired by {}", h.as_str()));
+        let _ = writeln!(t, "  {}  {}  ({how})", c_info.connection, c_info.transport);
+        if !c_info.began.why.is_empty() {
+            let _ = writeln!(t, "    began: {}", c_info.began.why);
         }
-        if c.ended.how != EndedBy::CaptureEnd {
-            let _ = writeln!(t, "    ended: {}", c.ended.why);
+        if c_info.ended.how != EndedBy::CaptureEnd {
+            let _ = writeln!(t, "    ended: {}", c_info.ended.why);
         }
         let x = &c.total;
         let _ = writeln!(
@@ -514,7 +532,7 @@ fn text_report(
             x.rnr_naks,
             x.cnps,
             x.ecn_ce,
-            x.retransmitted_psns
+            x.retransmissions
         );
         if x.naks.total() > 0 {
             let n = &x.naks;

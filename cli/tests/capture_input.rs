@@ -252,7 +252,8 @@ fn frames_without_a_network_layer_carry_a_typed_reason() {
         let out = run(&["dissect", "--format", "jsonl", path.to_str().unwrap()]);
         let line: Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(line["frame"], 1);
-        assert_eq!(line["error"], want.to_string());
+        assert_eq!(line["undecoded"]["message"], want.to_string());
+        assert_eq!(line["undecoded"]["reason"], want.reason());
         std::fs::remove_file(&path).unwrap();
     }
     assert_eq!(

@@ -136,13 +136,21 @@ fn every_output_gives_the_reason() {
         assert!(trees[i].contains(&format!("Problem: {msg}")), "tree {i}: {}", trees[i]);
         let o = &objs[i];
         assert_eq!(o["roce"].is_object(), *is_roce, "{o}");
-        let problems = if *is_roce { &o["roce"]["problems"] } else { &o["problems"] };
-        let listed: Vec<&str> =
-            problems.as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
-        assert!(listed.contains(&msg), "json {i}: {o}");
+        // Problems by stable code, with their sentence.
+        let listed: Vec<&str> = o["problems"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| {
+                let code = v["code"].as_str().unwrap();
+                assert_eq!(v["message"], Problem::from_code(code).unwrap().message(), "{o}");
+                code
+            })
+            .collect();
+        assert!(listed.contains(&problem.code()), "json {i}: {o}");
         // Nothing here is a truncated capture or a bad ICRC.
         for wrong in [Problem::Truncated, Problem::IcrcBad] {
-            assert!(!listed.contains(&wrong.message()), "json {i}: {o}");
+            assert!(!listed.contains(&wrong.code()), "json {i}: {o}");
             assert!(!lines[i].contains(wrong.message()), "line {i}: {}", lines[i]);
         }
     }

@@ -65,5 +65,10 @@ fn stats_over_200k_qps_stays_within_the_cap() {
         u64::from(QPS),
         "every connection listed or counted"
     );
-    assert!(conns.iter().all(|c| c.paired_by == Some("psn") && c.total.packets == 2));
+    assert!(
+        conns
+            .iter()
+            .all(|c| c.info.paired_by == Some(roce_conformance::PairedBy::Psn)
+                && c.total.packets == 2)
+    );
 }

@@ -35,7 +35,7 @@
 //! where they are; `ROCE_TSHARK_DUMP=FILE` writes every disagreement, explained or not, there.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::fmt;
 use std::fs;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
@@ -926,11 +926,16 @@ fn t_mac(s: &str) -> Option<V> {
     Some(V::S(s.to_ascii_lowercase()))
 }
 
-/// A JSON number or boolean as a number.
+/// A JSON number, boolean or `"0x…"` 64-bit identifier (the JSON contract) as a number.
 fn j_num(v: &Value) -> Option<V> {
+    j_u64(v).map(V::N)
+}
+
+fn j_u64(v: &Value) -> Option<u64> {
     match v {
-        Value::Number(n) => n.as_u64().map(V::N),
-        Value::Bool(b) => Some(V::N(u64::from(*b))),
+        Value::Number(n) => n.as_u64(),
+        Value::Bool(b) => Some(u64::from(*b)),
+        Value::String(s) if s.len() == 18 => u64::from_str_radix(s.strip_prefix("0x")?, 16).ok(),
         _ => None,
     }
 }
@@ -955,11 +960,7 @@ fn at<'a>(v: &'a Value, path: &str) -> Option<&'a Value> {
 }
 
 fn num_at(v: &Value, path: &str) -> Option<u64> {
-    at(v, path).and_then(|x| match x {
-        Value::Number(n) => n.as_u64(),
-        Value::Bool(b) => Some(u64::from(*b)),
-        _ => None,
-    })
+    at(v, path).and_then(j_u64)
 }
 
 fn str_at<'a>(v: &'a Value, path: &str) -> Option<&'a str> {
@@ -1085,6 +1086,8 @@ struct Stats {
     payload_taken: u64,
     /// Per field (our name): (compared, agreed).
     by_field: BTreeMap<String, (u64, u64)>,
+    /// Our field name -> the tshark fields it was compared with.
+    mapping: BTreeMap<String, BTreeSet<String>>,
     disagreements: Vec<Disagreement>,
     /// The disagreements a fault explains, for ROCE_TSHARK_DUMP.
     excused: Vec<(Fault, Disagreement)>,
@@ -1098,6 +1101,8 @@ struct Cmp<'a> {
     /// Fields compared, by our name.
     names: Vec<String>,
     diffs: Vec<Diff>,
+    /// Our field name -> the tshark fields it was compared with (docs/json.md's table).
+    mapping: &'a mut BTreeMap<String, BTreeSet<String>>,
 }
 
 /// Which occurrences of a tshark field count.
@@ -1139,6 +1144,7 @@ impl<'a> Cmp<'a> {
         }
         self.fields += 1;
         self.names.push(name.to_string());
+        self.map(name, tfield);
         let agree = ours.is_some() && !ts.is_empty() && ts.iter().all(|s| parse(s) == ours);
         if !agree {
             self.diffs.push(Diff {
@@ -1153,16 +1159,24 @@ impl<'a> Cmp<'a> {
     /// `tfields` one field after the other, numbers.
     fn cmp_list(&mut self, name: &str, tfields: &[&str], ours: Vec<V>) {
         let ts: Vec<String> = tfields.iter().flat_map(|f| self.t(f).iter().cloned()).collect();
-        self.cmp_values(name, ts, ours);
+        self.cmp_values(name, &tfields.join(", "), ts, ours);
+    }
+
+    /// Records that our `name` was compared with tshark's `tfield`.
+    fn map(&mut self, name: &str, tfield: &str) {
+        if !self.mapping.get(name).is_some_and(|s| s.contains(tfield)) {
+            self.mapping.entry(name.to_string()).or_default().insert(tfield.to_string());
+        }
     }
 
     /// Compares tshark's numbers `ts` with `ours`, in order.
-    fn cmp_values(&mut self, name: &str, ts: Vec<String>, ours: Vec<V>) {
+    fn cmp_values(&mut self, name: &str, tfields: &str, ts: Vec<String>, ours: Vec<V>) {
         if ours.is_empty() && ts.is_empty() {
             return;
         }
         self.fields += 1;
         self.names.push(name.to_string());
+        self.map(name, tfields);
         let parsed: Vec<Option<V>> = ts.iter().map(|s| t_num(s)).collect();
         let ours_opt: Vec<Option<V>> = ours.iter().cloned().map(Some).collect();
         if parsed != ours_opt {
@@ -1192,8 +1206,8 @@ fn compare_frame(c: &mut Cmp<'_>, o: &Value) {
     // The frame.
     c.num("frame.len", "frame.len", o, "len");
     c.num("frame.caplen", "frame.cap_len", o, "caplen");
-    let ts =
-        num_at(o, "ts").map(|ns| V::S(format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000)));
+    // Both write decimal seconds with nine digits (ours as a string: the JSON contract).
+    let ts = str_at(o, "ts").map(|s| V::S(s.to_string()));
     c.cmp("frame.ts", "frame.time_epoch", ts, |s| Some(V::S(s.to_string())), Occ::First);
 
     // Ethernet and VLAN tags. Our `eth.ethertype` is the type after the tags.
@@ -1228,7 +1242,12 @@ fn compare_frame(c: &mut Cmp<'_>, o: &Value) {
         let mut chain: Vec<String> = eth_type.into_iter().collect();
         chain.extend(c.t("ieee8021ah.etype").iter().cloned());
         chain.extend(c.t("vlan.etype").iter().cloned());
-        c.cmp_values("eth.type+vlan.tpid", chain, ours);
+        c.cmp_values(
+            "eth.type+vlan.tpid",
+            "eth.type (eth.len), ieee8021ah.etype, vlan.etype",
+            chain,
+            ours,
+        );
     }
 
     // IP and UDP (the outer headers: first occurrences).
@@ -1287,7 +1306,12 @@ fn compare_frame(c: &mut Cmp<'_>, o: &Value) {
                 .find(|v| !matches!(v.as_str(), "0" | "43" | "44" | "60"))
                 .cloned();
             let ours = at(o, "ip.protocol").and_then(j_num);
-            c.cmp_values("ip.protocol", upper.into_iter().collect(), ours.into_iter().collect());
+            c.cmp_values(
+                "ip.protocol",
+                "the first of ipv6.nxt, ipv6.{hopopts,dstopts,routing,fraghdr}.nxt that is no extension header",
+                upper.into_iter().collect(),
+                ours.into_iter().collect(),
+            );
         }
         _ => {}
     }
@@ -1317,7 +1341,7 @@ fn compare_frame(c: &mut Cmp<'_>, o: &Value) {
     // BTH.
     c.num("bth.opcode", "infiniband.bth.opcode", r, "bth.opcode");
     c.num("bth.se", "infiniband.bth.se", r, "bth.se");
-    c.num("bth.m", "infiniband.bth.m", r, "bth.m");
+    c.num("bth.migreq", "infiniband.bth.m", r, "bth.migreq");
     c.num("bth.padcnt", "infiniband.bth.padcnt", r, "bth.padcnt");
     c.num("bth.tver", "infiniband.bth.tver", r, "bth.tver");
     c.num("bth.pkey", "infiniband.bth.p_key", r, "bth.pkey");
@@ -1334,7 +1358,7 @@ fn compare_frame(c: &mut Cmp<'_>, o: &Value) {
         |s| u8::from_str_radix(s, 16).ok().map(|b| V::N(u64::from(b))),
         Occ::First,
     );
-    c.num("bth.dqpn", "infiniband.bth.destqp", r, "bth.dqpn");
+    c.num("bth.dest_qp", "infiniband.bth.destqp", r, "bth.dest_qp");
     c.num("bth.ackreq", "infiniband.bth.a", r, "bth.ackreq");
     c.num("bth.resv7", "infiniband.bth.reserved7", r, "bth.resv7");
     c.num("bth.psn", "infiniband.bth.psn", r, "bth.psn");
@@ -1342,7 +1366,7 @@ fn compare_frame(c: &mut Cmp<'_>, o: &Value) {
     // Extended headers.
     c.num("rdeth.eecnxt", "infiniband.rdeth.eecnxt", r, "rdeth.eecnxt");
     c.num("deth.qkey", "infiniband.deth.q_key", r, "deth.qkey");
-    c.num("deth.srcqp", "infiniband.deth.srcqp", r, "deth.srcqp");
+    c.num("deth.src_qp", "infiniband.deth.srcqp", r, "deth.src_qp");
     // tshark files the AtomicETH VA and R_Key under the RETH fields.
     let (va, rkey) = if at(r, "atomiceth").is_some() {
         ("atomiceth.va", "atomiceth.rkey")
@@ -1351,7 +1375,7 @@ fn compare_frame(c: &mut Cmp<'_>, o: &Value) {
     };
     c.num(va, "infiniband.reth.va", r, va);
     c.num(rkey, "infiniband.reth.r_key", r, rkey);
-    c.num("reth.dmalen", "infiniband.reth.dmalen", r, "reth.dmalen");
+    c.num("reth.dma_len", "infiniband.reth.dmalen", r, "reth.dma_len");
     c.num("atomiceth.swap_add", "infiniband.atomiceth.swapdt", r, "atomiceth.swap_add");
     c.num("atomiceth.compare", "infiniband.atomiceth.cmpdt", r, "atomiceth.compare");
     c.num("aeth.syndrome", "infiniband.aeth.syndrome", r, "aeth.syndrome");
@@ -1371,7 +1395,12 @@ fn compare_frame(c: &mut Cmp<'_>, o: &Value) {
         .flat_map(|f| c.t(&format!("infiniband.aeth.syndrome.{f}")).iter().cloned())
         .collect();
     let ours = at(r, "aeth.value").and_then(j_num);
-    c.cmp_values("aeth.value", value, ours.into_iter().collect());
+    c.cmp_values(
+        "aeth.value",
+        "infiniband.aeth.syndrome.{credit_count,timer,error_code,reserved_value}",
+        value,
+        ours.into_iter().collect(),
+    );
     c.num("atomicacketh.orig", "infiniband.atomicacketh.origremdt", r, "atomicacketh.orig");
     c.cmp(
         "immdt.data",
@@ -1803,9 +1832,10 @@ fn classify(c: &Cmp<'_>, o: &Value, port: u16, d: &Diff) -> Option<Fault> {
     // the payload length of the headers where tshark counts the captured bytes less four.
     let truncated = str_at(r, "icrc.status") == Some("unverifiable")
         && num_at(o, "caplen") == num_at(o, "len")
-        && at(r, "problems")
+        && (at(o, "problems")
             .and_then(Value::as_array)
-            .is_some_and(|p| p.iter().any(|x| x.as_str().is_some_and(|s| s.contains("truncated"))));
+            .is_some_and(|p| p.iter().any(|x| x["code"] == "truncated"))
+            || str_at(o, "stop.kind") == Some("truncated"));
     if truncated {
         match d.field.as_str() {
             "icrc.value" if d.ours.is_none() && d.tshark.is_some() => {
@@ -1851,14 +1881,21 @@ fn compare_capture(cap: &Cap, runs: &Runs, idx: &HashMap<&'static str, usize>) -
     }
     for (row, o) in runs.tshark.iter().zip(&runs.ours) {
         let frame = num_at(o, "frame").unwrap_or(0);
-        let mut c = Cmp { row, idx, fields: 0, names: Vec::new(), diffs: Vec::new() };
+        let mut c = Cmp {
+            row,
+            idx,
+            fields: 0,
+            names: Vec::new(),
+            diffs: Vec::new(),
+            mapping: &mut st.mapping,
+        };
         let tframe = c.t("frame.number").first().cloned().unwrap_or_default();
         assert_eq!(tframe, frame.to_string(), "{}: frames out of step", cap.name);
         if c.has("infiniband.bth.opcode") {
             st.ib_frames += 1;
         }
         // Native InfiniBand (ERF): we say so and decode nothing; not compared.
-        if str_at(o, "error").is_some_and(|e| e.contains("ERF")) {
+        if str_at(o, "undecoded.message").is_some_and(|e| e.contains("ERF")) {
             st.native_ib += 1;
             continue;
         }
@@ -1991,6 +2028,9 @@ fn dissect_agrees_with_tshark_on_every_capture() {
             e.0 += n;
             e.1 += a;
         }
+        for (k, v) in st.mapping {
+            total.mapping.entry(k).or_default().extend(v);
+        }
         failures.extend(st.disagreements);
         excused.extend(st.excused);
     }
@@ -2020,6 +2060,7 @@ fn dissect_agrees_with_tshark_on_every_capture() {
             total.native_ib
         );
     }
+    check_mapping_table(&total.mapping);
     if let Some(path) = std::env::var_os("ROCE_TSHARK_DUMP") {
         let mut all: Vec<String> = failures.iter().map(|d| format!("UNEXPLAINED {d}")).collect();
         all.extend(excused.iter().map(|(f, d)| format!("{f:?} {d}")));
@@ -2103,7 +2144,7 @@ fn crossover(name: &str, frames: &[Value]) -> Crossover {
             let first = frames.iter().find(|o| {
                 num_at(o, "frame").unwrap() > rep_frame
                     && is_rc_uc_request(o)
-                    && num_at(o, "roce.bth.dqpn") == qpn
+                    && num_at(o, "roce.bth.dest_qp") == qpn
                     && l3(o, "dst") == host
             });
             match first {
@@ -2177,5 +2218,41 @@ fn cm_starting_psns_cross_over_on_the_traffic_that_follows() {
     // The real captures hold the CM exchanges (their skip was reported by all_captures).
     if real::configured().is_ok_and(|d| d.is_some()) {
         assert!(total.pairs >= 10 && total.sides_checked >= 10, "too few CM exchanges checked");
+    }
+}
+
+/// docs/json.md's table of our field names and tshark's is the list of comparisons this
+/// test made, so it cannot drift: regenerate with `ROCE_INSPECT_BLESS=1`.
+fn check_mapping_table(mapping: &BTreeMap<String, BTreeSet<String>>) {
+    const BEGIN: &str = "<!-- tshark-map:begin (generated by cli/tests/tshark.rs) -->\n";
+    const END: &str = "<!-- tshark-map:end -->";
+    let frame_level = ["eth.", "vlan.", "ip.", "udp."];
+    let mut table = String::from("| roce-inspect | tshark 4.0 |\n|---|---|\n");
+    for (ours, theirs) in mapping {
+        let name = if let Some(member) = ours.strip_prefix("frame.") {
+            member.to_string()
+        } else if frame_level.iter().any(|p| ours.starts_with(p)) {
+            ours.clone()
+        } else {
+            format!("roce.{ours}")
+        };
+        let theirs: Vec<String> = theirs.iter().map(|t| format!("`{t}`")).collect();
+        table += &format!("| `{name}` | {} |\n", theirs.join(" or "));
+    }
+    let path = project_root().join("docs/json.md");
+    let doc = fs::read_to_string(&path).unwrap();
+    let (Some(b), Some(e)) = (doc.find(BEGIN), doc.find(END)) else {
+        panic!("docs/json.md lacks the markers {BEGIN:?} .. {END:?}");
+    };
+    let current = &doc[b + BEGIN.len()..e];
+    if current != table {
+        if std::env::var_os("ROCE_INSPECT_BLESS").is_some() {
+            fs::write(&path, format!("{}{table}{}", &doc[..b + BEGIN.len()], &doc[e..])).unwrap();
+        } else {
+            panic!(
+                "docs/json.md's tshark table is not what this test compares: regenerate it with \
+                 ROCE_INSPECT_BLESS=1 cargo test -p roce-inspect --test tshark\n{table}"
+            );
+        }
     }
 }

@@ -37,6 +37,7 @@ mod connections;
 mod context;
 mod finding;
 pub mod hash;
+pub mod json;
 mod options;
 mod packet_rules;
 mod psn;

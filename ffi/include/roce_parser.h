@@ -1084,6 +1084,14 @@ const char *roce_opcode_name(uint8_t opcode);
 const char *roce_problem_str(uint32_t bit);
 
 /**
+ * The stable code of one problem bit: "pad_nonzero" for `ROCE_PROBLEM_PAD_NONZERO`, the
+ * constant's suffix in lower case, and the `problems[].code` of the JSON output; "unknown"
+ * when `bit` is not exactly one known bit. Never NULL. Match on codes (or bits), never on
+ * `roce_problem_str()`'s text, which may be reworded.
+ */
+const char *roce_problem_code(uint32_t bit);
+
+/**
  * The name of a `ROCE_LAYER_*` value ("IPv4", "BTH", "AETH", ...); "none" for
  * `ROCE_LAYER_NONE`, "unknown layer" for other values. Never NULL.
  */

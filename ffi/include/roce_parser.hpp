@@ -197,6 +197,10 @@ inline const char *to_string(ext_header h) noexcept {
 inline const char *to_string(problem p) noexcept {
     return roce_problem_str(static_cast<std::uint32_t>(p));
 }
+/// The problem's stable code ("pad_nonzero"), as in the JSON output. Never NULL.
+inline const char *code(problem p) noexcept {
+    return roce_problem_code(static_cast<std::uint32_t>(p));
+}
 /// The opcode's name from the parser's table ("RC_SEND_ONLY", "CNP", ...). Never NULL.
 inline const char *opcode_name(std::uint8_t opcode) noexcept { return roce_opcode_name(opcode); }
 /// The library's version, "MAJOR.MINOR.PATCH".

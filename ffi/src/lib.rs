@@ -1180,6 +1180,35 @@ pub extern "C" fn roce_problem_str(bit: u32) -> *const c_char {
     }
 }
 
+/// The stable code of one problem bit: "pad_nonzero" for `ROCE_PROBLEM_PAD_NONZERO`, the
+/// constant's suffix in lower case, and the `problems[].code` of the JSON output; "unknown"
+/// when `bit` is not exactly one known bit. Never NULL. Match on codes (or bits), never on
+/// `roce_problem_str()`'s text, which may be reworded.
+#[no_mangle]
+pub extern "C" fn roce_problem_code(bit: u32) -> *const c_char {
+    match Problem::ALL.iter().find(|p| **p as u32 == bit) {
+        Some(p) => problem_code_cstr(*p).as_ptr(),
+        None => c"unknown".as_ptr(),
+    }
+}
+
+fn problem_code_cstr(p: Problem) -> &'static CStr {
+    macro_rules! code {
+        ($($v:ident)*) => {
+            match p {
+                $(Problem::$v => const_cstr!(Problem::$v.code()),)*
+            }
+        };
+    }
+    code!(
+        TverNonZero PadCntInconsistent PadNonZero UnexpectedPayload AtomicWriteLength
+        UdpLengthMismatch IpLengthMismatch Truncated ReservedBits ReservedOpcode VendorOpcode
+        ShortForOpcode CnpLength CnpBecnClear CnpPsnNonZero RdLayoutMismatch Qp1QKey
+        Ipv4Checksum IpFragment MadTruncated MadUnknownVersion MadUnknownAttribute IcrcBad
+        GrhNextHeader ShortForBth ShortForIcrc IpHeaderLength TooManyVlanTags Ipv6ExtensionChain
+    )
+}
+
 fn problem_cstr(p: Problem) -> &'static CStr {
     macro_rules! msg {
         ($($v:ident)*) => {

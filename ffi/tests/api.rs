@@ -92,12 +92,15 @@ fn problem_constants_are_the_parser_bits() {
     for (bit, p) in table {
         assert_eq!(bit, p as u32, "{p:?}");
         assert_eq!(s(roce_problem_str(bit)), p.message());
+        assert_eq!(s(roce_problem_code(bit)), p.code());
         all |= bit;
     }
     assert_eq!(all, ROCE_PROBLEM_ALL);
     assert_eq!(s(roce_problem_str(0)), "unknown problem");
     assert_eq!(s(roce_problem_str(3)), "unknown problem");
     assert_eq!(s(roce_problem_str(1 << 31)), "unknown problem");
+    assert_eq!(s(roce_problem_code(0)), "unknown");
+    assert_eq!(s(roce_problem_code(3)), "unknown");
 }
 
 #[test]

@@ -57,6 +57,7 @@ fn header_declares_the_whole_api() {
         "const char *roce_status_str(int status);",
         "const char *roce_opcode_name(uint8_t opcode);",
         "const char *roce_problem_str(uint32_t bit);",
+        "const char *roce_problem_code(uint32_t bit);",
         "const char *roce_layer_name(uint8_t layer);",
         "const char *roce_parser_version(void);",
         "typedef struct roce_packet {",
@@ -67,5 +68,17 @@ fn header_declares_the_whole_api() {
         "extern \"C\" {",
     ] {
         assert!(h.contains(name), "the generated header lacks `{name}`");
+    }
+}
+
+/// The C constant of each problem is its stable code in upper case (`pad_nonzero` is
+/// `ROCE_PROBLEM_PAD_NONZERO`), with the problem's bit: one vocabulary for C and JSON.
+#[test]
+fn problem_constants_are_the_json_codes() {
+    let h = generate();
+    for p in roce_parser::Problem::ALL {
+        let bit = (*p as u32).trailing_zeros();
+        let line = format!("#define ROCE_PROBLEM_{} (1 << {bit})", p.code().to_uppercase());
+        assert!(h.contains(&line), "the header lacks `{line}` for {p:?}");
     }
 }

@@ -91,6 +91,17 @@ pub struct Error {
     pub available: usize,
 }
 
+impl ErrorKind {
+    /// The stable code of the kind (the JSON contract's `stop.kind`).
+    pub const fn code(self) -> &'static str {
+        match self {
+            ErrorKind::Truncated => "truncated",
+            ErrorKind::Malformed(_) => "malformed",
+            ErrorKind::BufferTooSmall => "buffer_too_small",
+        }
+    }
+}
+
 impl Error {
     /// The input ends before a `needed`-byte header at `offset`.
     pub const fn truncated(layer: Layer, offset: usize, needed: usize, available: usize) -> Self {

@@ -1,4 +1,5 @@
-//! The JSON contract of `dissect --format json|jsonl` (DESIGN.md), written by hand: one
+//! The JSON contract of `dissect --format json|jsonl` (docs/json.md, schema
+//! docs/schema/frame.schema.json), written by hand: one
 //! function per object below, keys in contract order, straight into a reusable buffer. With
 //! serde_json (derived structs) 60% of `dissect --format jsonl` went to escaping the
 //! constant keys byte by byte and to ~200 small writes per frame (BENCHMARKS.md); here keys
@@ -8,10 +9,11 @@
 use std::io::Write;
 use std::net::IpAddr;
 
+use roce_conformance::json::{write_hex64, write_ts, SCHEMA_FRAME};
 use roce_parser::headers::AethRepr;
-use roce_parser::{IcrcStatus, Packet, Roce};
+use roce_parser::{Error, IcrcStatus, Packet, Roce};
 
-use crate::input::Decoded;
+use crate::input::{Decoded, Undecoded};
 
 /// A JSON object being written: commas between members, `close` writes the brace.
 struct Obj<'o> {
@@ -56,6 +58,20 @@ impl<'o> Obj<'o> {
                 self
             }
         }
+    }
+
+    /// A 64-bit identifier as a `"0x…"` string (the JSON contract: exact in every reader).
+    #[inline(always)]
+    fn hex64(&mut self, key: &str, v: u64) -> &mut Self {
+        write_hex64(self.key(key), v);
+        self
+    }
+
+    /// A timestamp in ns since the epoch as a `"SECONDS.NANOSECONDS"` string.
+    #[inline(always)]
+    fn ts(&mut self, key: &str, ns: u64) -> &mut Self {
+        write_ts(self.key(key), ns);
+        self
     }
 
     #[inline(always)]
@@ -157,7 +173,8 @@ fn mac(out: &mut Vec<u8>, m: &[u8; 6]) {
 pub fn write_frame(out: &mut Vec<u8>, d: &Decoded<'_>) {
     let f = &d.frame;
     let mut o = Obj::open(out);
-    o.int("frame", f.number).int("ts", f.ts_ns).int("caplen", f.caplen).int("len", f.len);
+    o.str("schema", SCHEMA_FRAME);
+    o.int("frame", f.number).ts("ts", f.ts_ns).int("caplen", f.caplen).int("len", f.len);
     let p = d.packet.as_ref().ok();
     o.with("eth", |out| match p.and_then(|p| p.eth) {
         Some(e) => {
@@ -167,10 +184,10 @@ pub fn write_frame(out: &mut Vec<u8>, d: &Decoded<'_>) {
         }
         None => out.extend_from_slice(b"null"),
     });
-    if let Some(p) = p.filter(|p| p.vlans.iter().any(Option::is_some)) {
+    {
         o.with("vlan", |out| {
             out.push(b'[');
-            for (i, t) in p.vlans.iter().flatten().enumerate() {
+            for (i, t) in p.iter().flat_map(|p| p.vlans.iter().flatten()).enumerate() {
                 if i > 0 {
                     out.push(b',');
                 }
@@ -199,23 +216,36 @@ pub fn write_frame(out: &mut Vec<u8>, d: &Decoded<'_>) {
         }
         None => out.extend_from_slice(b"null"),
     });
-    o.with("roce", |out| match p.and_then(|p| p.roce.as_ref().map(|r| (r, p))) {
-        Some((r, p)) => write_roce(out, r, p),
+    o.with("roce", |out| match p.and_then(|p| p.roce.as_ref()) {
+        Some(r) => write_roce(out, r),
         None => out.extend_from_slice(b"null"),
     });
-    // A packet that is not RoCE says why decoding stopped where it did (RoCE packets carry
-    // their problems in the `roce` object).
-    if let Some(p) = p.filter(|p| p.roce.is_none() && (!p.problems.is_empty() || p.stop.is_some()))
-    {
-        o.with("problems", |out| write_problems(out, p));
-    }
-    if let Err(e) = &d.packet {
-        o.str("error", &e.to_string());
-    }
+    // Every frame: what was found wrong (codes and sentences), and where decoding stopped
+    // when it stopped early (the error of a frame whose outermost layer failed, or the
+    // layer after which a decoded packet could not be followed further).
+    o.with("problems", |out| write_problems(out, p));
+    let stop = match &d.packet {
+        Ok(p) => p.stop.as_ref(),
+        Err(Undecoded::Ethernet(e)) | Err(Undecoded::Network { stop: Some(e), .. }) => Some(e),
+        Err(_) => None,
+    };
+    o.with("stop", |out| match stop {
+        Some(e) => write_stop(out, e),
+        None => out.extend_from_slice(b"null"),
+    });
+    // A frame the parser could not be handed (link layer) or that holds no network layer
+    // it decodes: the reason (a short stable phrase) and the message in full.
+    o.with("undecoded", |out| match &d.packet {
+        Err(u) => {
+            let mut u_o = Obj::open(out);
+            u_o.str("reason", u.reason()).str("message", &u.to_string()).close();
+        }
+        Ok(_) => out.extend_from_slice(b"null"),
+    });
     o.close();
 }
 
-fn write_roce(out: &mut Vec<u8>, r: &Roce<'_>, p: &Packet<'_>) {
+fn write_roce(out: &mut Vec<u8>, r: &Roce<'_>) {
     let h = &r.headers;
     let b = &r.bth;
     let mut o = Obj::open(out);
@@ -232,8 +262,9 @@ fn write_roce(out: &mut Vec<u8>, r: &Roce<'_>, p: &Packet<'_>) {
     o.with("bth", |out| {
         let mut b_o = Obj::open(out);
         b_o.int("opcode", b.opcode).str("opcode_name", r.opcode_name()).bool("se", b.se);
-        b_o.bool("m", b.migreq).int("padcnt", b.padcnt).int("tver", b.tver).int("pkey", b.pkey);
-        b_o.bool("fecn", b.fecn).bool("becn", b.becn).int("dqpn", b.dest_qp);
+        b_o.bool("migreq", b.migreq).int("padcnt", b.padcnt).int("tver", b.tver);
+        b_o.int("pkey", b.pkey).bool("fecn", b.fecn).bool("becn", b.becn);
+        b_o.int("dest_qp", b.dest_qp);
         b_o.bool("ackreq", b.ackreq).int("psn", b.psn).int("resv6", b.resv6).int("resv7", b.resv7);
         b_o.close();
     });
@@ -241,28 +272,28 @@ fn write_roce(out: &mut Vec<u8>, r: &Roce<'_>, p: &Packet<'_>) {
         o.with("rdeth", |out| Obj::open(out).int("eecnxt", x.eecnxt).close());
     }
     if let Some(x) = h.deth {
-        o.with("deth", |out| Obj::open(out).int("qkey", x.qkey).int("srcqp", x.src_qp).close());
+        o.with("deth", |out| Obj::open(out).int("qkey", x.qkey).int("src_qp", x.src_qp).close());
     }
     if let Some(x) = h.xrceth {
         o.with("xrceth", |out| Obj::open(out).int("xrcsrq", x.xrcsrq).close());
     }
     if let Some(x) = h.reth {
         o.with("reth", |out| {
-            Obj::open(out).int("va", x.va).int("rkey", x.rkey).int("dmalen", x.dma_len).close();
+            Obj::open(out).hex64("va", x.va).int("rkey", x.rkey).int("dma_len", x.dma_len).close();
         });
     }
     if let Some(x) = h.atomic_eth {
         o.with("atomiceth", |out| {
             let mut a_o = Obj::open(out);
-            a_o.int("va", x.va).int("rkey", x.rkey).int("swap_add", x.swap_add);
-            a_o.int("compare", x.compare).close();
+            a_o.hex64("va", x.va).int("rkey", x.rkey).hex64("swap_add", x.swap_add);
+            a_o.hex64("compare", x.compare).close();
         });
     }
     if let Some(x) = &h.aeth {
         o.with("aeth", |out| write_aeth(out, x));
     }
     if let Some(x) = h.atomic_ack_eth {
-        o.with("atomicacketh", |out| Obj::open(out).int("orig", x.orig).close());
+        o.with("atomicacketh", |out| Obj::open(out).hex64("orig", x.orig).close());
     }
     if let Some(x) = h.immdt {
         o.with("immdt", |out| Obj::open(out).int("data", x.data).close());
@@ -290,28 +321,27 @@ fn write_roce(out: &mut Vec<u8>, r: &Roce<'_>, p: &Packet<'_>) {
         }
         i_o.close();
     });
-    o.with("problems", |out| write_problems(out, p));
     o.close();
 }
 
-/// The packet's problems, then where parsing stopped, as an array of strings.
-fn write_problems(out: &mut Vec<u8>, p: &Packet<'_>) {
+/// The packet's problems as `[{"code", "message"}]` (empty when the frame did not decode).
+fn write_problems(out: &mut Vec<u8>, p: Option<&Packet<'_>>) {
     out.push(b'[');
-    let mut first = true;
-    let mut sep = |out: &mut Vec<u8>| {
-        if !std::mem::take(&mut first) {
+    for (i, pr) in p.map(|p| p.problems).unwrap_or_default().iter().enumerate() {
+        if i > 0 {
             out.push(b',');
         }
-    };
-    for pr in p.problems.iter() {
-        sep(out);
-        string(out, pr.message());
-    }
-    if let Some(e) = &p.stop {
-        sep(out);
-        string(out, &e.to_string());
+        Obj::open(out).str("code", pr.code()).str("message", pr.message()).close();
     }
     out.push(b']');
+}
+
+/// Where decoding stopped: `{"layer", "kind", "offset", "needed", "available", "message"}`.
+fn write_stop(out: &mut Vec<u8>, e: &Error) {
+    let mut o = Obj::open(out);
+    o.str("layer", e.layer.name()).str("kind", e.kind.code()).int("offset", e.offset);
+    o.int("needed", e.needed).int("available", e.available).str("message", &e.to_string());
+    o.close();
 }
 
 fn write_aeth(out: &mut Vec<u8>, a: &AethRepr) {

@@ -37,6 +37,10 @@ pub struct ExpectOptions {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct ExpectFile {
+    /// `roce-inspect/expect/v1` when written by this version; optional when read, refused
+    /// when it names another.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schema: Option<String>,
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub description: String,
     #[serde(default)]
@@ -785,6 +789,7 @@ impl Scenario {
         let (t, mut findings) = (self.build)();
         findings.sort();
         let expect = ExpectFile {
+            schema: Some(roce_conformance::json::SCHEMA_EXPECT.to_string()),
             description: self.description.to_string(),
             options: ExpectOptions { assume_complete: self.assume_complete, pmtu: None },
             findings,

@@ -157,8 +157,12 @@ names! {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Boundary<H> {
     pub how: H,
-    /// The frame that began or ended it (0: none, e.g. the end of the capture).
+    /// The frame that began or ended it (0: none, e.g. the end of the capture; `null` in
+    /// JSON).
+    #[serde(serialize_with = "crate::json::frame_or_null")]
     pub frame: u64,
+    /// One sentence ("" when `how` says it all; `null` in JSON).
+    #[serde(serialize_with = "crate::json::text_or_null")]
     pub why: String,
 }
 
@@ -268,7 +272,10 @@ pub struct ConnectionInfo {
     pub packets: u64,
     pub first_frame: u64,
     pub last_frame: u64,
+    /// Timestamps as strings of decimal seconds (the JSON contract, `json::ts`).
+    #[serde(serialize_with = "crate::json::ts")]
     pub first_ts: u64,
+    #[serde(serialize_with = "crate::json::ts")]
     pub last_ts: u64,
 }
 

@@ -1,0 +1,244 @@
+//! The JSON contract (docs/json.md) is what the commands write: every output of `dissect
+//! --format json|jsonl`, `stats --format json`, `check --format json` and `check
+//! --write-expect`, on every capture in pcaps/ (and on the real captures when
+//! ROCE_INSPECT_REAL_CAPTURES names them), validates against the JSON Schema files of
+//! docs/schema/, which forbid members they do not list. The schemas' enums of problem codes
+//! and rule IDs are the parser's and the catalog's.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use serde_json::Value;
+
+#[path = "../../testdata/real.rs"]
+mod real;
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn schema(name: &str) -> (Value, jsonschema::Validator) {
+    let path = root().join("docs/schema").join(format!("{name}.schema.json"));
+    let text = std::fs::read_to_string(&path).unwrap();
+    let value: Value = serde_json::from_str(&text).unwrap();
+    let validator = jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .should_validate_formats(true)
+        .build(&value)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    (value, validator)
+}
+
+struct Schemas {
+    frame: jsonschema::Validator,
+    stats: jsonschema::Validator,
+    check: jsonschema::Validator,
+    expect: jsonschema::Validator,
+}
+
+fn schemas() -> Schemas {
+    Schemas {
+        frame: schema("frame").1,
+        stats: schema("stats").1,
+        check: schema("check").1,
+        expect: schema("expect").1,
+    }
+}
+
+fn assert_valid(v: &jsonschema::Validator, doc: &Value, what: &str) {
+    let errors: Vec<String> =
+        v.iter_errors(doc).take(5).map(|e| format!("{} at {}", e, e.instance_path())).collect();
+    assert!(errors.is_empty(), "{what} does not follow its schema:\n{}", errors.join("\n"));
+}
+
+fn run(args: &[&str]) -> Vec<u8> {
+    let out = Command::new(env!("CARGO_BIN_EXE_roce-inspect")).args(args).output().unwrap();
+    // check exits 1 when it finds an error: still a document.
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{args:?}: {:?}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+fn json(bytes: &[u8], what: &str) -> Value {
+    serde_json::from_slice(bytes).unwrap_or_else(|e| panic!("{what}: not JSON: {e}"))
+}
+
+/// Every command's JSON on one capture; returns the number of documents validated.
+fn validate_capture(s: &Schemas, path: &Path) -> usize {
+    let p = path.to_str().unwrap();
+    let name = path.file_name().unwrap().to_string_lossy();
+    let mut n = 0;
+    let jsonl = run(&["dissect", "--format", "jsonl", p]);
+    let lines: Vec<Value> = jsonl
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .enumerate()
+        .map(|(i, l)| json(l, &format!("{name} dissect jsonl line {}", i + 1)))
+        .collect();
+    for (i, line) in lines.iter().enumerate() {
+        assert_valid(&s.frame, line, &format!("{name} dissect --format jsonl line {}", i + 1));
+        n += 1;
+    }
+    let array = json(&run(&["dissect", "--format", "json", p]), &format!("{name} dissect json"));
+    assert_eq!(array.as_array().unwrap(), &lines, "{name}: json and jsonl hold other frames");
+    for (what, args, v) in [
+        ("stats", ["stats", "--format", "json"], &s.stats),
+        ("check", ["check", "--format", "json"], &s.check),
+    ] {
+        let doc = json(&run(&[args[0], args[1], args[2], p]), &format!("{name} {what}"));
+        assert_valid(v, &doc, &format!("{name} {what} --format json"));
+        n += 1;
+    }
+    let expect = std::env::temp_dir()
+        .join(format!("roce-inspect-schema-{}-{name}.expect.json", std::process::id()));
+    run(&["check", "--write-expect", expect.to_str().unwrap(), p]);
+    let doc = json(&std::fs::read(&expect).unwrap(), &format!("{name} --write-expect"));
+    assert_valid(&s.expect, &doc, &format!("{name} check --write-expect"));
+    std::fs::remove_file(&expect).unwrap();
+    n + 1
+}
+
+fn shipped_captures() -> Vec<PathBuf> {
+    let mut v = vec![root().join("pcaps/sample.pcap")];
+    let mut suite: Vec<PathBuf> = std::fs::read_dir(root().join("pcaps/conformance"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "pcap"))
+        .collect();
+    suite.sort();
+    assert!(suite.len() >= 20, "the conformance suite is missing");
+    v.extend(suite);
+    v
+}
+
+#[test]
+fn every_output_on_every_shipped_capture_follows_the_schemas() {
+    let s = schemas();
+    let mut docs = 0;
+    for path in shipped_captures() {
+        docs += validate_capture(&s, &path);
+    }
+    // The committed expect files and golden outputs too.
+    for e in std::fs::read_dir(root().join("pcaps/conformance")).unwrap() {
+        let path = e.unwrap().path();
+        if path.to_string_lossy().ends_with(".expect.json") {
+            let doc = json(&std::fs::read(&path).unwrap(), &path.display().to_string());
+            assert_valid(&s.expect, &doc, &path.display().to_string());
+            docs += 1;
+        }
+    }
+    let stats = json(&std::fs::read(root().join("pcaps/sample.stats.json")).unwrap(), "golden");
+    assert_valid(&s.stats, &stats, "pcaps/sample.stats.json");
+    println!("{docs} documents validated");
+    assert!(docs > 500, "only {docs} documents");
+}
+
+#[test]
+fn every_output_on_every_real_capture_follows_the_schemas() {
+    let Some(dir) = real::real_dir() else { return };
+    let s = schemas();
+    let mut docs = 0;
+    let mut caps: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "pcap" || x == "pcapng"))
+        .collect();
+    caps.sort();
+    assert!(caps.len() >= 20, "{}: too few captures", dir.display());
+    for path in &caps {
+        docs += validate_capture(&s, path);
+    }
+    println!("{docs} documents validated on {} real captures", caps.len());
+}
+
+/// The schemas forbid what they do not list: a renamed member, a number where the contract
+/// says "0x…", a problem as a sentence, are all refused (the validation above can fail).
+#[test]
+fn the_schemas_refuse_what_the_contract_does_not_say() {
+    let s = schemas();
+    let sample = root().join("pcaps/sample.pcap");
+    let out = run(&["dissect", "--format", "jsonl", sample.to_str().unwrap()]);
+    let frames: Vec<Value> = out
+        .split(|b| *b == b'\n')
+        .filter(|l| !l.is_empty())
+        .map(|l| serde_json::from_slice(l).unwrap())
+        .collect();
+    let cm = frames.iter().find(|f| f["roce"]["cm"].is_object()).unwrap().clone();
+    let write = frames.iter().find(|f| f["roce"]["reth"].is_object()).unwrap().clone();
+    assert!(s.frame.is_valid(&cm) && s.frame.is_valid(&write));
+    type Patch = fn(&mut Value);
+    let patches: [(&str, Value, Patch); 7] = [
+        ("dqpn instead of dest_qp", write.clone(), |f| {
+            let b = f["roce"]["bth"].as_object_mut().unwrap();
+            let q = b.remove("dest_qp").unwrap();
+            b.insert("dqpn".into(), q);
+        }),
+        ("a VA as a number", write.clone(), |f| f["roce"]["reth"]["va"] = 4096.into()),
+        ("a GUID without its leading zeros", cm.clone(), |f| {
+            f["roce"]["cm"]["transaction_id"] = "0xd101b5b9".into()
+        }),
+        ("a member the contract lacks", cm.clone(), |f| {
+            f["roce"]["cm"]["surprise"] = 1.into();
+        }),
+        ("a problem as a sentence", write.clone(), |f| {
+            f["problems"] = serde_json::json!(["pad bytes are not zero"]);
+        }),
+        ("an unknown problem code", write.clone(), |f| {
+            f["problems"] = serde_json::json!([{"code": "pad_non_zero", "message": "x"}]);
+        }),
+        ("a timestamp as a number", write, |f| f["ts"] = 1767225600000083000u64.into()),
+    ];
+    for (what, mut doc, patch) in patches {
+        patch(&mut doc);
+        assert!(!s.frame.is_valid(&doc), "the frame schema accepts {what}");
+    }
+    let stats = run(&["stats", "--format", "json", sample.to_str().unwrap()]);
+    let mut stats: Value = serde_json::from_slice(&stats).unwrap();
+    assert!(s.stats.is_valid(&stats));
+    stats["connections"][0]["retransmitted_psns"] = 3.into();
+    assert!(!s.stats.is_valid(&stats), "the stats schema accepts retransmitted_psns");
+}
+
+/// The enums of the schemas are the code's: every problem code, every rule ID.
+#[test]
+fn the_schemas_enums_are_the_codes_of_the_parser_and_the_catalog() {
+    let (frame, _) = schema("frame");
+    let codes: Vec<&str> = frame["$defs"]["problem_code"]["enum"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap())
+        .collect();
+    let want: Vec<&str> = roce_parser::Problem::ALL.iter().map(|p| p.code()).collect();
+    assert_eq!(codes, want, "docs/schema/frame.schema.json: problem codes are not the parser's");
+    let (stats, _) = schema("stats");
+    assert_eq!(
+        stats["properties"]["problems"]["items"]["properties"]["code"]["enum"],
+        frame["$defs"]["problem_code"]["enum"],
+        "docs/schema/stats.schema.json: problem codes"
+    );
+    let ids: Vec<&str> = roce_conformance::rules::ALL.iter().map(|r| r.id).collect();
+    let (check, _) = schema("check");
+    let (expect, _) = schema("expect");
+    for (name, rules) in [
+        ("check", &check["$defs"]["rule"]["enum"]),
+        ("expect", &expect["properties"]["findings"]["items"]["properties"]["rule"]["enum"]),
+    ] {
+        let got: Vec<&str> =
+            rules.as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+        assert_eq!(got, ids, "docs/schema/{name}.schema.json: rule IDs are not the catalog's");
+    }
+    // Every document names its schema, and the schema says the same.
+    for (name, id) in [
+        ("frame", roce_conformance::json::SCHEMA_FRAME),
+        ("stats", roce_conformance::json::SCHEMA_STATS),
+        ("check", roce_conformance::json::SCHEMA_CHECK),
+        ("expect", roce_conformance::json::SCHEMA_EXPECT),
+    ] {
+        assert_eq!(schema(name).0["properties"]["schema"]["const"], id, "{name}");
+    }
+}
