@@ -2,8 +2,9 @@
 # The CI fuzz step (.ci/run calls `bash fuzz/ci.sh`):
 #  1. replays the committed corpus through every target on stable Rust and checks the
 #     coverage figure (every opcode of the table reached; fuzz/README.md up to date);
-#  2. installs cargo-fuzz if missing and builds every target once (RUSTC_BOOTSTRAP=1 lets the
-#     stable toolchain take cargo-fuzz's nightly flags);
+#  2. installs cargo-fuzz if missing and builds every target once with
+#     .clusterfuzzlite/build.sh, which checks what ClusterFuzzLite would get (RUSTC_BOOTSTRAP=1
+#     lets the stable toolchain take cargo-fuzz's nightly flags);
 #  3. fuzzes each target for FUZZ_SECONDS (default 30) from a copy of corpus/<target>, so the
 #     committed corpus is never modified; prints executions per second;
 #  4. on a crash prints the panic, the artifact path and its bytes in hex, and exits 1 after
@@ -31,10 +32,15 @@ if ! cargo fuzz --version >/dev/null 2>&1; then
 fi
 cargo fuzz --version
 
-echo "--- fuzz: build every target"
-cargo fuzz build
+echo "--- fuzz: build every target (.clusterfuzzlite/build.sh, ClusterFuzzLite's build, checked)"
+# The same build and $OUT ClusterFuzzLite makes, checked against fuzz/Cargo.toml, corpus/ and
+# dict_of; `cargo fuzz run` below reuses the binaries (the same flags: nothing is rebuilt).
+cfl_out=$(mktemp -d)
+OUT="$cfl_out" FUZZ_CI_TARGETS="$all_targets" bash .clusterfuzzlite/build.sh
+rm -rf "$cfl_out"
 
-# The dictionary of a target, if it has one.
+# The dictionary of a target, if it has one. .clusterfuzzlite/build.sh and check.sh read this
+# function from here (from `dict_of() {` to the first `}` at the start of a line).
 dict_of() {
     case "$1" in
         ethernet | icrc | rocev1 | conformance | ffi) echo "fuzz/dict/frames.dict" ;;
