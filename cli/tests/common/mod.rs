@@ -1,0 +1,3 @@
+//! Helpers shared by the report and annotation tests.
+#![allow(dead_code)]
+pub mod browser;
