@@ -180,8 +180,13 @@ pub fn elements(dom: &str) -> Vec<(String, Vec<String>)> {
         let inner = &dom[s..end];
         let name_len = inner.find(|c: char| c.is_whitespace() || c == '/' || c == '>').unwrap_or(inner.len());
         let name = inner[..name_len].to_ascii_lowercase();
-        v.push((name, attr_names(&inner[name_len..])));
+        v.push((name.clone(), attr_names(&inner[name_len..])));
         i = end;
+        // Raw text: the next `<` inside is not a tag.
+        if name == "script" || name == "style" {
+            let close = format!("</{name}");
+            i = dom[i..].find(&close).map_or(dom.len(), |k| i + k + 1);
+        }
     }
     v
 }
