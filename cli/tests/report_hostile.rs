@@ -36,8 +36,8 @@ fn hostile_capture(dir: &Path) -> PathBuf {
 }
 
 /// The template's elements and attributes: anything else came from the capture.
-const TAGS: [&str; 29] = [
-    "html", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "p", "table", "thead",
+const TAGS: [&str; 30] = [
+    "html", "div", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "p", "table", "thead",
     "tbody", "tr", "th", "td", "select", "option", "section", "span", "svg", "g", "path",
     "line", "circle", "rect", "polyline", "text", "script",
 ];

@@ -53,7 +53,7 @@ svg .m-finding path{stroke:#b00;stroke-width:2.5;fill:none}svg .m-finding .fring
 svg .m-finding.sev-warning path,svg .m-finding.sev-warning .fring{stroke:#d98c00}
 svg .b-new{fill:#1f5fbf}svg .b-retx{fill:#d62728}
 svg .w-nak{fill:#ff7f0e}svg .w-cnp{fill:#17becf}svg .w-ce{fill:#e6b800}svg .w-icrc{fill:#555}
-.muted{color:#777}
+.muted{color:#777}.scroll{max-height:22em;overflow:auto;border:1px solid #eee;display:inline-block;max-width:100%}
 .lg{margin-right:1em;font-weight:bold}.lg[data-k=req]{color:#1f5fbf}.lg[data-k=ack]{color:#2a9d3a}
 .lg[data-k=m-retx]{color:#d62728}.lg[data-k=m-nak]{color:#ff7f0e}.lg[data-k=m-rnr]{color:#9467bd}
 .lg[data-k=m-ce]{color:#c9a000}.lg[data-k=m-cnp]{color:#17becf}.lg[data-k=m-read]{color:#8c564b}

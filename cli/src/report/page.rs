@@ -131,7 +131,7 @@ fn findings(p: &Page<'_>, out: &mut String) {
     for c in &conns {
         let _ = write!(out, "<option>{}</option>", esc(c));
     }
-    out.push_str("</select> (click a column to sort)</p>\n<table id=\"ftable\"><thead><tr><th>rule</th><th>severity</th><th>side</th><th>frames</th><th>PSN</th><th>connection</th><th>message</th></tr></thead><tbody>\n");
+    out.push_str("</select> (click a column to sort)</p>\n<div class=\"scroll\"><table id=\"ftable\"><thead><tr><th>rule</th><th>severity</th><th>side</th><th>frames</th><th>PSN</th><th>connection</th><th>message</th></tr></thead><tbody>\n");
     for f in fs.iter().take(FINDING_ROWS) {
         let side = roce_conformance::rules::find(f.rule).map_or("", |r| r.side.as_str());
         let frames: Vec<String> = f.frames.iter().map(u64::to_string).collect();
@@ -145,7 +145,7 @@ fn findings(p: &Page<'_>, out: &mut String) {
         let psn = f.psn.map(|v| v.to_string()).unwrap_or_default();
         row(out, &attrs, &[f.rule, sev(f.severity), side, &frames.join(","), &psn, &conn, &f.message]);
     }
-    out.push_str("</tbody></table>\n");
+    out.push_str("</tbody></table></div>\n");
     if fs.len() > FINDING_ROWS {
         let _ = writeln!(out, "<p class=\"muted\">{} more findings: `roce-inspect check --format json` lists them.</p>", fs.len() - FINDING_ROWS);
     }
@@ -320,7 +320,7 @@ fn others(p: &Page<'_>, out: &mut String) {
     if rest.is_empty() {
         return;
     }
-    out.push_str("<table id=\"otable\"><thead><tr><th>connection</th><th>transport</th><th>packets</th><th>requests</th><th>retransmitted</th><th>NAKs</th><th>RNR NAKs</th><th>CNPs</th><th>ECN-CE</th><th>frames</th></tr></thead><tbody>\n");
+    out.push_str("<div class=\"scroll\"><table id=\"otable\"><thead><tr><th>connection</th><th>transport</th><th>packets</th><th>requests</th><th>retransmitted</th><th>NAKs</th><th>RNR NAKs</th><th>CNPs</th><th>ECN-CE</th><th>frames</th></tr></thead><tbody>\n");
     for (info, k) in rest.iter().take(CONNECTION_ROWS) {
         let cells = [
             info.connection.to_string(),
@@ -337,7 +337,7 @@ fn others(p: &Page<'_>, out: &mut String) {
         let refs: Vec<&str> = cells.iter().map(String::as_str).collect();
         row(out, "", &refs);
     }
-    out.push_str("</tbody></table>\n");
+    out.push_str("</tbody></table></div>\n");
     let more = rest.len().saturating_sub(CONNECTION_ROWS) as u64 + c.connections_not_listed;
     if more > 0 {
         let _ = writeln!(out, "<p class=\"muted\">{more} more connections, with fewer packets, not listed.</p>");
