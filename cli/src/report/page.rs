@@ -320,7 +320,9 @@ fn others(p: &Page<'_>, out: &mut String) {
     if rest.is_empty() {
         return;
     }
-    out.push_str("<div class=\"scroll\"><table id=\"otable\"><thead><tr><th>connection</th><th>transport</th><th>packets</th><th>requests</th><th>retransmitted</th><th>NAKs</th><th>RNR NAKs</th><th>CNPs</th><th>ECN-CE</th><th>frames</th></tr></thead><tbody>\n");
+    out.push_str("<div class=\"scroll\"><table id=\"otable\"><thead><tr><th>connection</th><th>transport</th><th>packets</th><th>requests</th><th>retransmitted</th><th>NAKs</th><th>RNR NAKs</th><th>CNPs</th><th>ECN-CE</th><th>frames</th><th>capture complete</th></tr></thead><tbody>\n");
+    let complete: std::collections::HashMap<_, f64> =
+        c.check.connections.iter().map(|r| (r.info.connection, r.completeness)).collect();
     for (info, k) in rest.iter().take(CONNECTION_ROWS) {
         let cells = [
             info.connection.to_string(),
@@ -333,6 +335,7 @@ fn others(p: &Page<'_>, out: &mut String) {
             k.cnps.to_string(),
             k.ecn_ce.to_string(),
             format!("{}-{}", info.first_frame, info.last_frame),
+            complete.get(&info.connection).map_or(String::new(), |v| format!("{:.1}%", v * 100.0)),
         ];
         let refs: Vec<&str> = cells.iter().map(String::as_str).collect();
         row(out, "", &refs);
