@@ -31,7 +31,10 @@ fn tshark() -> bool {
     let ok = Command::new("tshark").arg("--version").output().is_ok_and(|o| o.status.success());
     if !ok {
         assert!(!browser::ci(), "CI=true but tshark is missing (.ci/run installs it)");
-        let _ = writeln!(std::io::stderr(), "note: skipped the tshark half of the annotation test: tshark is not installed");
+        let _ = writeln!(
+            std::io::stderr(),
+            "note: skipped the tshark half of the annotation test: tshark is not installed"
+        );
     }
     ok
 }
@@ -58,7 +61,12 @@ fn tshark_fields(path: &Path, filter: Option<&str>, fields: &[&str]) -> Vec<Vec<
         c.args(["-e", f]);
     }
     let o = c.output().unwrap();
-    assert!(o.status.success(), "tshark on {}: {}", path.display(), String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.success(),
+        "tshark on {}: {}",
+        path.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
     String::from_utf8(o.stdout)
         .unwrap()
         .lines()
@@ -69,11 +77,18 @@ fn tshark_fields(path: &Path, filter: Option<&str>, fields: &[&str]) -> Vec<Vec<
 /// Annotates `input` and checks the output against it; `own` are the comments the input
 /// holds already, per frame.
 fn check_one(input: &Path, dir: &Path, own: &BTreeMap<u64, Vec<String>>, with_tshark: bool) {
-    let out = dir.join(format!("{}.annotated.pcapng", input.file_name().unwrap().to_str().unwrap()));
+    let out =
+        dir.join(format!("{}.annotated.pcapng", input.file_name().unwrap().to_str().unwrap()));
     let o = Command::new(BIN).arg("check").arg(input).arg("--annotate").arg(&out).output().unwrap();
-    assert!(o.status.code().unwrap() <= 1, "{}: {}", input.display(), String::from_utf8_lossy(&o.stderr));
+    assert!(
+        o.status.code().unwrap() <= 1,
+        "{}: {}",
+        input.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
     assert!(String::from_utf8_lossy(&o.stderr).contains("annotated"));
-    let (report, _) = roce_inspect::check::check_file(input, &Config::default(), Options::default()).unwrap();
+    let (report, _) =
+        roce_inspect::check::check_file(input, &Config::default(), Options::default()).unwrap();
     assert!(!report.findings.is_empty(), "{}: pick a capture with findings", input.display());
     let ours = roce_inspect::annotate::comments_of(&report.findings);
     let mut want = own.clone();
@@ -90,16 +105,18 @@ fn check_one(input: &Path, dir: &Path, own: &BTreeMap<u64, Vec<String>>, with_ts
         return;
     }
     // tshark: the comments, exactly.
-    let got: BTreeMap<u64, Vec<String>> = tshark_fields(&out, Some("frame.comment"), &["frame.number", "frame.comment"])
-        .into_iter()
-        .map(|r| (r[0].parse().unwrap(), r[1].split(AGG).map(str::to_string).collect()))
-        .collect();
+    let got: BTreeMap<u64, Vec<String>> =
+        tshark_fields(&out, Some("frame.comment"), &["frame.number", "frame.comment"])
+            .into_iter()
+            .map(|r| (r[0].parse().unwrap(), r[1].split(AGG).map(str::to_string).collect()))
+            .collect();
     assert_eq!(got, want, "{}: comments tshark reads", input.display());
     let filtered = tshark_fields(&out, Some("frame.comment contains \"REQ-\""), &["frame.number"]);
     let req = want.iter().filter(|(_, cs)| cs.iter().any(|c| c.contains("REQ-"))).count();
     assert_eq!(filtered.len(), req, "frame.comment contains \"REQ-\"");
     // tshark: times (at the file's precision), lengths, interfaces and bytes the same.
-    let fields = ["frame.number", "frame.time_epoch", "frame.len", "frame.cap_len", "frame.interface_id"];
+    let fields =
+        ["frame.number", "frame.time_epoch", "frame.len", "frame.cap_len", "frame.interface_id"];
     let (ta, tb) = (tshark_fields(input, None, &fields), tshark_fields(&out, None, &fields));
     assert_eq!(ta.len(), a.len());
     for (x, y) in ta.iter().zip(&tb) {

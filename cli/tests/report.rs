@@ -56,7 +56,10 @@ fn expected(path: &Path) -> BTreeMap<String, [u64; 5]> {
             + n.reserved;
         let findings =
             report.findings.iter().filter(|f| f.connection == Some(c.connection)).count() as u64;
-        m.insert(c.connection.to_string(), [t.retransmitted_psns, naks, t.rnr_naks, t.cnps, findings]);
+        m.insert(
+            c.connection.to_string(),
+            [t.retransmitted_psns, naks, t.rnr_naks, t.cnps, findings],
+        );
     }
     m
 }
@@ -73,7 +76,10 @@ fn marks(dom: &str) -> BTreeMap<String, [u64; 5]> {
     let mut m = BTreeMap::new();
     for chunk in dom.split("<svg class=\"seq\"").skip(1) {
         let head = &chunk[..chunk.find('>').unwrap()];
-        let conn = attr(&format!(" {head}"), "data-conn").unwrap().replace("&lt;", "<").replace("&gt;", ">");
+        let conn = attr(&format!(" {head}"), "data-conn")
+            .unwrap()
+            .replace("&lt;", "<")
+            .replace("&gt;", ">");
         let body = &chunk[..chunk.find("</svg>").unwrap()];
         let mut c = [0u64; 5];
         for g in body.split("<g ").skip(1) {
@@ -95,8 +101,14 @@ fn marks(dom: &str) -> BTreeMap<String, [u64; 5]> {
 }
 
 fn report(path: &Path, out: &Path, extra: &[&str]) -> String {
-    let o = Command::new(BIN).arg("report").arg(path).arg("-o").arg(out).args(extra).output().unwrap();
-    assert!(o.status.code().unwrap() <= 1, "report {} failed: {}", path.display(), String::from_utf8_lossy(&o.stderr));
+    let o =
+        Command::new(BIN).arg("report").arg(path).arg("-o").arg(out).args(extra).output().unwrap();
+    assert!(
+        o.status.code().unwrap() <= 1,
+        "report {} failed: {}",
+        path.display(),
+        String::from_utf8_lossy(&o.stderr)
+    );
     std::fs::read_to_string(out).unwrap()
 }
 
@@ -104,9 +116,21 @@ fn report(path: &Path, out: &Path, extra: &[&str]) -> String {
 fn check_counts(path: &Path, dom: &str) {
     let want = expected(path);
     let got = marks(dom);
-    assert_eq!(got.len(), want.len().min(16), "{}: graphs {:?} for connections {:?}", path.display(), got.keys(), want.keys());
+    assert_eq!(
+        got.len(),
+        want.len().min(16),
+        "{}: graphs {:?} for connections {:?}",
+        path.display(),
+        got.keys(),
+        want.keys()
+    );
     for (conn, g) in &got {
-        assert_eq!(Some(g), want.get(conn), "{}: {conn}: marks [retx, nak, rnr, cnp, finding]", path.display());
+        assert_eq!(
+            Some(g),
+            want.get(conn),
+            "{}: {conn}: marks [retx, nak, rnr, cnp, finding]",
+            path.display()
+        );
     }
 }
 
@@ -175,7 +199,11 @@ fn chromium_renders_reports() {
         report(&p, &page, &[]);
         let r = browser::dump_dom(chromium, &page, &dir);
         assert!(r.console.is_empty(), "{}: console: {:?}", p.display(), r.console);
-        assert!(r.dom.contains("data-ready=\"1\""), "{}: the page's script did not run", p.display());
+        assert!(
+            r.dom.contains("data-ready=\"1\""),
+            "{}: the page's script did not run",
+            p.display()
+        );
         check_counts(&p, &r.dom);
     }
     // The screenshot of the sample's report is not blank.
@@ -195,19 +223,44 @@ fn graph_one_connection() {
     let want = expected(&p);
     let (name, counts) = want.iter().next().unwrap();
     let out = dir.join("g.svg");
-    let o = Command::new(BIN).arg("graph").arg(&p).args(["--conn", name, "-o"]).arg(&out).output().unwrap();
+    let o = Command::new(BIN)
+        .arg("graph")
+        .arg(&p)
+        .args(["--conn", name, "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     let svg = std::fs::read_to_string(&out).unwrap();
     assert!(svg.starts_with("<?xml"));
     assert_eq!(marks(&svg).get(name), Some(counts));
-    let o = Command::new(BIN).arg("graph").arg(&p).args(["--conn", "0x999999", "-o"]).arg(&out).output().unwrap();
+    let o = Command::new(BIN)
+        .arg("graph")
+        .arg(&p)
+        .args(["--conn", "0x999999", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
     let err = String::from_utf8_lossy(&o.stderr);
-    assert!(err.contains("no RC/UC/XRC connection named '0x999999'") && err.contains(name.as_str()), "{err}");
+    assert!(
+        err.contains("no RC/UC/XRC connection named '0x999999'") && err.contains(name.as_str()),
+        "{err}"
+    );
     let sample = root().join("pcaps/sample.pcap");
-    let o = Command::new(BIN).arg("graph").arg(&sample).args(["--conn", "QP", "-o"]).arg(&out).output().unwrap();
+    let o = Command::new(BIN)
+        .arg("graph")
+        .arg(&sample)
+        .args(["--conn", "QP", "-o"])
+        .arg(&out)
+        .output()
+        .unwrap();
     assert_eq!(o.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&o.stderr).contains("names"), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("names"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
 }
 
 /// Bad input: a clear message naming the file, exit 2, no page.

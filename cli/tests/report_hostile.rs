@@ -20,7 +20,8 @@ const HOSTILE: [&str; 4] = [
 ];
 
 fn hostile_capture(dir: &Path) -> PathBuf {
-    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../pcaps/conformance/req-gbn-retx-same.pcap");
+    let sample =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../pcaps/conformance/req-gbn-retx-same.pcap");
     let frames = pcapng::frames(&sample);
     let mut w = pcapng::Writer::new();
     let h: Vec<&[u8]> = HOSTILE.iter().map(|s| s.as_bytes()).collect();
@@ -37,8 +38,8 @@ fn hostile_capture(dir: &Path) -> PathBuf {
 
 /// The template's elements and attributes: anything else came from the capture.
 const TAGS: [&str; 30] = [
-    "html", "div", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "p", "table", "thead",
-    "tbody", "tr", "th", "td", "select", "option", "section", "span", "svg", "g", "path",
+    "html", "div", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "p", "table",
+    "thead", "tbody", "tr", "th", "td", "select", "option", "section", "span", "svg", "g", "path",
     "line", "circle", "rect", "polyline", "text", "script",
 ];
 
@@ -54,11 +55,40 @@ fn assert_template_only(dom: &str) {
         for a in attrs {
             assert!(!a.starts_with("on"), "<{tag} {a}=...>: an event handler");
             assert!(
-                ["class", "id", "lang", "charset", "http-equiv", "content", "name", "value", "hidden",
-                 "xmlns", "viewbox", "width", "height", "role", "x", "y", "x1", "y1", "x2", "y2",
-                 "cx", "cy", "r", "d", "points", "data-conn", "data-rule", "data-n", "data-k",
-                 "data-ready", "data-dir"]
-                    .contains(&a.as_str()),
+                [
+                    "class",
+                    "id",
+                    "lang",
+                    "charset",
+                    "http-equiv",
+                    "content",
+                    "name",
+                    "value",
+                    "hidden",
+                    "xmlns",
+                    "viewbox",
+                    "width",
+                    "height",
+                    "role",
+                    "x",
+                    "y",
+                    "x1",
+                    "y1",
+                    "x2",
+                    "y2",
+                    "cx",
+                    "cy",
+                    "r",
+                    "d",
+                    "points",
+                    "data-conn",
+                    "data-rule",
+                    "data-n",
+                    "data-k",
+                    "data-ready",
+                    "data-dir"
+                ]
+                .contains(&a.as_str()),
                 "<{tag} {a}=...>: an attribute the template does not write"
             );
         }
@@ -75,7 +105,12 @@ fn hostile_strings_are_text() {
     let html = std::fs::read_to_string(&out).unwrap();
     for h in HOSTILE {
         assert!(!html.contains(h), "{h} reached the page unescaped");
-        let escaped = h.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;").replace('\'', "&#39;");
+        let escaped = h
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;")
+            .replace('"', "&quot;")
+            .replace('\'', "&#39;");
         assert!(html.contains(&escaped), "{h} is not shown (escaped) in the page");
     }
     assert_template_only(&html);

@@ -18,7 +18,12 @@ pub const MAX_RECORD: usize = 16 << 20;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     /// pcap: byte order, nanosecond resolution, link type (with the FCS bits), snap length.
-    Pcap { big: bool, nano: bool, network: u32, snaplen: u32 },
+    Pcap {
+        big: bool,
+        nano: bool,
+        network: u32,
+        snaplen: u32,
+    },
     PcapNg,
 }
 
@@ -132,7 +137,8 @@ impl<R: Read> Records<R> {
                 }
                 self.buf.resize(16 + caplen, 0);
                 let data = self.buf.get_mut(16..).unwrap_or_default();
-                if !fill(&mut self.r, data).map_err(|x| e(format!("packet data {x}")))? && caplen > 0
+                if !fill(&mut self.r, data).map_err(|x| e(format!("packet data {x}")))?
+                    && caplen > 0
                 {
                     return Err(e("packet data missing".into()));
                 }
@@ -166,12 +172,18 @@ impl<R: Read> Records<R> {
             self.big = match u32_of(&self.buf, 8, false) {
                 0x1A2B_3C4D => false,
                 0x4D3C_2B1A => true,
-                bom => return Err(e(format!("section header with an unknown byte-order mark 0x{bom:08x}"))),
+                bom => {
+                    return Err(e(format!(
+                        "section header with an unknown byte-order mark 0x{bom:08x}"
+                    )))
+                }
             };
         }
         let len = u32_of(&self.buf, 4, self.big) as usize;
-        if len < 12 || len % 4 != 0 || len > MAX_RECORD {
-            return Err(e(format!("block length {len} is not a multiple of 4 between 12 and {MAX_RECORD}")));
+        if len < 12 || !len.is_multiple_of(4) || len > MAX_RECORD {
+            return Err(e(format!(
+                "block length {len} is not a multiple of 4 between 12 and {MAX_RECORD}"
+            )));
         }
         self.buf.resize(len, 0);
         let body = self.buf.get_mut(12..).unwrap_or_default();

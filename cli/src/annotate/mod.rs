@@ -131,7 +131,7 @@ fn pcap_header(out: &mut impl Write, nano: bool, network: u32, snaplen: u32) -> 
     out.write_all(&idb)
 }
 
-fn finish_len(b: &mut Vec<u8>) {
+fn finish_len(b: &mut [u8]) {
     let len = (b.len() as u32).to_le_bytes();
     if let Some(l) = b.get_mut(4..8) {
         l.copy_from_slice(&len);
@@ -248,7 +248,8 @@ pub fn annotate_file(
     comments: &BTreeMap<u64, Vec<String>>,
 ) -> Result<Written, String> {
     let r = open(input)?;
-    let f = File::create(output).map_err(|e| format!("{}: cannot create: {e}", output.display()))?;
+    let f =
+        File::create(output).map_err(|e| format!("{}: cannot create: {e}", output.display()))?;
     let mut w = BufWriter::with_capacity(1 << 16, f);
     let res = annotate(r, &mut w, comments)
         .and_then(|n| w.flush().map(|()| n).map_err(|e| format!("writing: {e}")));
@@ -257,7 +258,11 @@ pub fn annotate_file(
         Err(e) => {
             drop(w);
             let _ = std::fs::remove_file(output);
-            Err(format!("--annotate {}: {}: {e} (nothing written)", output.display(), input.display()))
+            Err(format!(
+                "--annotate {}: {}: {e} (nothing written)",
+                output.display(),
+                input.display()
+            ))
         }
     }
 }

@@ -8,7 +8,9 @@ use super::sha256::{base64, sha256};
 
 /// Escapes text for HTML text and (double- or single-quoted) attribute values.
 pub fn esc(s: &str) -> std::borrow::Cow<'_, str> {
-    if !s.bytes().any(|b| matches!(b, b'&' | b'<' | b'>' | b'"' | b'\'') || b < 0x20 && b != b'\n' && b != b'\t') {
+    if !s.bytes().any(|b| {
+        matches!(b, b'&' | b'<' | b'>' | b'"' | b'\'') || b < 0x20 && b != b'\n' && b != b'\t'
+    }) {
         return std::borrow::Cow::Borrowed(s);
     }
     let mut o = String::with_capacity(s.len() + 16);
@@ -45,7 +47,7 @@ svg .m-retx{stroke:#d62728;fill:#d62728;stroke-width:2}
 svg .m-nak{fill:#ff7f0e}svg .m-rnr{fill:#9467bd}svg .m-fatal{fill:#000}
 svg .m-nak line,svg .m-rnr line,svg .m-fatal line{stroke:#888}
 svg .m-ce{fill:#e6b800}svg .m-cnp{fill:#17becf;stroke:#0b6b75}
-svg .m-read,svg .m-atomic{stroke:#8c564b;fill:#8c564b;stroke-dasharray:3 2}
+svg .m-read,svg .m-atomic{stroke:#8c564b;fill:#8c564b;stroke-dasharray:3 2;opacity:.45}
 svg .m-atomic{stroke:#e377c2;fill:#e377c2}
 svg .m-cm line{stroke:#7f7f7f;stroke-dasharray:2 3}svg .m-cm text{fill:#555}
 svg .m-began line,svg .m-ended line{stroke:#444;stroke-width:1.5;stroke-dasharray:6 3}

@@ -86,8 +86,7 @@ fn format_of(path: &Path) -> String {
 }
 
 fn write_out(out: &Path, text: &str) -> Result<(), InputError> {
-    std::fs::write(out, text)
-        .map_err(|e| InputError(format!("writing {}: {e}", out.display())))
+    std::fs::write(out, text).map_err(|e| InputError(format!("writing {}: {e}", out.display())))
 }
 
 /// The whole page for `path`.
@@ -137,7 +136,12 @@ pub fn run_report(
 
 /// The standalone SVG of the connection `sel` names (its full name as `stats` and `check`
 /// print it, or a part of it that names one connection).
-pub fn graph_svg(path: &Path, cfg: &Config, opts: Options, sel: &str) -> Result<String, InputError> {
+pub fn graph_svg(
+    path: &Path,
+    cfg: &Config,
+    opts: Options,
+    sel: &str,
+) -> Result<String, InputError> {
     needs_file(path, "graph")?;
     let (c, _) = collect(path, cfg, opts, Select::Named(sel.to_string()))?;
     let names = |v: &mut dyn Iterator<Item = String>| {
@@ -154,7 +158,8 @@ pub fn graph_svg(path: &Path, cfg: &Config, opts: Options, sel: &str) -> Result<
         }
         1 => {}
         n => {
-            if let Some(exact) = c.graphs.iter().position(|g| g.info.connection.to_string() == sel) {
+            if let Some(exact) = c.graphs.iter().position(|g| g.info.connection.to_string() == sel)
+            {
                 return one_svg(path, cfg, &c, exact);
             }
             return Err(InputError(format!(
@@ -187,12 +192,13 @@ fn one_svg(path: &Path, cfg: &Config, c: &Collected, i: usize) -> Result<String,
     let mut body = String::new();
     svg::sequence_graph(&mut body, g, &cm, &marks, "g1");
     // A standalone file: the XML prolog, and the graph's style inside the <svg>.
-    let style: String = html::STYLE.lines().filter(|l| l.starts_with("svg")).collect::<Vec<_>>().join("\n");
+    let style: String =
+        html::STYLE.lines().filter(|l| l.starts_with("svg")).collect::<Vec<_>>().join("\n");
     let mut out = String::with_capacity(body.len() + 4096);
     out.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let cut = body.find('>').map_or(0, |i| i + 1);
     let (open, rest) = body.split_at(cut);
-    let _ = write!(out, "{open}<style>{}</style>{rest}\n", style.replace("svg ", ""));
+    let _ = writeln!(out, "{open}<style>{}</style>{rest}", style.replace("svg ", ""));
     Ok(out)
 }
 

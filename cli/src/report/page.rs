@@ -43,7 +43,7 @@ fn dur(ns: u64) -> String {
 
 pub fn render(p: &Page<'_>, out: &mut String) {
     super::html::head(out, &format!("roce-inspect report: {}", p.file));
-    let _ = write!(out, "<h1>RoCE report: {}</h1>\n", esc(p.file));
+    let _ = writeln!(out, "<h1>RoCE report: {}</h1>", esc(p.file));
     summary(p, out);
     metadata(p.meta, out);
     findings(p, out);
@@ -74,8 +74,22 @@ fn summary(p: &Page<'_>, out: &mut String) {
         ("RoCE frames", r.roce_frames.to_string()),
         ("ICRC", icrc),
         ("duration", dur(duration)),
-        ("findings", format!("{} error(s), {} warning(s), {} counted beyond the per-rule cap", r.errors, r.warnings, r.suppressed)),
-        ("connections", format!("{} listed, {} graphed, {} not listed", c.connections.len(), c.graphs.len(), c.connections_not_listed)),
+        (
+            "findings",
+            format!(
+                "{} error(s), {} warning(s), {} counted beyond the per-rule cap",
+                r.errors, r.warnings, r.suppressed
+            ),
+        ),
+        (
+            "connections",
+            format!(
+                "{} listed, {} graphed, {} not listed",
+                c.connections.len(),
+                c.graphs.len(),
+                c.connections_not_listed
+            ),
+        ),
     ];
     for (k, v) in &lines {
         row(out, "", &[k, v]);
@@ -106,7 +120,11 @@ fn metadata(m: &Meta, out: &mut String) {
     }
     out.push_str("</table>\n");
     if m.comments_not_listed > 0 {
-        let _ = writeln!(out, "<p class=\"muted\">{} more packet comments not listed.</p>", m.comments_not_listed);
+        let _ = writeln!(
+            out,
+            "<p class=\"muted\">{} more packet comments not listed.</p>",
+            m.comments_not_listed
+        );
     }
 }
 
@@ -143,7 +161,11 @@ fn findings(p: &Page<'_>, out: &mut String) {
             esc(&conn)
         );
         let psn = f.psn.map(|v| v.to_string()).unwrap_or_default();
-        row(out, &attrs, &[f.rule, sev(f.severity), side, &frames.join(","), &psn, &conn, &f.message]);
+        row(
+            out,
+            &attrs,
+            &[f.rule, sev(f.severity), side, &frames.join(","), &psn, &conn, &f.message],
+        );
     }
     out.push_str("</tbody></table></div>\n");
     if fs.len() > FINDING_ROWS {
@@ -159,12 +181,8 @@ fn wide(p: &Page<'_>, out: &mut String) {
         return;
     }
     let bins: Vec<Vec<u64>> = w.values().iter().map(|b| b.to_vec()).collect();
-    let series = [
-        ("w-nak", "NAKs"),
-        ("w-cnp", "CNPs"),
-        ("w-ce", "ECN-CE marks"),
-        ("w-icrc", "bad ICRCs"),
-    ];
+    let series =
+        [("w-nak", "NAKs"), ("w-cnp", "CNPs"), ("w-ce", "ECN-CE marks"), ("w-icrc", "bad ICRCs")];
     let totals = format!(
         "NAKs {}, CNPs {}, ECN-CE {}, bad ICRC {} per bin of {}",
         w.total(WIDE_NAK),
@@ -173,7 +191,18 @@ fn wide(p: &Page<'_>, out: &mut String) {
         w.total(WIDE_BAD_ICRC),
         dur(w.width_ns())
     );
-    svg::bar_chart(out, "wide", &totals, w.origin(), w.width_ns(), &bins, &series, "");
+    svg::bar_chart(
+        out,
+        &svg::Bars {
+            class: "wide",
+            title: &totals,
+            t0: w.origin(),
+            width_ns: w.width_ns(),
+            bins: &bins,
+            series: &series,
+            unit: "",
+        },
+    );
     legend(out, &series);
 }
 
@@ -224,7 +253,11 @@ pub fn marks_of<'a>(
                         .panels
                         .iter()
                         .position(|p| p.key == key)
-                        .or_else(|| g.panels.iter().position(|p| p.key.src == key.dst && p.key.dst == key.src))
+                        .or_else(|| {
+                            g.panels
+                                .iter()
+                                .position(|p| p.key.src == key.dst && p.key.dst == key.src)
+                        })
                         .unwrap_or(0);
                     Some((panel, l.ts, psn, op, *n))
                 })
@@ -268,7 +301,11 @@ fn graphs(p: &Page<'_>, out: &mut String) {
     let legend_items: Vec<(&str, &str)> = [("req", "new request"), ("ack", "ACK line")]
         .into_iter()
         .chain(Kind::ALL.iter().map(|k| (k.class(), k.label())))
-        .chain([("m-finding", "finding"), ("m-cm", "CM message"), ("m-began", "incarnation start/end")])
+        .chain([
+            ("m-finding", "finding"),
+            ("m-cm", "CM message"),
+            ("m-began", "incarnation start/end"),
+        ])
         .collect();
     out.push_str("<p class=\"legend\">");
     for (cls, label) in &legend_items {
@@ -307,16 +344,33 @@ fn graphs(p: &Page<'_>, out: &mut String) {
             k.retx_payload
         );
         let series = [("b-new", "new"), ("b-retx", "retransmitted")];
-        svg::bar_chart(out, "bytes", &title, g.info.first_ts, width, &grid, &series, "bytes");
+        svg::bar_chart(
+            out,
+            &svg::Bars {
+                class: "bytes",
+                title: &title,
+                t0: g.info.first_ts,
+                width_ns: width,
+                bins: &grid,
+                series: &series,
+                unit: "bytes",
+            },
+        );
         out.push_str("</section>\n");
     }
 }
 
 fn others(p: &Page<'_>, out: &mut String) {
     let c = p.c;
-    let graphed: std::collections::HashSet<_> = c.graphs.iter().map(|g| g.info.connection).collect();
-    let rest: Vec<_> = c.connections.iter().filter(|(i, _)| !graphed.contains(&i.connection)).collect();
-    let _ = writeln!(out, "<h2 id=\"others\">Other connections ({})</h2>", rest.len() as u64 + c.connections_not_listed);
+    let graphed: std::collections::HashSet<_> =
+        c.graphs.iter().map(|g| g.info.connection).collect();
+    let rest: Vec<_> =
+        c.connections.iter().filter(|(i, _)| !graphed.contains(&i.connection)).collect();
+    let _ = writeln!(
+        out,
+        "<h2 id=\"others\">Other connections ({})</h2>",
+        rest.len() as u64 + c.connections_not_listed
+    );
     if rest.is_empty() {
         return;
     }
@@ -343,6 +397,9 @@ fn others(p: &Page<'_>, out: &mut String) {
     out.push_str("</tbody></table></div>\n");
     let more = rest.len().saturating_sub(CONNECTION_ROWS) as u64 + c.connections_not_listed;
     if more > 0 {
-        let _ = writeln!(out, "<p class=\"muted\">{more} more connections, with fewer packets, not listed.</p>");
+        let _ = writeln!(
+            out,
+            "<p class=\"muted\">{more} more connections, with fewer packets, not listed.</p>"
+        );
     }
 }

@@ -65,7 +65,7 @@ impl Decimated {
             self.stride = 1;
         }
         self.seen += 1;
-        if (self.seen - 1) % self.stride != 0 {
+        if !(self.seen - 1).is_multiple_of(self.stride) {
             return;
         }
         self.pts.push(p);
@@ -110,8 +110,16 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub const ALL: [Kind; 8] =
-        [Kind::Retx, Kind::Nak, Kind::Rnr, Kind::Fatal, Kind::Ce, Kind::Cnp, Kind::Read, Kind::Atomic];
+    pub const ALL: [Kind; 8] = [
+        Kind::Retx,
+        Kind::Nak,
+        Kind::Rnr,
+        Kind::Fatal,
+        Kind::Ce,
+        Kind::Cnp,
+        Kind::Read,
+        Kind::Atomic,
+    ];
 
     /// The CSS class of its marks (`m-retx`, ...), which tests count.
     pub fn class(self) -> &'static str {

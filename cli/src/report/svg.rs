@@ -15,6 +15,9 @@ use super::collect::{CmEvent, Graph, Panel};
 use super::html::esc;
 use super::series::{Kind, Mark, Pt};
 
+/// A cited frame in a graph: (panel index, time, PSN, opcode, frame number).
+pub type At = (usize, u64, u32, &'static str, u64);
+
 /// A finding drawn on a graph: its rule, severity, message and where its frames are.
 #[derive(Debug, Clone)]
 pub struct FindingMark<'a> {
@@ -22,8 +25,8 @@ pub struct FindingMark<'a> {
     pub severity: &'a str,
     pub message: &'a str,
     pub frames: &'a [u64],
-    /// Per cited frame found in this graph: (panel index, time, PSN, opcode, frame).
-    pub at: Vec<(usize, u64, u32, &'static str, u64)>,
+    /// Per cited frame found in this graph.
+    pub at: Vec<At>,
 }
 
 pub const WIDTH: f64 = 960.0;
@@ -202,9 +205,14 @@ fn panel(out: &mut String, p: &Panel, sc: &Scale, g: &Graph, cm: &[&CmEvent]) {
             e.name
         );
     }
-    requests(out, &p.series.requests.points().to_vec(), p.series.requests.seen(), sc);
+    // READ and atomic spans under the requests; the other marks on top (hover).
+    let span = |m: &&Mark| matches!(m.kind, Kind::Read | Kind::Atomic);
+    for m in p.series.marks.all().iter().filter(span) {
+        mark(out, m, sc);
+    }
+    requests(out, p.series.requests.points(), p.series.requests.seen(), sc);
     ack_line(out, p.series.acks.points(), p.series.acks.seen(), sc);
-    for m in p.series.marks.all() {
+    for m in p.series.marks.all().iter().filter(|m| !span(m)) {
         mark(out, m, sc);
     }
     out.push_str("</g>");
@@ -213,12 +221,13 @@ fn panel(out: &mut String, p: &Panel, sc: &Scale, g: &Graph, cm: &[&CmEvent]) {
 /// The incarnation's start and end, as dashed lines with why.
 fn boundaries(out: &mut String, g: &Graph, sc: &Scale, y0: f64, y1: f64) {
     let i = &g.info;
-    let began = if i.began.why.is_empty() { "first packet".to_string() } else { i.began.why.clone() };
-    let ended = if i.ended.why.is_empty() { "end of capture".to_string() } else { i.ended.why.clone() };
-    for (class, t, frame, why) in [
-        ("m-began", i.first_ts, i.first_frame, began),
-        ("m-ended", i.last_ts, i.last_frame, ended),
-    ] {
+    let began =
+        if i.began.why.is_empty() { "first packet".to_string() } else { i.began.why.clone() };
+    let ended =
+        if i.ended.why.is_empty() { "end of capture".to_string() } else { i.ended.why.clone() };
+    for (class, t, frame, why) in
+        [("m-began", i.first_ts, i.first_frame, began), ("m-ended", i.last_ts, i.last_frame, ended)]
+    {
         let x = sc.x(t);
         let _ = write!(
             out,
@@ -235,18 +244,12 @@ fn requests(out: &mut String, pts: &[Pt], seen: u64, sc: &Scale) {
     if pts.is_empty() {
         return;
     }
-    let _ = write!(
-        out,
-        "<path class=\"req\" data-n=\"{seen}\" d=\""
-    );
+    let _ = write!(out, "<path class=\"req\" data-n=\"{seen}\" d=\"");
     for q in pts {
         let _ = write!(out, "M{:.1} {:.1}h2", sc.x(q.t) - 1.0, sc.y(q.psn));
     }
-    let _ = write!(
-        out,
-        "\"><title>{seen} new request packets ({} drawn)</title></path>",
-        pts.len()
-    );
+    let _ =
+        write!(out, "\"><title>{seen} new request packets ({} drawn)</title></path>", pts.len());
 }
 
 fn ack_line(out: &mut String, pts: &[Pt], seen: u64, sc: &Scale) {
@@ -266,11 +269,7 @@ fn ack_line(out: &mut String, pts: &[Pt], seen: u64, sc: &Scale) {
         let _ = write!(out, "{x:.1},{y:.1} ");
         last_y = Some(y);
     }
-    let _ = write!(
-        out,
-        "\"><title>ACK line: {seen} ACKs ({} drawn)</title></polyline>",
-        pts.len()
-    );
+    let _ = write!(out, "\"><title>ACK line: {seen} ACKs ({} drawn)</title></polyline>", pts.len());
 }
 
 fn mark(out: &mut String, m: &Mark, sc: &Scale) {
@@ -319,14 +318,12 @@ fn mark(out: &mut String, m: &Mark, sc: &Scale) {
         }
         Kind::Nak | Kind::Rnr | Kind::Fatal => {
             // A triangle pointing down at the PSN the responder expects.
-            let _ = write!(
-                out,
-                "<path d=\"M{:.1} {:.1}l5 -9h-10z\"/>",
-                xa,
-                ya - 2.0
-            );
+            let _ = write!(out, "<path d=\"M{:.1} {:.1}l5 -9h-10z\"/>", xa, ya - 2.0);
             if xb > xa + 1.0 {
-                let _ = write!(out, "<line x1=\"{xa:.1}\" y1=\"{ya:.1}\" x2=\"{xb:.1}\" y2=\"{yb:.1}\"/>");
+                let _ = write!(
+                    out,
+                    "<line x1=\"{xa:.1}\" y1=\"{ya:.1}\" x2=\"{xb:.1}\" y2=\"{yb:.1}\"/>"
+                );
             }
         }
         Kind::Ce => {
@@ -339,22 +336,13 @@ fn mark(out: &mut String, m: &Mark, sc: &Scale) {
             );
         }
         Kind::Cnp => {
-            let _ = write!(
-                out,
-                "<path d=\"M{xa:.1} {:.1}l4 4l-4 4l-4 -4z\"/>",
-                ya - 12.0
-            );
+            let _ = write!(out, "<path d=\"M{xa:.1} {:.1}l4 4l-4 4l-4 -4z\"/>", ya - 12.0);
         }
     }
     out.push_str("</g>");
 }
 
-fn finding_mark(
-    out: &mut String,
-    f: &FindingMark<'_>,
-    here: &[(&(usize, u64, u32, &'static str, u64), &i64)],
-    sc: &Scale,
-) {
+fn finding_mark(out: &mut String, f: &FindingMark<'_>, here: &[(&At, &i64)], sc: &Scale) {
     let frames: Vec<String> = f.frames.iter().map(u64::to_string).collect();
     let _ = write!(
         out,
@@ -383,17 +371,20 @@ fn finding_mark(
     out.push_str("</g>");
 }
 
-/// Bars per time bin: `series` of (class, label), values per bin.
-pub fn bar_chart(
-    out: &mut String,
-    class: &str,
-    title: &str,
-    t0: u64,
-    width_ns: u64,
-    bins: &[Vec<u64>],
-    series: &[(&str, &str)],
-    unit: &str,
-) {
+/// A bar chart: per time bin, stacked bars of `series` (class, label).
+pub struct Bars<'a> {
+    pub class: &'a str,
+    pub title: &'a str,
+    pub t0: u64,
+    pub width_ns: u64,
+    pub bins: &'a [Vec<u64>],
+    pub series: &'a [(&'a str, &'a str)],
+    pub unit: &'a str,
+}
+
+/// Draws `b`.
+pub fn bar_chart(out: &mut String, b: &Bars<'_>) {
+    let Bars { class, title, t0, width_ns, bins, series, unit } = *b;
     let h = 130.0;
     let (x0, x1, y0, y1) = (LEFT, WIDTH - RIGHT, 18.0, h - 22.0);
     let n = bins.len().max(1);
@@ -445,7 +436,12 @@ pub fn bar_chart(
 
 /// Bins of a graph's panels on one grid of `n` bins over [t0, t1] (each source bin counted
 /// where its middle falls).
-pub fn regrid<const K: usize>(src: &[&Bins<K>], t0: u64, t1: u64, n: usize) -> (u64, Vec<Vec<u64>>) {
+pub fn regrid<const K: usize>(
+    src: &[&Bins<K>],
+    t0: u64,
+    t1: u64,
+    n: usize,
+) -> (u64, Vec<Vec<u64>>) {
     let width = (t1.saturating_sub(t0) / n as u64).max(1) + 1;
     let mut out = vec![vec![0u64; K]; n];
     for b in src {

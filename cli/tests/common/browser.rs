@@ -19,7 +19,10 @@ pub fn chromium() -> Option<&'static str> {
             return Some(name);
         }
     }
-    assert!(!ci(), "CI=true but no chromium on PATH: .ci/run installs it (apt-get install chromium)");
+    assert!(
+        !ci(),
+        "CI=true but no chromium on PATH: .ci/run installs it (apt-get install chromium)"
+    );
     let test = std::thread::current().name().unwrap_or("?").to_string();
     let _ = writeln!(
         std::io::stderr(),
@@ -60,7 +63,11 @@ pub fn dump_dom(browser: &str, page: &Path, scratch: &Path) -> Rendered {
         .arg(&url)
         .output()
         .expect("running chromium");
-    assert!(out.status.success(), "chromium --dump-dom {url} failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "chromium --dump-dom {url} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let console = String::from_utf8_lossy(&out.stderr)
         .lines()
         .filter(|l| l.contains("CONSOLE") || l.contains("Refused to") || l.contains("Uncaught"))
@@ -81,7 +88,11 @@ pub fn screenshot(browser: &str, page: &Path, png: &Path, scratch: &Path, size: 
         .arg(&url)
         .output()
         .expect("running chromium");
-    assert!(out.status.success() && png.is_file(), "chromium --screenshot failed: {}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success() && png.is_file(),
+        "chromium --screenshot failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 /// The pixels of an 8-bit RGB or RGBA PNG (what Chromium writes): (width, height, channels,
@@ -132,8 +143,18 @@ pub fn png_pixels(path: &Path) -> (usize, usize, usize, Vec<u8>) {
                 3 => src[x].wrapping_add(((u16::from(a) + u16::from(up)) / 2) as u8),
                 4 => {
                     let p = i16::from(a) + i16::from(up) - i16::from(c);
-                    let (pa, pb, pc) = ((p - i16::from(a)).abs(), (p - i16::from(up)).abs(), (p - i16::from(c)).abs());
-                    let pred = if pa <= pb && pa <= pc { a } else if pb <= pc { up } else { c };
+                    let (pa, pb, pc) = (
+                        (p - i16::from(a)).abs(),
+                        (p - i16::from(up)).abs(),
+                        (p - i16::from(c)).abs(),
+                    );
+                    let pred = if pa <= pb && pa <= pc {
+                        a
+                    } else if pb <= pc {
+                        up
+                    } else {
+                        c
+                    };
                     src[x].wrapping_add(pred)
                 }
                 f => panic!("PNG filter {f}"),
@@ -178,7 +199,8 @@ pub fn elements(dom: &str) -> Vec<(String, Vec<String>)> {
         }
         let end = tag_end(dom, s);
         let inner = &dom[s..end];
-        let name_len = inner.find(|c: char| c.is_whitespace() || c == '/' || c == '>').unwrap_or(inner.len());
+        let name_len =
+            inner.find(|c: char| c.is_whitespace() || c == '/' || c == '>').unwrap_or(inner.len());
         let name = inner[..name_len].to_ascii_lowercase();
         v.push((name.clone(), attr_names(&inner[name_len..])));
         i = end;
@@ -213,7 +235,8 @@ fn attr_names(s: &str) -> Vec<String> {
         if rest.is_empty() {
             return v;
         }
-        let n = rest.find(|c: char| c == '=' || c.is_whitespace() || c == '/').unwrap_or(rest.len());
+        let n =
+            rest.find(|c: char| c == '=' || c.is_whitespace() || c == '/').unwrap_or(rest.len());
         v.push(rest[..n].to_ascii_lowercase());
         rest = &rest[n..];
         if let Some(r) = rest.strip_prefix('=') {
