@@ -28,7 +28,7 @@ fi
 
 browser=$(command -v chromium || command -v chromium-browser || command -v google-chrome)
 "$browser" --headless --no-sandbox --disable-gpu --hide-scrollbars --no-first-run \
-    --user-data-dir="$tmp/profile" --window-size=1000,1250 \
+    --user-data-dir="$tmp/profile" --window-size=1000,1500 \
     --screenshot="$tmp/shot.png" "file://$root/docs/examples/req-gbn-new-psn.html" 2>/dev/null
 cp "$tmp/shot.png" docs/report-screenshot.png
 echo "wrote docs/examples/*.html and docs/report-screenshot.png"

@@ -246,7 +246,7 @@ fn requests(out: &mut String, pts: &[Pt], seen: u64, sc: &Scale) {
     }
     let _ = write!(out, "<path class=\"req\" data-n=\"{seen}\" d=\"");
     for q in pts {
-        let _ = write!(out, "M{:.1} {:.1}h2", sc.x(q.t) - 1.0, sc.y(q.psn));
+        let _ = write!(out, "M{:.1} {:.1}h3", sc.x(q.t) - 1.5, sc.y(q.psn));
     }
     let _ =
         write!(out, "\"><title>{seen} new request packets ({} drawn)</title></path>", pts.len());
