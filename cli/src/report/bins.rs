@@ -18,6 +18,14 @@ pub struct Bins<const K: usize> {
 const FIRST_WIDTH_NS: u64 = 1_000;
 
 impl<const K: usize> Bins<K> {
+    /// Sets the origin (before the first add): bins count from `t`.
+    pub fn start(&mut self, t: u64) {
+        if self.width == 0 {
+            self.origin = t;
+            self.width = FIRST_WIDTH_NS;
+        }
+    }
+
     /// Adds `v` to counter `k` of the bin of time `t` (times before the origin count in the
     /// first bin).
     pub fn add(&mut self, t: u64, k: usize, v: u64) {

@@ -133,7 +133,10 @@ impl Collector {
     pub fn frame(&mut self, d: &Decoded<'_>) {
         let f = &d.frame;
         let info = FrameInfo { number: f.number, ts_ns: f.ts_ns, caplen: f.caplen, len: f.len };
-        self.first_ts.get_or_insert(f.ts_ns);
+        if self.first_ts.is_none() {
+            self.first_ts = Some(f.ts_ns);
+            self.wide.start(f.ts_ns);
+        }
         self.last_ts = self.last_ts.max(f.ts_ns);
         let Ok(p) = &d.packet else {
             self.checker.feed_undecoded(&info);

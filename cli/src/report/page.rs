@@ -180,7 +180,8 @@ fn wide(p: &Page<'_>, out: &mut String) {
         out.push_str("<p>No NAK, CNP, ECN-CE mark or bad ICRC.</p>\n");
         return;
     }
-    let bins: Vec<Vec<u64>> = w.values().iter().map(|b| b.to_vec()).collect();
+    let t0 = p.c.first_ts.unwrap_or(0);
+    let (width, bins) = svg::regrid(&[w], t0, p.c.last_ts, BYTE_BINS);
     let series =
         [("w-nak", "NAKs"), ("w-cnp", "CNPs"), ("w-ce", "ECN-CE marks"), ("w-icrc", "bad ICRCs")];
     let totals = format!(
@@ -189,15 +190,15 @@ fn wide(p: &Page<'_>, out: &mut String) {
         w.total(WIDE_CNP),
         w.total(WIDE_CE),
         w.total(WIDE_BAD_ICRC),
-        dur(w.width_ns())
+        dur(width)
     );
     svg::bar_chart(
         out,
         &svg::Bars {
             class: "wide",
             title: &totals,
-            t0: w.origin(),
-            width_ns: w.width_ns(),
+            t0,
+            width_ns: width,
             bins: &bins,
             series: &series,
             unit: "",
@@ -336,7 +337,8 @@ fn graphs(p: &Page<'_>, out: &mut String) {
         let cm = cm_of(g, &c.cm_events);
         svg::sequence_graph(out, g, &cm, &marks, &format!("g{}", i + 1));
         let bins: Vec<_> = g.panels.iter().map(|p| &p.series.bytes).collect();
-        let (width, grid) = svg::regrid(&bins, g.info.first_ts, g.info.last_ts, BYTE_BINS);
+        let (t0, t1) = svg::time_range(g, &cm, &marks);
+        let (width, grid) = svg::regrid(&bins, t0, t1, BYTE_BINS);
         let title = format!(
             "request payload bytes per {}: new (goodput) {} B, retransmitted {} B",
             dur(width),
@@ -349,7 +351,7 @@ fn graphs(p: &Page<'_>, out: &mut String) {
             &svg::Bars {
                 class: "bytes",
                 title: &title,
-                t0: g.info.first_ts,
+                t0,
                 width_ns: width,
                 bins: &grid,
                 series: &series,

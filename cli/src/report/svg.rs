@@ -96,16 +96,8 @@ fn unroll_at(p: &Panel, t: u64, psn: u32) -> i64 {
     base + if d >= 1 << 23 { d - (1 << 24) } else { d }
 }
 
-/// The sequence graph of one connection: a panel per direction that sent anything.
-pub fn sequence_graph(
-    out: &mut String,
-    g: &Graph,
-    cm: &[&CmEvent],
-    findings: &[FindingMark<'_>],
-    id: &str,
-) {
-    let panels = g.panels.len().max(1);
-    let height = PANEL_H * panels as f64;
+/// The time range a connection's graph spans: its packets, CM messages and cited frames.
+pub fn time_range(g: &Graph, cm: &[&CmEvent], findings: &[FindingMark<'_>]) -> (u64, u64) {
     let mut t0 = g.info.first_ts;
     let mut t1 = g.info.last_ts;
     for e in cm {
@@ -118,6 +110,20 @@ pub fn sequence_graph(
             t1 = t1.max(a.1);
         }
     }
+    (t0, t1)
+}
+
+/// The sequence graph of one connection: a panel per direction that sent anything.
+pub fn sequence_graph(
+    out: &mut String,
+    g: &Graph,
+    cm: &[&CmEvent],
+    findings: &[FindingMark<'_>],
+    id: &str,
+) {
+    let panels = g.panels.len().max(1);
+    let height = PANEL_H * panels as f64;
+    let (t0, t1) = time_range(g, cm, findings);
     let name = g.info.connection.to_string();
     let _ = write!(
         out,
