@@ -1,12 +1,15 @@
 //! The graphs as SVG, written by hand.
 //!
-//! Why not plotters (the project's plotting anchor, in the tree through criterion): its
-//! `SVGBackend` draws primitives only, with no way to give one element a `<title>` child
-//! (the hover text every mark needs), a class (what the page's legend, filter and tests
-//! select on) or a `data-` attribute (the packets a merged mark stands for); its points are
-//! one `<circle>` each (~70 bytes; a point here is ~12 bytes of one shared `<path>`), so a
-//! size bound would hold ~6x fewer points. What is drawn is simple (points, lines, a few
-//! shapes, axes): ~300 lines here against a dependency that cannot say what is needed.
+//! Why not plotters (the project's plotting anchor, in the tree through criterion): measured
+//! on plotters-svg 0.3.7's source (`src/svg.rs`), its `SVGBackend` writes primitives only;
+//! no element can get a `<title>` child (the hover text every mark needs), a class (what the
+//! page's style, legend and tests select on) or a `data-` attribute (the packets a merged
+//! mark stands for): the only `<title>`/class in that file is a test's chart caption. Each
+//! point is one `<circle cx=".." cy=".." r=".." opacity=".." fill=".." stroke=".."
+//! stroke-width=".."/>` (~85 bytes); a point here is ~14 bytes of one shared `<path>`, so
+//! the same size bound holds ~6x more points. What is drawn is simple (points, lines, a few
+//! shapes, axes): a few hundred lines here against a dependency that cannot say what is
+//! needed.
 
 use std::fmt::Write as _;
 
