@@ -146,6 +146,9 @@ pub fn graph_svg(
     let (c, _) = collect(path, cfg, opts, Select::Named(sel.to_string()))?;
     let names = |v: &mut dyn Iterator<Item = String>| {
         let list: Vec<String> = v.take(20).collect();
+        if list.is_empty() {
+            return "(none)".to_string();
+        }
         list.join("\n  ")
     };
     match c.graphs.len() {
