@@ -72,8 +72,20 @@ struct Summary {
 }
 
 /// Runs the command; returns the exit code (0: no error finding, 1: at least one).
-pub fn run(path: &Path, format: Format, cfg: &Config, opts: Options) -> Result<u8, InputError> {
+pub fn run(
+    path: &Path,
+    format: Format,
+    cfg: &Config,
+    opts: Options,
+    annotate: Option<&Path>,
+) -> Result<u8, InputError> {
+    if let Some(out) = annotate {
+        annotate_refuses(path, out)?;
+    }
     let (report, summary) = check_file_summary(path, cfg, opts)?;
+    if let Some(out) = annotate {
+        write_annotated(path, out, &report)?;
+    }
     warn_undecoded(&summary.undecoded);
     let warnings = summary.warnings;
     let stdout = io::stdout();
@@ -103,6 +115,47 @@ pub fn run(path: &Path, format: Format, cfg: &Config, opts: Options) -> Result<u
     };
     output::written(res.and_then(|()| out.flush()))?;
     Ok(u8::from(report.errors > 0))
+}
+
+/// `--annotate OUT` needs a file to read again, and does not write over it.
+fn annotate_refuses(input: &Path, out: &Path) -> Result<(), InputError> {
+    if input == Path::new("-") {
+        return Err(InputError(
+            "--annotate reads the capture a second time to copy it: give a file, not '-' (stdin)"
+                .into(),
+        ));
+    }
+    if same_file(input, out) {
+        return Err(InputError(format!(
+            "--annotate {}: that is the capture being checked; not overwriting it",
+            out.display()
+        )));
+    }
+    Ok(())
+}
+
+/// `check --annotate OUT`: the capture again as pcapng, each finding a comment on the frames
+/// it cites (crate::annotate); a line on stderr says what was written.
+fn write_annotated(input: &Path, out: &Path, report: &Report) -> Result<(), InputError> {
+    let comments = crate::annotate::comments_of(&report.findings);
+    let w = crate::annotate::annotate_file(input, out, &comments).map_err(InputError)?;
+    let simple = if w.simple_not_annotated > 0 {
+        format!(
+            " ({} cited frames are simple packet blocks, which hold no comment)",
+            w.simple_not_annotated
+        )
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        io::stderr(),
+        "annotated {}: {} frames, {} comments on {} frames{simple}",
+        out.display(),
+        w.frames,
+        w.comments,
+        w.annotated
+    );
+    Ok(())
 }
 
 fn is_zero(n: &u64) -> bool {

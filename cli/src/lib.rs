@@ -1,6 +1,7 @@
 //! roce-inspect: decoding and output for the `roce-inspect` command line (captures are read
 //! by roce-capture).
 
+pub mod annotate;
 pub mod check;
 pub mod cm_json;
 pub mod cm_text;
@@ -8,6 +9,7 @@ pub mod dissect;
 pub mod gen;
 pub mod input;
 pub mod output;
+pub mod report;
 pub mod stats;
 pub mod text;
 

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use roce_inspect::input::InputError;
-use roce_inspect::{check, dissect, gen, output, stats};
+use roce_inspect::{check, dissect, gen, output, report, stats};
 use roce_parser::Config;
 
 #[derive(Parser)]
@@ -61,6 +61,27 @@ struct ModelArgs {
     /// starting a new message is a new connection (QPNs reused without a captured CM exchange)
     #[arg(long = "reconnect-idle", default_value = "1000", value_parser = parse_millis, value_name = "MS")]
     reconnect_idle_ns: u64,
+}
+
+/// The checker's options `report` and `graph` take (a subset of `check`'s).
+#[derive(Args, Clone, Copy)]
+struct CheckArgs {
+    /// The capture is lossless: PSN gaps are requester faults instead of capture loss
+    #[arg(long)]
+    assume_complete: bool,
+}
+
+impl CheckArgs {
+    fn options(&self, model: &ModelArgs) -> roce_conformance::Options {
+        let m = model.model();
+        roce_conformance::Options {
+            assume_complete: self.assume_complete,
+            pmtu: m.pmtu,
+            max_flows: m.max_flows,
+            reconnect_idle_ns: m.reconnect_idle_ns,
+            ..Default::default()
+        }
+    }
 }
 
 impl ModelArgs {
@@ -155,6 +176,51 @@ enum Command {
         /// the capture being checked or over any pcap, pcapng or gzip file (exit 2)
         #[arg(long, value_name = "FILE")]
         write_expect: Option<PathBuf>,
+        /// Also write the capture as pcapng to FILE with each finding as a packet comment
+        /// on every frame it cites (Wireshark: Expert Info > Comments, `frame.comment`);
+        /// everything else unchanged (bytes, lengths, interfaces, timestamps)
+        #[arg(long, value_name = "FILE", conflicts_with_all = ["expect", "write_expect"])]
+        annotate: Option<PathBuf>,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Write an HTML report: summary, findings, and per connection a time-sequence graph
+    /// (PSN over time: new and retransmitted requests, the ACK line, NAKs, RNR and fatal
+    /// NAKs, READ and atomic spans, ECN-CE, CNPs, CM, findings) with goodput; docs/report.md
+    ///
+    /// The page is one file with no network access (inline SVG, a Content-Security-Policy);
+    /// open it in a browser. Exit status as `check`: 1 when an error-severity finding.
+    Report {
+        /// Capture file (pcap or pcapng, optionally gzip-compressed); not stdin (read twice)
+        file: PathBuf,
+        /// Output HTML file
+        #[arg(short, long)]
+        output: PathBuf,
+        /// Connections graphed (the busiest); the others are listed with their counters
+        #[arg(long, default_value_t = roce_inspect::report::DEFAULT_GRAPHS, value_name = "N")]
+        graphs: usize,
+        #[command(flatten)]
+        checking: CheckArgs,
+        #[command(flatten)]
+        model: ModelArgs,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Write the time-sequence graph of one connection as SVG (for a bug report)
+    Graph {
+        /// Capture file (pcap or pcapng, optionally gzip-compressed); not stdin (read twice)
+        file: PathBuf,
+        /// The connection, as `stats` and `check` name it ("10.0.0.1 QP 0x000011 <-> 10.0.0.2
+        /// QP 0x000012"), or a part of that name that only it has (e.g. "0x000011")
+        #[arg(long, value_name = "NAME")]
+        conn: String,
+        /// Output SVG file
+        #[arg(short, long)]
+        output: PathBuf,
+        #[command(flatten)]
+        checking: CheckArgs,
+        #[command(flatten)]
+        model: ModelArgs,
         #[command(flatten)]
         common: Common,
     },
@@ -391,6 +457,7 @@ fn main() -> ExitCode {
             enable,
             expect,
             write_expect,
+            annotate,
             common,
         } => {
             let mut rules = roce_conformance::RuleSet::default();
@@ -429,7 +496,7 @@ fn main() -> ExitCode {
             let res = match (expect, write_expect) {
                 (Some(e), _) => check::run_expect(&file, &e, &cfg, opts),
                 (None, Some(w)) => check::run_write_expect(&file, &w, &cfg, opts),
-                (None, None) => check::run(&file, format, &cfg, opts),
+                (None, None) => check::run(&file, format, &cfg, opts, annotate.as_deref()),
             };
             return match res {
                 Ok(code) => ExitCode::from(code),
@@ -438,6 +505,28 @@ fn main() -> ExitCode {
                     ExitCode::from(2)
                 }
             };
+        }
+        Command::Report { file, output, graphs, checking, model, common } => {
+            let opts = checking.options(&model);
+            return match report::run_report(&file, &output, &common.config(), opts, graphs) {
+                Ok(done) => {
+                    eprintln!(
+                        "wrote {}: {} bytes, {} connection(s) graphed, {} finding(s)",
+                        output.display(),
+                        done.bytes,
+                        done.graphs,
+                        done.findings
+                    );
+                    ExitCode::from(u8::from(done.errors > 0))
+                }
+                Err(e) => {
+                    output::error(e);
+                    ExitCode::from(2)
+                }
+            };
+        }
+        Command::Graph { file, conn, output, checking, model, common } => {
+            report::run_graph(&file, &output, &common.config(), checking.options(&model), &conn)
         }
         Command::Rules => output::stdout(check::list_rules().as_bytes()),
         Command::Gen { scenario: GenScenario::Suite { output } } => check::write_suite(&output),

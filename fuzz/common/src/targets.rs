@@ -877,3 +877,44 @@ pub fn ffi(data: &[u8], reach: &mut Reach) {
         assert!(room.iter().all(|&b| b == 0), "a refused output was written");
     }
 }
+
+/// `check --annotate`'s writer: a capture the reader takes without any error or warning,
+/// annotated (a comment with markup and a long one on some frames) and read again, gives the
+/// same frames (time, lengths, link type, interface, bytes) and carries every comment; a
+/// capture the writer refuses is one it cannot copy whole, never a panic.
+pub fn annotate(data: &[u8], _reach: &mut Reach) {
+    type Frames = Vec<(u64, u32, u32, u32, u32, Vec<u8>)>;
+    fn read(bytes: &[u8]) -> Option<Frames> {
+        let mut cap = Capture::from_bytes("fuzz", bytes.to_vec()).ok()?;
+        let mut v = Vec::new();
+        while let Some(f) = cap.next_frame() {
+            let f = f.ok()?;
+            v.push((f.ts_ns, f.caplen, f.len, f.link_type.code(), f.interface, f.data.to_vec()));
+        }
+        Some(v)
+    }
+    let mut comments = std::collections::BTreeMap::new();
+    for n in (1..=64u64).filter(|n| n % 3 == 1) {
+        let long = "x".repeat(usize::from(data.first().copied().unwrap_or(0)) * 300);
+        comments.insert(n, vec![format!("REQ-GBN error: <frame {n}> & \"quotes\""), long]);
+    }
+    let mut out = Vec::new();
+    let written = roce_inspect::annotate::annotate(data, &mut out, &comments);
+    let Some(before) = read(data) else { return };
+    // Gzip is undone by the file opener, not by the writer.
+    if data.starts_with(&[0x1f, 0x8b]) {
+        return;
+    }
+    let w = match written {
+        Ok(w) => w,
+        Err(e) => {
+            assert!(!e.is_empty());
+            return;
+        }
+    };
+    let after = read(&out).expect("the annotated capture does not read back");
+    assert_eq!(w.frames, before.len() as u64, "frames written");
+    assert_eq!(before, after, "frames changed by the annotation");
+    let cited = comments.keys().filter(|&&n| n <= w.frames).count() as u64;
+    assert_eq!(w.annotated + w.simple_not_annotated, cited, "frames annotated");
+}

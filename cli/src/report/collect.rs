@@ -1,0 +1,341 @@
+//! The report's pass over the capture: every frame goes to the checker (findings) and to the
+//! connection model with a [`Series`] per flow (what is drawn). When an incarnation ends its
+//! series are kept if it is among the connections to graph, else only its counters: memory
+//! is bounded by the live connections, the graphs kept and the series budgets.
+
+use std::net::IpAddr;
+
+use roce_conformance::{
+    Checker, ConnId, ConnectionInfo, Connections, FlowKey, FrameInfo, ModelOptions, Options,
+    Report, Retained, Seen,
+};
+use roce_parser::headers::{AethKind, NakCode};
+use roce_parser::opcode::{Operation, Role};
+use roce_parser::{IcrcStatus, Packet, Roce};
+
+use super::bins::Bins;
+use super::series::{Counts, Kind, Sample, Series};
+use crate::input::Decoded;
+
+/// Which connections get a graph.
+#[derive(Debug, Clone)]
+pub enum Select {
+    /// The `n` busiest (most packets, the earliest first among equals).
+    Busiest(usize),
+    /// Those whose name (as `stats` and `check` print it) is `name`, or contains it.
+    Named(String),
+}
+
+/// Graphs kept for a `Select::Named` (a selector matching more is refused).
+pub const NAMED_MAX: usize = 64;
+
+/// One direction's panel of a graph: the flow and its series.
+#[derive(Debug, Clone)]
+pub struct Panel {
+    pub key: FlowKey,
+    pub series: Series,
+}
+
+/// A graphed connection incarnation.
+#[derive(Debug, Clone)]
+pub struct Graph {
+    pub info: ConnectionInfo,
+    pub panels: Vec<Panel>,
+    pub counts: Counts,
+}
+
+/// A CM message seen (on QP1).
+#[derive(Debug, Clone)]
+pub struct CmEvent {
+    pub frame: u64,
+    pub ts: u64,
+    pub src: IpAddr,
+    pub dst: IpAddr,
+    pub name: &'static str,
+}
+
+/// CM messages remembered for the graphs; beyond, counted.
+pub const CM_EVENTS_MAX: usize = 10_000;
+
+/// Capture-wide counters per time bin.
+pub const WIDE_NAK: usize = 0;
+pub const WIDE_CNP: usize = 1;
+pub const WIDE_CE: usize = 2;
+pub const WIDE_BAD_ICRC: usize = 3;
+
+/// Everything the report shows, once the capture is read.
+#[derive(Debug)]
+pub struct Collected {
+    pub check: Report,
+    pub graphs: Vec<Graph>,
+    /// Every listed incarnation (up to the model's cap) with its counters.
+    pub connections: Vec<(ConnectionInfo, Counts)>,
+    pub connections_not_listed: u64,
+    pub cm_events: Vec<CmEvent>,
+    pub cm_not_kept: u64,
+    pub wide: Bins<4>,
+    /// ICRC verdicts: ok, bad, unverifiable, not checked.
+    pub icrc: [u64; 4],
+    pub first_ts: Option<u64>,
+    pub last_ts: u64,
+}
+
+/// The pass in progress.
+pub struct Collector {
+    checker: Checker,
+    model: Connections<Series>,
+    select: Select,
+    busiest: Retained<(Vec<Panel>, Counts)>,
+    named: Vec<Graph>,
+    listed: Retained<Counts>,
+    cm_events: Vec<CmEvent>,
+    cm_not_kept: u64,
+    wide: Bins<4>,
+    icrc: [u64; 4],
+    first_ts: Option<u64>,
+    last_ts: u64,
+}
+
+/// Whether `sel` names connection `c`: its full name, or a part of it.
+pub fn names(c: &ConnId, sel: &str) -> bool {
+    let name = c.to_string();
+    name == sel || name.contains(sel)
+}
+
+impl Collector {
+    pub fn new(opts: Options, select: Select) -> Self {
+        let model = ModelOptions {
+            max_flows: opts.max_flows,
+            pmtu: opts.pmtu,
+            reconnect_idle_ns: opts.reconnect_idle_ns,
+        };
+        let keep = match &select {
+            Select::Busiest(n) => *n,
+            Select::Named(_) => 1,
+        };
+        Collector {
+            checker: Checker::new(opts),
+            model: Connections::new(model),
+            select,
+            busiest: Retained::new(keep.max(1)),
+            named: Vec::new(),
+            listed: Retained::new(model.max_flows),
+            cm_events: Vec::new(),
+            cm_not_kept: 0,
+            wide: Bins::default(),
+            icrc: [0; 4],
+            first_ts: None,
+            last_ts: 0,
+        }
+    }
+
+    /// One frame, in capture order.
+    pub fn frame(&mut self, d: &Decoded<'_>) {
+        let f = &d.frame;
+        let info = FrameInfo { number: f.number, ts_ns: f.ts_ns, caplen: f.caplen, len: f.len };
+        if self.first_ts.is_none() {
+            self.first_ts = Some(f.ts_ns);
+            self.wide.start(f.ts_ns);
+        }
+        self.last_ts = self.last_ts.max(f.ts_ns);
+        let Ok(p) = &d.packet else {
+            self.checker.feed_undecoded(&info);
+            return;
+        };
+        self.checker.feed(&info, p);
+        if let Some(r) = &p.roce {
+            self.roce(&info, p, r);
+        }
+    }
+
+    fn roce(&mut self, f: &FrameInfo, p: &Packet<'_>, r: &Roce<'_>) {
+        let t = f.ts_ns;
+        let verdict = match r.icrc_status {
+            IcrcStatus::Ok => 0,
+            IcrcStatus::Bad { .. } => 1,
+            IcrcStatus::Unverifiable => 2,
+            IcrcStatus::NotChecked => 3,
+        };
+        if let Some(c) = self.icrc.get_mut(verdict) {
+            *c += 1;
+        }
+        if verdict == 1 {
+            self.wide.add(t, WIDE_BAD_ICRC, 1);
+        }
+        let obs = self.model.observe(f, p, r);
+        self.settle();
+        let own = obs.own;
+        if let Some(fl) = self.model.flow_mut(&own) {
+            fl.state.packet();
+        }
+        let s = Sample {
+            t,
+            frame: f.number,
+            psn: r.bth.psn,
+            opcode: r.opcode_name(),
+            payload: r.payload_len as u64,
+        };
+        if obs.seen == Seen::Cm {
+            self.cm_event(f, own, r);
+            return;
+        }
+        let ce = p.ip.map_or(r.grh.is_some_and(|g| g.tclass & 3 == 3), |ip| ip.ecn == 3);
+        // Where the packet is drawn: a response in its requester's graph.
+        let target = match obs.seen {
+            Seen::Response { stream: Some(s) } if self.model.flow(&s).is_some() => s,
+            _ => own,
+        };
+        let Some(info) = r.info else {
+            if ce {
+                self.congestion(target, &s, Kind::Ce);
+            }
+            return;
+        };
+        match (obs.seen, info.role) {
+            (_, Role::Congestion) => {
+                // A CNP travels against the traffic it slows: drawn on the flow it names.
+                let peer = self.model.flow(&own).and_then(|fl| fl.peer);
+                let to = peer.filter(|k| self.model.flow(k).is_some()).unwrap_or(own);
+                self.wide.add(t, WIDE_CNP, 1);
+                self.congestion(to, &s, Kind::Cnp);
+            }
+            (Seen::Request, _) => {
+                let span = match info.operation {
+                    Operation::RdmaRead => Some(Kind::Read),
+                    Operation::CompareSwap | Operation::FetchAdd => Some(Kind::Atomic),
+                    _ => None,
+                };
+                if let Some(fl) = self.model.flow_mut(&own) {
+                    fl.state.request(&s, span);
+                }
+            }
+            (Seen::Response { .. }, _) => self.response(target, r, info, &s),
+            _ => {}
+        }
+        if ce {
+            self.congestion(target, &s, Kind::Ce);
+        }
+    }
+
+    fn response(
+        &mut self,
+        target: FlowKey,
+        r: &Roce<'_>,
+        info: &roce_parser::opcode::OpcodeInfo,
+        s: &Sample,
+    ) {
+        let Some(fl) = self.model.flow_mut(&target) else { return };
+        let series = &mut fl.state;
+        if let Some(a) = r.headers.aeth {
+            match a.kind() {
+                AethKind::Ack => series.ack(s, info.operation == Operation::Acknowledge),
+                AethKind::RnrNak => series.nak(s, Kind::Rnr),
+                AethKind::Nak => {
+                    let kind = match NakCode::from_value(a.value()) {
+                        NakCode::PsnSequenceError => Kind::Nak,
+                        _ => Kind::Fatal,
+                    };
+                    series.nak(s, kind);
+                    self.wide.add(s.t, WIDE_NAK, 1);
+                }
+                AethKind::Reserved => {}
+            }
+        }
+        match info.operation {
+            Operation::ReadResponse => {
+                series.span_response(s, Kind::Read, info.position.ends_message());
+            }
+            Operation::AtomicAcknowledge => series.span_response(s, Kind::Atomic, true),
+            _ => {}
+        }
+    }
+
+    fn congestion(&mut self, key: FlowKey, s: &Sample, kind: Kind) {
+        if kind == Kind::Ce {
+            self.wide.add(s.t, WIDE_CE, 1);
+        }
+        if let Some(fl) = self.model.flow_mut(&key) {
+            fl.state.congestion(s, kind);
+        }
+    }
+
+    fn cm_event(&mut self, f: &FrameInfo, own: FlowKey, r: &Roce<'_>) {
+        let Some(Ok(mad)) = r.mad() else { return };
+        let Some(m) = mad.cm else { return };
+        if self.cm_events.len() >= CM_EVENTS_MAX {
+            self.cm_not_kept += 1;
+            return;
+        }
+        self.cm_events.push(CmEvent {
+            frame: f.number,
+            ts: f.ts_ns,
+            src: own.src,
+            dst: own.dst,
+            name: m.name(),
+        });
+    }
+
+    /// Incarnations the model ended: their graphs kept or dropped, their counters listed.
+    fn settle(&mut self) {
+        if !self.model.has_ended() {
+            return;
+        }
+        for e in self.model.take_ended() {
+            let mut counts = Counts::default();
+            let mut panels = Vec::new();
+            for (key, mut series) in e.directions {
+                series.end();
+                counts.merge(&series.counts);
+                if !series.is_empty() {
+                    panels.push(Panel { key, series });
+                }
+            }
+            self.listed.push(e.info.clone(), counts);
+            let connected = matches!(e.info.transport, "RC" | "UC" | "XRC" | "unknown");
+            if panels.is_empty() || !connected {
+                continue;
+            }
+            match &self.select {
+                Select::Busiest(0) => {}
+                Select::Busiest(_) => self.busiest.push(e.info, (panels, counts)),
+                Select::Named(sel) => {
+                    if names(&e.info.connection, sel) && self.named.len() <= NAMED_MAX {
+                        self.named.push(Graph { info: e.info, panels, counts });
+                    }
+                }
+            }
+        }
+    }
+
+    /// The end of the capture.
+    pub fn finish(mut self) -> Collected {
+        self.model.finish();
+        self.settle();
+        let check = self.checker.finish();
+        let graphs = match self.select {
+            Select::Busiest(_) => {
+                let (mut v, _) = self.busiest.into_sorted();
+                v.sort_by(|(a, _), (b, _)| {
+                    b.packets.cmp(&a.packets).then(a.first_frame.cmp(&b.first_frame))
+                });
+                v.into_iter()
+                    .map(|(info, (panels, counts))| Graph { info, panels, counts })
+                    .collect()
+            }
+            Select::Named(_) => self.named,
+        };
+        let (connections, connections_not_listed) = self.listed.into_sorted();
+        Collected {
+            check,
+            graphs,
+            connections,
+            connections_not_listed,
+            cm_events: self.cm_events,
+            cm_not_kept: self.cm_not_kept,
+            wide: self.wide,
+            icrc: self.icrc,
+            first_ts: self.first_ts,
+            last_ts: self.last_ts,
+        }
+    }
+}

@@ -1,0 +1,219 @@
+//! `roce-inspect report FILE -o report.html` and `roce-inspect graph FILE --conn NAME -o
+//! conn.svg`: the capture's findings and per-connection time–sequence graphs (tcptrace
+//! style) as one self-contained HTML page, or one graph as SVG.
+//!
+//! - [`collect`]: the streaming pass (checker + connection model with a [`series::Series`]
+//!   per flow), what to keep when an incarnation ends;
+//! - [`series`], [`bins`]: what a graph is made of, with its decimation and bounds;
+//! - [`locate`]: a light second pass placing the frames findings cite;
+//! - [`svg`], [`page`], [`html`]: drawing, the page's sections, escaping and the CSP.
+//!
+//! Size bound: per graphed connection and direction at most [`series::POINT_BUDGET`] x 2
+//! request points and as many ACK points, [`series::MARK_BUDGET`] marks (merged beyond,
+//! each keeping the packets it stands for), plus its findings (the checker keeps at most
+//! `max_findings_per_rule` per rule and connection); 16 graphs by default. See
+//! docs/report.md.
+
+pub mod bins;
+pub mod collect;
+pub mod html;
+pub mod locate;
+pub mod page;
+pub mod series;
+pub mod sha256;
+pub mod svg;
+
+use std::fmt::Write as _;
+use std::path::Path;
+
+use roce_conformance::Options;
+use roce_parser::Config;
+
+use crate::input::{for_each_frame, warn_undecoded, InputError};
+use collect::{Collected, Collector, Select};
+
+/// Graphs a report draws by default (`--graphs`).
+pub const DEFAULT_GRAPHS: usize = 16;
+
+/// What a report run produced, for the caller's message and tests.
+#[derive(Debug)]
+pub struct Done {
+    pub bytes: usize,
+    pub graphs: usize,
+    pub findings: usize,
+    pub errors: u64,
+}
+
+fn needs_file(path: &Path, what: &str) -> Result<(), InputError> {
+    if path == Path::new("-") {
+        return Err(InputError(format!(
+            "{what} reads the capture twice (its findings, then the frames they cite): give a \
+             file, not '-' (stdin)"
+        )));
+    }
+    Ok(())
+}
+
+fn not_the_input(input: &Path, out: &Path) -> Result<(), InputError> {
+    let same = match (input.canonicalize(), out.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if same {
+        return Err(InputError(format!(
+            "-o {}: that is the capture being read; not overwriting it",
+            out.display()
+        )));
+    }
+    Ok(())
+}
+
+/// Reads the capture once through the collector.
+fn collect(
+    path: &Path,
+    cfg: &Config,
+    opts: Options,
+    select: Select,
+) -> Result<(Collected, crate::input::ReadSummary), InputError> {
+    let mut c = Collector::new(opts, select);
+    let summary = for_each_frame(path, cfg, |d| c.frame(d))?;
+    warn_undecoded(&summary.undecoded);
+    Ok((c.finish(), summary))
+}
+
+fn format_of(path: &Path) -> String {
+    roce_capture::open(path).map(|c| c.format().to_string()).unwrap_or_default()
+}
+
+fn write_out(out: &Path, text: &str) -> Result<(), InputError> {
+    std::fs::write(out, text).map_err(|e| InputError(format!("writing {}: {e}", out.display())))
+}
+
+/// The whole page for `path`.
+pub fn report_html(
+    path: &Path,
+    cfg: &Config,
+    opts: Options,
+    graphs: usize,
+) -> Result<(String, Collected), InputError> {
+    needs_file(path, "report")?;
+    let (c, summary) = collect(path, cfg, opts, Select::Busiest(graphs))?;
+    let located = locate::locate(path, cfg, &c.check.findings, &c.graphs)?;
+    let meta = crate::annotate::meta::read_file(path);
+    let file = path.display().to_string();
+    let p = page::Page {
+        file: &file,
+        format: format_of(path),
+        frames: summary.frames,
+        warnings: &summary.warnings,
+        c: &c,
+        located: &located,
+        meta: &meta,
+    };
+    let mut html = String::with_capacity(1 << 16);
+    page::render(&p, &mut html);
+    Ok((html, c))
+}
+
+/// `report FILE -o OUT`.
+pub fn run_report(
+    path: &Path,
+    out: &Path,
+    cfg: &Config,
+    opts: Options,
+    graphs: usize,
+) -> Result<Done, InputError> {
+    not_the_input(path, out)?;
+    let (html, c) = report_html(path, cfg, opts, graphs)?;
+    write_out(out, &html)?;
+    Ok(Done {
+        bytes: html.len(),
+        graphs: c.graphs.len(),
+        findings: c.check.findings.len(),
+        errors: c.check.errors,
+    })
+}
+
+/// The standalone SVG of the connection `sel` names (its full name as `stats` and `check`
+/// print it, or a part of it that names one connection).
+pub fn graph_svg(
+    path: &Path,
+    cfg: &Config,
+    opts: Options,
+    sel: &str,
+) -> Result<String, InputError> {
+    needs_file(path, "graph")?;
+    let (c, _) = collect(path, cfg, opts, Select::Named(sel.to_string()))?;
+    let names = |v: &mut dyn Iterator<Item = String>| {
+        let list: Vec<String> = v.take(20).collect();
+        if list.is_empty() {
+            return "(none)".to_string();
+        }
+        list.join("\n  ")
+    };
+    match c.graphs.len() {
+        0 => {
+            return Err(InputError(format!(
+                "{}: no RC/UC/XRC connection named '{sel}'; connections:\n  {}",
+                path.display(),
+                names(&mut c.connections.iter().map(|(i, _)| i.connection.to_string()))
+            )))
+        }
+        1 => {}
+        n => {
+            if let Some(exact) = c.graphs.iter().position(|g| g.info.connection.to_string() == sel)
+            {
+                return one_svg(path, cfg, &c, exact);
+            }
+            return Err(InputError(format!(
+                "{}: '{sel}' names {} connections{}; give one of:\n  {}",
+                path.display(),
+                n,
+                if n > collect::NAMED_MAX { " or more" } else { "" },
+                names(&mut c.graphs.iter().map(|g| g.info.connection.to_string()))
+            )));
+        }
+    }
+    one_svg(path, cfg, &c, 0)
+}
+
+fn one_svg(path: &Path, cfg: &Config, c: &Collected, i: usize) -> Result<String, InputError> {
+    let Some(g) = c.graphs.get(i) else {
+        return Err(InputError("no graph".into()));
+    };
+    let only = std::slice::from_ref(g);
+    let located = locate::locate(path, cfg, &c.check.findings, only)?;
+    let marks = page::marks_of(g, &c.check.findings, &located);
+    let cm: Vec<&collect::CmEvent> = c
+        .cm_events
+        .iter()
+        .filter(|e| {
+            let k = g.info.connection;
+            (e.src == k.a && e.dst == k.b) || (e.src == k.b && e.dst == k.a)
+        })
+        .collect();
+    let mut body = String::new();
+    svg::sequence_graph(&mut body, g, &cm, &marks, "g1");
+    // A standalone file: the XML prolog, and the graph's style inside the <svg>.
+    let style: String =
+        html::STYLE.lines().filter(|l| l.starts_with("svg")).collect::<Vec<_>>().join("\n");
+    let mut out = String::with_capacity(body.len() + 4096);
+    out.push_str("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let cut = body.find('>').map_or(0, |i| i + 1);
+    let (open, rest) = body.split_at(cut);
+    let _ = writeln!(out, "{open}<style>{}</style>{rest}", style.replace("svg ", ""));
+    Ok(out)
+}
+
+/// `graph FILE --conn SEL -o OUT`.
+pub fn run_graph(
+    path: &Path,
+    out: &Path,
+    cfg: &Config,
+    opts: Options,
+    sel: &str,
+) -> Result<(), InputError> {
+    not_the_input(path, out)?;
+    let svg = graph_svg(path, cfg, opts, sel)?;
+    write_out(out, &svg)
+}

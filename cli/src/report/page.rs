@@ -1,0 +1,407 @@
+//! The report's sections, in page order: summary, findings, capture-wide bins, one graph per
+//! graphed connection, the other connections.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+
+use roce_conformance::{ConnectionReport, Finding, Severity};
+
+use super::collect::{CmEvent, Collected, Graph, WIDE_BAD_ICRC, WIDE_CE, WIDE_CNP, WIDE_NAK};
+use super::html::{esc, row};
+use super::locate::Located;
+use super::series::Kind;
+use super::svg::{self, FindingMark};
+use crate::annotate::meta::Meta;
+
+/// Findings rows listed at most; the rest are counted (all are in `check --format json`).
+pub const FINDING_ROWS: usize = 5000;
+/// Connections listed at most in the table of connections not graphed.
+pub const CONNECTION_ROWS: usize = 1000;
+/// Bins of the per-connection byte charts.
+const BYTE_BINS: usize = 96;
+
+pub struct Page<'a> {
+    pub file: &'a str,
+    pub format: String,
+    pub frames: u64,
+    pub warnings: &'a [String],
+    pub c: &'a Collected,
+    pub located: &'a BTreeMap<u64, Located>,
+    pub meta: &'a Meta,
+}
+
+fn sev(s: Severity) -> &'static str {
+    match s {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+    }
+}
+
+fn dur(ns: u64) -> String {
+    format!("{:.6} s", ns as f64 / 1e9)
+}
+
+pub fn render(p: &Page<'_>, out: &mut String) {
+    super::html::head(out, &format!("roce-inspect report: {}", p.file));
+    let _ = writeln!(out, "<h1>RoCE report: {}</h1>", esc(p.file));
+    summary(p, out);
+    metadata(p.meta, out);
+    findings(p, out);
+    wide(p, out);
+    graphs(p, out);
+    others(p, out);
+    let _ = write!(
+        out,
+        "<p class=\"muted\">Made by roce-inspect {}. How to read the graphs: docs/report.md.</p>",
+        esc(crate::version())
+    );
+    super::html::tail(out);
+}
+
+fn summary(p: &Page<'_>, out: &mut String) {
+    let c = p.c;
+    let r = &c.check;
+    let duration = c.first_ts.map_or(0, |f| c.last_ts.saturating_sub(f));
+    out.push_str("<h2 id=\"summary\">Capture</h2>\n<table class=\"summary\">\n");
+    let icrc = format!(
+        "{} ok, {} bad, {} unverifiable, {} not checked",
+        c.icrc[0], c.icrc[1], c.icrc[2], c.icrc[3]
+    );
+    let lines: [(&str, String); 8] = [
+        ("file", p.file.to_string()),
+        ("format", p.format.clone()),
+        ("frames", p.frames.to_string()),
+        ("RoCE frames", r.roce_frames.to_string()),
+        ("ICRC", icrc),
+        ("duration", dur(duration)),
+        (
+            "findings",
+            format!(
+                "{} error(s), {} warning(s), {} counted beyond the per-rule cap",
+                r.errors, r.warnings, r.suppressed
+            ),
+        ),
+        (
+            "connections",
+            format!(
+                "{} listed, {} graphed, {} not listed",
+                c.connections.len(),
+                c.graphs.len(),
+                c.connections_not_listed
+            ),
+        ),
+    ];
+    for (k, v) in &lines {
+        row(out, "", &[k, v]);
+    }
+    out.push_str("</table>\n");
+    for w in p.warnings {
+        let _ = writeln!(out, "<p class=\"warning\">capture warning: {}</p>", esc(w));
+    }
+}
+
+fn metadata(m: &Meta, out: &mut String) {
+    if m.is_empty() {
+        return;
+    }
+    out.push_str("<h2 id=\"metadata\">pcapng metadata</h2>\n<table class=\"meta\">\n");
+    for (i, s) in m.sections.iter().enumerate() {
+        for (k, v) in s {
+            row(out, "", &[&format!("section {i}"), k, v]);
+        }
+    }
+    for (i, (section, opts)) in m.interfaces.iter().enumerate() {
+        for (k, v) in opts {
+            row(out, "", &[&format!("interface {i} (section {section})"), k, v]);
+        }
+    }
+    for (frame, text) in &m.comments {
+        row(out, "", &[&format!("frame {frame}"), "comment", text]);
+    }
+    out.push_str("</table>\n");
+    if m.comments_not_listed > 0 {
+        let _ = writeln!(
+            out,
+            "<p class=\"muted\">{} more packet comments not listed.</p>",
+            m.comments_not_listed
+        );
+    }
+}
+
+fn conn_name(f: &Finding) -> String {
+    f.connection.map_or_else(|| "capture".to_string(), |c| c.to_string())
+}
+
+fn findings(p: &Page<'_>, out: &mut String) {
+    let fs = &p.c.check.findings;
+    let _ = writeln!(out, "<h2 id=\"findings\">Findings ({})</h2>", fs.len());
+    if fs.is_empty() {
+        out.push_str("<p>No finding: every rule checked held.</p>\n");
+        return;
+    }
+    let rules: std::collections::BTreeSet<&str> = fs.iter().map(|f| f.rule).collect();
+    let conns: std::collections::BTreeSet<String> = fs.iter().map(conn_name).collect();
+    out.push_str("<p>Filter: <select id=\"frule\"><option value=\"\">every rule</option>");
+    for r in &rules {
+        let _ = write!(out, "<option>{}</option>", esc(r));
+    }
+    out.push_str("</select> <select id=\"fconn\"><option value=\"\">every connection</option>");
+    for c in &conns {
+        let _ = write!(out, "<option>{}</option>", esc(c));
+    }
+    out.push_str("</select> (click a column to sort)</p>\n<div class=\"scroll\"><table id=\"ftable\"><thead><tr><th>rule</th><th>severity</th><th>side</th><th>frames</th><th>PSN</th><th>connection</th><th>message</th></tr></thead><tbody>\n");
+    for f in fs.iter().take(FINDING_ROWS) {
+        let side = roce_conformance::rules::find(f.rule).map_or("", |r| r.side.as_str());
+        let frames: Vec<String> = f.frames.iter().map(u64::to_string).collect();
+        let conn = conn_name(f);
+        let attrs = format!(
+            " class=\"{}\" data-rule=\"{}\" data-conn=\"{}\"",
+            sev(f.severity),
+            esc(f.rule),
+            esc(&conn)
+        );
+        let psn = f.psn.map(|v| v.to_string()).unwrap_or_default();
+        row(
+            out,
+            &attrs,
+            &[f.rule, sev(f.severity), side, &frames.join(","), &psn, &conn, &f.message],
+        );
+    }
+    out.push_str("</tbody></table></div>\n");
+    if fs.len() > FINDING_ROWS {
+        let _ = writeln!(out, "<p class=\"muted\">{} more findings: `roce-inspect check --format json` lists them.</p>", fs.len() - FINDING_ROWS);
+    }
+}
+
+fn wide(p: &Page<'_>, out: &mut String) {
+    let w = &p.c.wide;
+    out.push_str("<h2 id=\"capture-bins\">Over the capture</h2>\n");
+    if w.values().is_empty() {
+        out.push_str("<p>No NAK, CNP, ECN-CE mark or bad ICRC.</p>\n");
+        return;
+    }
+    let t0 = p.c.first_ts.unwrap_or(0);
+    let (width, bins) = svg::regrid(&[w], t0, p.c.last_ts, BYTE_BINS);
+    let series =
+        [("w-nak", "NAKs"), ("w-cnp", "CNPs"), ("w-ce", "ECN-CE marks"), ("w-icrc", "bad ICRCs")];
+    let totals = format!(
+        "NAKs {}, CNPs {}, ECN-CE {}, bad ICRC {} per bin of {}",
+        w.total(WIDE_NAK),
+        w.total(WIDE_CNP),
+        w.total(WIDE_CE),
+        w.total(WIDE_BAD_ICRC),
+        dur(width)
+    );
+    svg::bar_chart(
+        out,
+        &svg::Bars {
+            class: "wide",
+            title: &totals,
+            t0,
+            width_ns: width,
+            bins: &bins,
+            series: &series,
+            unit: "",
+        },
+    );
+    legend(out, &series);
+}
+
+fn legend(out: &mut String, items: &[(&str, &str)]) {
+    out.push_str("<p class=\"legend\">");
+    for (cls, label) in items {
+        let _ = write!(out, "<span><svg class=\"sw\" width=\"10\" height=\"10\"><rect class=\"{cls}\" width=\"10\" height=\"10\"/></svg>{label}</span>");
+    }
+    out.push_str("</p>\n");
+}
+
+/// The CM messages between the connection's two hosts within its incarnation: from the last
+/// REQ at or before its start to its end.
+fn cm_of<'a>(g: &Graph, cm: &'a [CmEvent]) -> Vec<&'a CmEvent> {
+    let c = g.info.connection;
+    let lo = g.info.began.frame.min(g.info.first_frame);
+    let hi = g.info.ended.frame.max(g.info.last_frame);
+    let between: Vec<&CmEvent> = cm
+        .iter()
+        .filter(|e| (e.src == c.a && e.dst == c.b) || (e.src == c.b && e.dst == c.a))
+        .collect();
+    let start = between
+        .iter()
+        .rposition(|e| e.frame <= lo && e.name == "REQ")
+        .map_or(lo, |i| between.get(i).map_or(lo, |e| e.frame));
+    between
+        .into_iter()
+        .filter(|e| e.frame >= start && (e.frame <= hi || g.info.ended.frame == 0))
+        .collect()
+}
+
+/// The findings of a graphed connection, with where their frames are drawn.
+pub fn marks_of<'a>(
+    g: &Graph,
+    fs: &'a [Finding],
+    located: &BTreeMap<u64, Located>,
+) -> Vec<FindingMark<'a>> {
+    fs.iter()
+        .filter(|f| f.connection == Some(g.info.connection))
+        .map(|f| {
+            let at = f
+                .frames
+                .iter()
+                .filter_map(|n| {
+                    let l = located.get(n)?;
+                    let (key, psn, op) = l.flow?;
+                    let panel = g
+                        .panels
+                        .iter()
+                        .position(|p| p.key == key)
+                        .or_else(|| {
+                            g.panels
+                                .iter()
+                                .position(|p| p.key.src == key.dst && p.key.dst == key.src)
+                        })
+                        .unwrap_or(0);
+                    Some((panel, l.ts, psn, op, *n))
+                })
+                .collect();
+            FindingMark {
+                rule: f.rule,
+                severity: sev(f.severity),
+                message: &f.message,
+                frames: &f.frames,
+                at,
+            }
+        })
+        .collect()
+}
+
+fn integrity(r: Option<&ConnectionReport>) -> String {
+    match r {
+        None => String::new(),
+        Some(r) => {
+            let mut s = format!(
+                "capture {:.1}% complete ({} packets missing), {} retransmissions judged",
+                r.completeness * 100.0,
+                r.missing_packets,
+                r.retransmissions
+            );
+            for why in &r.partly_judged {
+                let _ = write!(s, "; partly judged: {why}");
+            }
+            s
+        }
+    }
+}
+
+fn graphs(p: &Page<'_>, out: &mut String) {
+    let c = p.c;
+    let _ = writeln!(out, "<h2 id=\"graphs\">Connections graphed ({})</h2>", c.graphs.len());
+    if c.graphs.is_empty() {
+        out.push_str("<p>No RC, UC or XRC connection to graph.</p>\n");
+        return;
+    }
+    let legend_items: Vec<(&str, &str)> = [("req", "new request"), ("ack", "ACK line")]
+        .into_iter()
+        .chain(Kind::ALL.iter().map(|k| (k.class(), k.label())))
+        .chain([
+            ("m-finding", "finding"),
+            ("m-cm", "CM message"),
+            ("m-began", "incarnation start/end"),
+        ])
+        .collect();
+    out.push_str("<p class=\"legend\">");
+    for (cls, label) in &legend_items {
+        let _ = write!(out, "<span class=\"lg\" data-k=\"{cls}\">{label}</span>");
+    }
+    out.push_str("</p>\n<p class=\"muted\">Hover a mark for its frames, opcode and PSN.</p>\n");
+    for (i, g) in c.graphs.iter().enumerate() {
+        let name = g.info.connection.to_string();
+        let k = &g.counts;
+        let _ = writeln!(
+            out,
+            "<section class=\"conn\" data-conn=\"{}\"><h3>{}</h3>\n<p>{}, {} packets, frames {}-{}, {} requests, {} retransmitted, {} NAKs, {} RNR NAKs, {} CNPs, {} ECN-CE; {}</p>",
+            esc(&name),
+            esc(&name),
+            esc(g.info.transport),
+            g.info.packets,
+            g.info.first_frame,
+            g.info.last_frame,
+            k.requests,
+            k.retransmitted,
+            k.naks,
+            k.rnr_naks,
+            k.cnps,
+            k.ecn_ce,
+            esc(&integrity(c.check.connections.iter().find(|r| r.info.connection == g.info.connection)))
+        );
+        let marks = marks_of(g, &c.check.findings, p.located);
+        let cm = cm_of(g, &c.cm_events);
+        svg::sequence_graph(out, g, &cm, &marks, &format!("g{}", i + 1));
+        let bins: Vec<_> = g.panels.iter().map(|p| &p.series.bytes).collect();
+        let (t0, t1) = svg::time_range(g, &cm, &marks);
+        let (width, grid) = svg::regrid(&bins, t0, t1, BYTE_BINS);
+        let title = format!(
+            "request payload bytes per {}: new (goodput) {} B, retransmitted {} B",
+            dur(width),
+            k.new_payload,
+            k.retx_payload
+        );
+        let series = [("b-new", "new"), ("b-retx", "retransmitted")];
+        svg::bar_chart(
+            out,
+            &svg::Bars {
+                class: "bytes",
+                title: &title,
+                t0,
+                width_ns: width,
+                bins: &grid,
+                series: &series,
+                unit: "bytes",
+            },
+        );
+        out.push_str("</section>\n");
+    }
+}
+
+fn others(p: &Page<'_>, out: &mut String) {
+    let c = p.c;
+    let graphed: std::collections::HashSet<_> =
+        c.graphs.iter().map(|g| g.info.connection).collect();
+    let rest: Vec<_> =
+        c.connections.iter().filter(|(i, _)| !graphed.contains(&i.connection)).collect();
+    let _ = writeln!(
+        out,
+        "<h2 id=\"others\">Other connections ({})</h2>",
+        rest.len() as u64 + c.connections_not_listed
+    );
+    if rest.is_empty() {
+        return;
+    }
+    out.push_str("<div class=\"scroll\"><table id=\"otable\"><thead><tr><th>connection</th><th>transport</th><th>packets</th><th>requests</th><th>retransmitted</th><th>NAKs</th><th>RNR NAKs</th><th>CNPs</th><th>ECN-CE</th><th>frames</th><th>capture complete</th></tr></thead><tbody>\n");
+    let complete: std::collections::HashMap<_, f64> =
+        c.check.connections.iter().map(|r| (r.info.connection, r.completeness)).collect();
+    for (info, k) in rest.iter().take(CONNECTION_ROWS) {
+        let cells = [
+            info.connection.to_string(),
+            info.transport.to_string(),
+            info.packets.to_string(),
+            k.requests.to_string(),
+            k.retransmitted.to_string(),
+            k.naks.to_string(),
+            k.rnr_naks.to_string(),
+            k.cnps.to_string(),
+            k.ecn_ce.to_string(),
+            format!("{}-{}", info.first_frame, info.last_frame),
+            complete.get(&info.connection).map_or(String::new(), |v| format!("{:.1}%", v * 100.0)),
+        ];
+        let refs: Vec<&str> = cells.iter().map(String::as_str).collect();
+        row(out, "", &refs);
+    }
+    out.push_str("</tbody></table></div>\n");
+    let more = rest.len().saturating_sub(CONNECTION_ROWS) as u64 + c.connections_not_listed;
+    if more > 0 {
+        let _ = writeln!(
+            out,
+            "<p class=\"muted\">{more} more connections, with fewer packets, not listed.</p>"
+        );
+    }
+}

@@ -1,0 +1,505 @@
+//! What a flow's graph is made of, gathered while the capture streams past: the flow's state
+//! in the connection model (`Connections<Series>`). Ordinary points (new requests, ACKs)
+//! are decimated to a fixed budget; marks (retransmissions, NAKs, CNPs, READ spans, ...) are
+//! all kept, runs of one kind joined, and past their own budget neighbours merge, the number
+//! of packets each mark stands for kept (`n`), so nothing drawn ever disappears.
+
+use std::collections::VecDeque;
+
+use super::bins::Bins;
+
+/// Ordinary points kept per flow for each line (new requests, the ACK line).
+pub const POINT_BUDGET: usize = 2000;
+/// Marks kept per flow; beyond, neighbours of the same kind merge.
+pub const MARK_BUDGET: usize = 1000;
+/// READ and atomic requests waiting for their responses, per flow.
+const OPEN_SPANS: usize = 64;
+
+/// A PSN made monotonic across the 2^24 wrap: each PSN is placed within ±2^23 of the last.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Unroll {
+    last: Option<i64>,
+}
+
+impl Unroll {
+    pub fn unroll(&mut self, psn: u32) -> i64 {
+        let u = self.near(psn);
+        self.last = Some(u);
+        u
+    }
+
+    /// The unrolled value of `psn` nearest the last one, without moving.
+    pub fn near(&self, psn: u32) -> i64 {
+        let psn = i64::from(psn & 0xff_ffff);
+        match self.last {
+            None => psn,
+            Some(last) => {
+                let d = (psn - last).rem_euclid(1 << 24);
+                let d = if d >= 1 << 23 { d - (1 << 24) } else { d };
+                last + d
+            }
+        }
+    }
+}
+
+/// A point: time (ns since the epoch) and unrolled PSN.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Pt {
+    pub t: u64,
+    pub psn: i64,
+    pub frame: u64,
+}
+
+/// Points kept every `stride`-th; at twice the budget every other one goes and the stride
+/// doubles (an even thinning by packet count, bounded memory, O(1) amortised per point).
+#[derive(Debug, Clone, Default)]
+pub struct Decimated {
+    pts: Vec<Pt>,
+    stride: u64,
+    seen: u64,
+}
+
+impl Decimated {
+    pub fn push(&mut self, p: Pt) {
+        if self.stride == 0 {
+            self.stride = 1;
+        }
+        self.seen += 1;
+        if !(self.seen - 1).is_multiple_of(self.stride) {
+            return;
+        }
+        self.pts.push(p);
+        if self.pts.len() >= 2 * POINT_BUDGET {
+            let mut i = 0;
+            self.pts.retain(|_| {
+                i += 1;
+                i % 2 == 1
+            });
+            self.stride *= 2;
+        }
+    }
+
+    pub fn points(&self) -> &[Pt] {
+        &self.pts
+    }
+
+    /// Points pushed (kept or not).
+    pub fn seen(&self) -> u64 {
+        self.seen
+    }
+}
+
+/// What a mark shows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    /// Request packets sent again (PSN not above the highest sent before).
+    Retx,
+    /// NAK: PSN sequence error.
+    Nak,
+    /// RNR NAK.
+    Rnr,
+    /// NAK with a fatal code (invalid request, remote access or operational error, ...).
+    Fatal,
+    /// Packets carrying ECN Congestion Experienced.
+    Ce,
+    Cnp,
+    /// READ request to its last response.
+    Read,
+    /// Atomic request to its atomic ACK.
+    Atomic,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 8] = [
+        Kind::Retx,
+        Kind::Nak,
+        Kind::Rnr,
+        Kind::Fatal,
+        Kind::Ce,
+        Kind::Cnp,
+        Kind::Read,
+        Kind::Atomic,
+    ];
+
+    /// The CSS class of its marks (`m-retx`, ...), which tests count.
+    pub fn class(self) -> &'static str {
+        match self {
+            Kind::Retx => "m-retx",
+            Kind::Nak => "m-nak",
+            Kind::Rnr => "m-rnr",
+            Kind::Fatal => "m-fatal",
+            Kind::Ce => "m-ce",
+            Kind::Cnp => "m-cnp",
+            Kind::Read => "m-read",
+            Kind::Atomic => "m-atomic",
+        }
+    }
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Kind::Retx => "retransmitted",
+            Kind::Nak => "NAK (PSN sequence error)",
+            Kind::Rnr => "RNR NAK",
+            Kind::Fatal => "fatal NAK",
+            Kind::Ce => "ECN-CE",
+            Kind::Cnp => "CNP",
+            Kind::Read => "READ request -> response",
+            Kind::Atomic => "atomic request -> ACK",
+        }
+    }
+}
+
+/// One mark: from (t0, psn0) to (t1, psn1), standing for `n` packets, frames `frame0..=frame1`,
+/// the first packet's opcode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Mark {
+    pub kind: Kind,
+    pub t0: u64,
+    pub t1: u64,
+    pub psn0: i64,
+    pub psn1: i64,
+    pub frame0: u64,
+    pub frame1: u64,
+    pub n: u64,
+    pub opcode: &'static str,
+}
+
+/// Marks in arrival order, bounded by merging neighbours.
+#[derive(Debug, Clone, Default)]
+pub struct Marks {
+    v: Vec<Mark>,
+}
+
+impl Marks {
+    /// A one-packet mark; joins the last mark when it is a run of the same kind with the PSN
+    /// next in line (`join`).
+    fn push(&mut self, m: Mark, join: bool) {
+        if let Some(last) = self.v.last_mut() {
+            if join && last.kind == m.kind && m.psn0 == last.psn1 + 1 {
+                last.t1 = m.t1;
+                last.psn1 = m.psn1;
+                last.frame1 = m.frame1;
+                last.n += m.n;
+                return;
+            }
+        }
+        self.v.push(m);
+        if self.v.len() > MARK_BUDGET {
+            self.merge();
+        }
+    }
+
+    /// Halves the marks: each mark takes the next one of its kind when they are adjacent.
+    fn merge(&mut self) {
+        let mut out: Vec<Mark> = Vec::with_capacity(self.v.len() / 2 + 1);
+        let mut pending: Option<Mark> = None;
+        for m in self.v.drain(..) {
+            match pending.take() {
+                None => pending = Some(m),
+                Some(p) if p.kind == m.kind => out.push(Mark {
+                    t1: m.t1.max(p.t1),
+                    psn0: p.psn0.min(m.psn0),
+                    psn1: p.psn1.max(m.psn1),
+                    frame1: m.frame1,
+                    n: p.n + m.n,
+                    ..p
+                }),
+                Some(p) => {
+                    out.push(p);
+                    pending = Some(m);
+                }
+            }
+        }
+        out.extend(pending);
+        // Marks of alternating kinds do not merge pairwise: then same kinds merge across.
+        if out.len() > MARK_BUDGET {
+            out.sort_by_key(|m| (m.kind as u8, m.t0));
+            let mut again: Vec<Mark> = Vec::with_capacity(out.len() / 2 + 8);
+            let mut open = false;
+            for m in out {
+                match again.last_mut() {
+                    Some(p) if open && p.kind == m.kind => {
+                        p.t1 = p.t1.max(m.t1);
+                        p.psn0 = p.psn0.min(m.psn0);
+                        p.psn1 = p.psn1.max(m.psn1);
+                        p.frame1 = p.frame1.max(m.frame1);
+                        p.n += m.n;
+                        open = false;
+                    }
+                    _ => {
+                        again.push(m);
+                        open = true;
+                    }
+                }
+            }
+            again.sort_by_key(|m| m.t0);
+            out = again;
+        }
+        self.v = out;
+    }
+
+    pub fn all(&self) -> &[Mark] {
+        &self.v
+    }
+
+    /// Packets the marks of `kind` stand for.
+    pub fn count(&self, kind: Kind) -> u64 {
+        self.v.iter().filter(|m| m.kind == kind).map(|m| m.n).sum()
+    }
+}
+
+/// Counters of a flow for the report's tables (as `stats` counts them).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Counts {
+    pub packets: u64,
+    pub requests: u64,
+    pub retransmitted: u64,
+    pub naks: u64,
+    pub rnr_naks: u64,
+    pub cnps: u64,
+    pub ecn_ce: u64,
+    pub acks: u64,
+    pub new_payload: u64,
+    pub retx_payload: u64,
+}
+
+impl Counts {
+    pub fn merge(&mut self, o: &Counts) {
+        self.packets += o.packets;
+        self.requests += o.requests;
+        self.retransmitted += o.retransmitted;
+        self.naks += o.naks;
+        self.rnr_naks += o.rnr_naks;
+        self.cnps += o.cnps;
+        self.ecn_ce += o.ecn_ce;
+        self.acks += o.acks;
+        self.new_payload += o.new_payload;
+        self.retx_payload += o.retx_payload;
+    }
+}
+
+/// A READ or atomic request waiting for its response.
+#[derive(Debug, Clone, Copy)]
+struct Open {
+    kind: Kind,
+    start: Pt,
+    last: Option<Pt>,
+    opcode: &'static str,
+}
+
+/// The graph data of one flow, as requester (its requests; the ACKs, NAKs and READ
+/// responses its peer sends back) and as the sender of its own marks (CE, CNP).
+#[derive(Debug, Clone, Default)]
+pub struct Series {
+    pub unroll: Unroll,
+    pub requests: Decimated,
+    pub acks: Decimated,
+    pub marks: Marks,
+    pub counts: Counts,
+    /// Bytes per time bin: [new request payload, retransmitted request payload].
+    pub bytes: Bins<2>,
+    max_psn: Option<roce_conformance::Psn>,
+    /// The last request was a retransmission (the next one may join its run).
+    in_retx_run: bool,
+    open: VecDeque<Open>,
+}
+
+/// One packet, as the series needs it.
+#[derive(Debug, Clone, Copy)]
+pub struct Sample {
+    pub t: u64,
+    pub frame: u64,
+    pub psn: u32,
+    pub opcode: &'static str,
+    pub payload: u64,
+}
+
+impl Series {
+    fn mark(&mut self, kind: Kind, at: Pt, n: u64, opcode: &'static str, join: bool) {
+        let m = Mark {
+            kind,
+            t0: at.t,
+            t1: at.t,
+            psn0: at.psn,
+            psn1: at.psn,
+            frame0: at.frame,
+            frame1: at.frame,
+            n,
+            opcode,
+        };
+        self.marks.push(m, join);
+    }
+
+    fn pt(&mut self, s: &Sample) -> Pt {
+        Pt { t: s.t, psn: self.unroll.unroll(s.psn), frame: s.frame }
+    }
+
+    /// A packet of this flow (any kind) counted.
+    pub fn packet(&mut self) {
+        self.counts.packets += 1;
+    }
+
+    /// A request of this flow; `read`/`atomic` open a span to its response.
+    pub fn request(&mut self, s: &Sample, span: Option<Kind>) {
+        self.counts.requests += 1;
+        let psn = roce_conformance::Psn::new(s.psn);
+        let retx = self.max_psn.is_some_and(|m| psn <= m);
+        let at = self.pt(s);
+        if retx {
+            self.counts.retransmitted += 1;
+            self.counts.retx_payload += s.payload;
+            self.bytes.add(s.t, 1, s.payload);
+            let join = self.in_retx_run;
+            self.mark(Kind::Retx, at, 1, s.opcode, join);
+            self.in_retx_run = true;
+        } else {
+            self.max_psn = Some(psn);
+            self.counts.new_payload += s.payload;
+            self.bytes.add(s.t, 0, s.payload);
+            self.requests.push(at);
+            self.in_retx_run = false;
+        }
+        if let Some(kind) = span {
+            if self.open.len() == OPEN_SPANS {
+                self.close_oldest();
+            }
+            self.open.push_back(Open { kind, start: at, last: None, opcode: s.opcode });
+        }
+    }
+
+    fn close_oldest(&mut self) {
+        if let Some(o) = self.open.pop_front() {
+            self.close(o);
+        }
+    }
+
+    fn close(&mut self, o: Open) {
+        let end = o.last.unwrap_or(o.start);
+        let m = Mark {
+            kind: o.kind,
+            t0: o.start.t,
+            t1: end.t,
+            psn0: o.start.psn,
+            psn1: end.psn,
+            frame0: o.start.frame,
+            frame1: end.frame,
+            n: 1,
+            opcode: o.opcode,
+        };
+        self.marks.push(m, false);
+    }
+
+    /// An ACK (or a response carrying one) to this flow's requests: the ACK line.
+    pub fn ack(&mut self, s: &Sample, counted: bool) {
+        self.counts.acks += u64::from(counted);
+        let at = Pt { t: s.t, psn: self.unroll.near(s.psn), frame: s.frame };
+        self.acks.push(at);
+    }
+
+    /// A NAK of `kind` (Nak, Rnr, Fatal) to this flow's requests.
+    pub fn nak(&mut self, s: &Sample, kind: Kind) {
+        match kind {
+            Kind::Rnr => self.counts.rnr_naks += 1,
+            _ => self.counts.naks += 1,
+        }
+        let at = Pt { t: s.t, psn: self.unroll.near(s.psn), frame: s.frame };
+        self.mark(kind, at, 1, s.opcode, false);
+    }
+
+    /// A READ response or atomic ACK: extends (or, when `last`, closes) the open span it
+    /// answers, the latest one at or below its PSN.
+    pub fn span_response(&mut self, s: &Sample, kind: Kind, last: bool) {
+        let at = Pt { t: s.t, psn: self.unroll.near(s.psn), frame: s.frame };
+        let Some(i) = self.open.iter().rposition(|o| o.kind == kind && o.start.psn <= at.psn)
+        else {
+            return;
+        };
+        if let Some(o) = self.open.get_mut(i) {
+            o.last = Some(at);
+        }
+        if last {
+            if let Some(o) = self.open.remove(i) {
+                self.close(o);
+            }
+        }
+    }
+
+    /// A CE-marked packet or a CNP, drawn at this flow's PSN `s.psn`.
+    pub fn congestion(&mut self, s: &Sample, kind: Kind) {
+        match kind {
+            Kind::Cnp => self.counts.cnps += 1,
+            _ => self.counts.ecn_ce += 1,
+        }
+        let at = Pt { t: s.t, psn: self.unroll.near(s.psn), frame: s.frame };
+        // A CNP's PSN means nothing: it is drawn at the flow's latest PSN.
+        let at = if kind == Kind::Cnp {
+            Pt { psn: self.requests.points().last().map_or(at.psn, |p| p.psn), ..at }
+        } else {
+            at
+        };
+        self.mark(kind, at, 1, s.opcode, false);
+    }
+
+    /// Closes the spans still open (the incarnation ended).
+    pub fn end(&mut self) {
+        while !self.open.is_empty() {
+            self.close_oldest();
+        }
+    }
+
+    /// Whether there is anything to draw.
+    pub fn is_empty(&self) -> bool {
+        self.requests.seen() == 0 && self.acks.seen() == 0 && self.marks.all().is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(t: u64, psn: u32) -> Sample {
+        Sample { t, frame: t, psn, opcode: "RC_SEND_ONLY", payload: 10 }
+    }
+
+    #[test]
+    fn unroll_crosses_the_wrap() {
+        let mut u = Unroll::default();
+        assert_eq!(u.unroll(0xff_fffe), 0xff_fffe);
+        assert_eq!(u.unroll(1), 0x100_0001);
+        assert_eq!(u.unroll(0xff_ffff), 0xff_ffff);
+    }
+
+    #[test]
+    fn retransmission_runs_join_and_count() {
+        let mut x = Series::default();
+        for p in 0..10 {
+            x.request(&s(p as u64, p), None);
+        }
+        for p in 5..10 {
+            x.request(&s(100 + p as u64, p), None);
+        }
+        x.request(&s(200, 10), None);
+        x.request(&s(300, 3), None);
+        assert_eq!(x.counts.retransmitted, 6);
+        assert_eq!(x.marks.all().len(), 2);
+        assert_eq!(x.marks.count(Kind::Retx), 6);
+    }
+
+    #[test]
+    fn budgets_hold_and_counts_stay() {
+        let mut x = Series::default();
+        for i in 0..200_000u32 {
+            x.request(&s(u64::from(i) * 2, i), None);
+            if i % 7 == 0 {
+                x.nak(&s(u64::from(i) * 2 + 1, i), Kind::Nak);
+            }
+            if i % 11 == 0 {
+                x.congestion(&s(u64::from(i) * 2 + 1, i), Kind::Cnp);
+            }
+        }
+        assert!(x.requests.points().len() < 2 * POINT_BUDGET);
+        assert!(x.marks.all().len() <= MARK_BUDGET);
+        assert_eq!(x.marks.count(Kind::Nak), x.counts.naks);
+        assert_eq!(x.marks.count(Kind::Cnp), x.counts.cnps);
+    }
+}
