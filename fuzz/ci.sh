@@ -16,7 +16,7 @@ root=$(pwd)
 export CARGO_TERM_COLOR=never
 export RUSTC_BOOTSTRAP=1
 seconds=${FUZZ_SECONDS:-30}
-all_targets="ethernet udp_payload rocev1 roundtrip icrc cm_mad capture conformance expect_file ffi"
+all_targets="ethernet udp_payload rocev1 roundtrip icrc cm_mad capture conformance expect_file ffi segments"
 targets=${FUZZ_TARGETS:-$all_targets}
 start=$(date +%s)
 
@@ -37,7 +37,7 @@ cargo fuzz build
 # The dictionary of a target, if it has one.
 dict_of() {
     case "$1" in
-        ethernet | icrc | rocev1 | conformance | ffi) echo "fuzz/dict/frames.dict" ;;
+        ethernet | icrc | rocev1 | conformance | ffi | segments) echo "fuzz/dict/frames.dict" ;;
         expect_file) echo "fuzz/dict/expect_file.dict" ;;
         capture) echo "fuzz/dict/capture.dict" ;;
         cm_mad) echo "fuzz/dict/cm_mad.dict" ;;

@@ -87,7 +87,8 @@ pub fn parse_ethernet_segments<'a>(
     let SegmentScratch { small, big, mad } = scratch;
     let first = segs.iter().copied().find(|s| !s.is_empty()).unwrap_or(&[]);
     // One segment holding the frame (the common case) is parsed as contiguous.
-    let t = if first.len() == len { Tail::whole(first) } else { Tail { len, segs: Some(Segs(segs)) } };
+    let t =
+        if first.len() == len { Tail::whole(first) } else { Tail { len, segs: Some(Segs(segs)) } };
     let mut packet = Packet::default();
     let want = len.min(HEAD_MIN);
     let head: &'a [u8] = if first.len() >= want { first } else { copy(segs, small, want) };

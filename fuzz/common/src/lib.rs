@@ -34,4 +34,5 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("conformance", targets::conformance),
     ("expect_file", targets::expect_file),
     ("ffi", targets::ffi),
+    ("segments", targets::segments),
 ];
