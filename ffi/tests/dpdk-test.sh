@@ -55,7 +55,14 @@ TOOL="$PWD/$TARGET/debug/roce-inspect"
 captures=(pcaps/sample.pcap pcaps/conformance/*.pcap)
 if [ -n "$REAL" ]; then
     for f in "$REAL"/*.pcap "$REAL"/*.pcapng; do
-        [ -e "$f" ] && captures+=("$f")
+        [ -e "$f" ] || continue
+        # net_pcap hands the app raw link-layer bytes: only Ethernet captures (the ERF ones
+        # are native InfiniBand, no RoCE).
+        if python3 ffi/examples/dpdk/compare.py --ethernet "$f"; then
+            captures+=("$f")
+        else
+            echo "skipped (not Ethernet): $(basename "$f")"
+        fi
     done
 elif [ "${CI:-}" = true ]; then
     echo "error: ROCE_INSPECT_REAL_CAPTURES is not set (CI=true)" >&2

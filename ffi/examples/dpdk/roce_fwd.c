@@ -35,7 +35,7 @@
 #include "roce_parser.h"
 
 #define BURST 32
-#define MAX_SEGS 64
+#define MAX_SEGS 1040 /* a 64 KiB frame in 64-byte segments (--split 64) */
 
 static volatile int g_stop;
 static void on_signal(int sig) {
