@@ -17,7 +17,7 @@ use crate::headers::{BthRepr, Grh, GrhRepr};
 use crate::icrc::IcrcNetwork;
 use crate::problems::{Problem, Problems};
 use crate::roce::{parse_transport, Framing, Roce, RoceVersion};
-use crate::segments::Tail;
+use crate::segments::{Source, Whole};
 
 /// The IANA port of RoCEv2.
 pub const ROCEV2_UDP_PORT: u16 = 4791;
@@ -148,7 +148,7 @@ impl<'a> Packet<'a> {
 pub fn parse_ethernet<'a>(frame: &'a [u8], cfg: &Config) -> Result<Packet<'a>> {
     let eth = ethernet_header(frame)?;
     let mut p = Packet::new(frame);
-    ethernet_into(&mut p, &eth, cfg, Tail::whole(frame));
+    ethernet_into(&mut p, &eth, cfg, Whole);
     Ok(p)
 }
 
@@ -170,17 +170,17 @@ pub fn parse_ethernet<'a>(frame: &'a [u8], cfg: &Config) -> Result<Packet<'a>> {
 pub fn parse_ethernet_into<'a>(frame: &'a [u8], cfg: &Config, out: &mut Packet<'a>) -> Result<()> {
     *out = Packet::new(frame);
     let eth = ethernet_header(frame)?;
-    ethernet_into(out, &eth, cfg, Tail::whole(frame));
+    ethernet_into(out, &eth, cfg, Whole);
     Ok(())
 }
 
 /// [`parse_ethernet_into`] over the first bytes of a frame held in segments (`t`): `head` is
 /// the frame's start, `t.len` its whole length.
-pub(crate) fn parse_ethernet_head<'a>(
+pub(crate) fn parse_ethernet_head<'a, S: Source>(
     head: &'a [u8],
     cfg: &Config,
     out: &mut Packet<'a>,
-    t: Tail<'_>,
+    t: S,
 ) -> Result<()> {
     *out = Packet::new(head);
     let eth = ethernet_header(head)?;
@@ -195,7 +195,12 @@ fn ethernet_header(frame: &[u8]) -> Result<Ethernet2HeaderSlice<'_>> {
 }
 
 #[inline]
-fn ethernet_into(p: &mut Packet<'_>, eth: &Ethernet2HeaderSlice<'_>, cfg: &Config, t: Tail<'_>) {
+fn ethernet_into<S: Source>(
+    p: &mut Packet<'_>,
+    eth: &Ethernet2HeaderSlice<'_>,
+    cfg: &Config,
+    t: S,
+) {
     let frame = p.data;
     let mut ethertype = eth.ether_type().0;
     let mut off = eth.slice().len();
@@ -238,7 +243,7 @@ fn ethernet_into(p: &mut Packet<'_>, eth: &Ethernet2HeaderSlice<'_>, cfg: &Confi
 /// a packet with no layer decoded.
 pub fn parse_ethertype_payload<'a>(ethertype: u16, data: &'a [u8], cfg: &Config) -> Packet<'a> {
     let mut p = Packet::new(data);
-    parse_network(&mut p, ethertype, 0, cfg, Tail::whole(data));
+    parse_network(&mut p, ethertype, 0, cfg, Whole);
     p
 }
 
@@ -268,7 +273,7 @@ pub fn parse_udp_payload<'a>(payload: &'a [u8], cfg: &Config) -> Result<(Roce<'a
         verify_icrc: cfg.verify,
     };
     let mut slot = None;
-    parse_transport(payload, &f, &mut problems, &mut slot, Tail::whole(payload))?;
+    parse_transport(payload, &f, &mut problems, &mut slot, Whole)?;
     match slot {
         Some(roce) => Ok((roce, problems)),
         // parse_transport fills the slot whenever it returns Ok.
@@ -276,7 +281,13 @@ pub fn parse_udp_payload<'a>(payload: &'a [u8], cfg: &Config) -> Result<(Roce<'a
     }
 }
 
-fn parse_network<'a>(p: &mut Packet<'a>, ethertype: u16, off: usize, cfg: &Config, t: Tail<'_>) {
+fn parse_network<'a, S: Source>(
+    p: &mut Packet<'a>,
+    ethertype: u16,
+    off: usize,
+    cfg: &Config,
+    t: S,
+) {
     match ethertype {
         ETHERTYPE_IPV4 => parse_ipv4(p, off, cfg, t),
         ETHERTYPE_IPV6 => parse_ipv6(p, off, cfg, t),
@@ -285,7 +296,7 @@ fn parse_network<'a>(p: &mut Packet<'a>, ethertype: u16, off: usize, cfg: &Confi
     }
 }
 
-fn parse_ipv4<'a>(p: &mut Packet<'a>, off: usize, cfg: &Config, t: Tail<'_>) {
+fn parse_ipv4<'a, S: Source>(p: &mut Packet<'a>, off: usize, cfg: &Config, t: S) {
     let data = p.data;
     let rest = data.get(off..).unwrap_or(&[]);
     let ip = match Ipv4HeaderSlice::from_slice(rest) {
@@ -346,7 +357,7 @@ fn parse_ipv4<'a>(p: &mut Packet<'a>, off: usize, cfg: &Config, t: Tail<'_>) {
     }
 }
 
-fn parse_ipv6<'a>(p: &mut Packet<'a>, off: usize, cfg: &Config, t: Tail<'_>) {
+fn parse_ipv6<'a, S: Source>(p: &mut Packet<'a>, off: usize, cfg: &Config, t: S) {
     let data = p.data;
     let rest = data.get(off..).unwrap_or(&[]);
     let ip = match Ipv6HeaderSlice::from_slice(rest) {
@@ -462,14 +473,14 @@ impl IpSliceError for err::ipv6::HeaderSliceError {
 
 /// `ip_payload_len` is what the IP header says follows it (after IPv6 extensions).
 #[inline(always)]
-fn parse_udp<'a>(
+fn parse_udp<'a, S: Source>(
     p: &mut Packet<'a>,
     off: usize,
     ip_payload_len: usize,
     net: IcrcNetwork<'a>,
     span: Option<&'a [u8]>,
     cfg: &Config,
-    t: Tail<'_>,
+    t: S,
 ) {
     let data = p.data;
     let rest = data.get(off..).unwrap_or(&[]);
@@ -517,7 +528,7 @@ fn parse_udp<'a>(
     transport(p, off + 8, &f, t);
 }
 
-fn parse_rocev1<'a>(p: &mut Packet<'a>, off: usize, cfg: &Config, t: Tail<'_>) {
+fn parse_rocev1<'a, S: Source>(p: &mut Packet<'a>, off: usize, cfg: &Config, t: S) {
     let data = p.data;
     let rest = data.get(off..).unwrap_or(&[]);
     let grh_view = match Grh::new_checked(rest) {
@@ -543,7 +554,7 @@ fn parse_rocev1<'a>(p: &mut Packet<'a>, off: usize, cfg: &Config, t: Tail<'_>) {
 }
 
 #[inline(always)]
-fn transport<'a>(p: &mut Packet<'a>, bth_off: usize, f: &Framing<'a>, t: Tail<'_>) {
+fn transport<'a, S: Source>(p: &mut Packet<'a>, bth_off: usize, f: &Framing<'a>, t: S) {
     let data = p.data;
     let seg = data.get(bth_off..).unwrap_or(&[]);
     match parse_transport(seg, f, &mut p.problems, &mut p.roce, t) {

@@ -9,7 +9,7 @@ use crate::headers::{deth::GSI_QKEY, Bth, BthRepr, ExtHeaders, GrhRepr};
 use crate::icrc::{self, IcrcNetwork, IcrcStatus};
 use crate::opcode::{self, OpcodeInfo, Operation, PayloadRule, Transport};
 use crate::problems::{Problem, Problems};
-use crate::segments::Tail;
+use crate::segments::Source;
 
 /// ICRC length.
 pub const ICRC_LEN: usize = 4;
@@ -151,12 +151,12 @@ pub(crate) struct Framing<'a> {
 /// when truncated). Returns, when the capture ends inside a header, where it stopped; `Err`
 /// (and `slot` left alone) when even the BTH is incomplete.
 #[inline(always)]
-pub(crate) fn parse_transport<'a>(
+pub(crate) fn parse_transport<'a, S: Source>(
     seg: &'a [u8],
     f: &Framing<'a>,
     problems: &mut Problems,
     slot: &mut Option<Roce<'a>>,
-    t: Tail<'_>,
+    t: S,
 ) -> Result<Option<Error>, Error> {
     let Some(bth_bytes) = seg.first_chunk::<{ BthRepr::LEN }>() else {
         return Err(Error::truncated(Layer::Bth, f.base, BthRepr::LEN, seg.len()));
@@ -273,22 +273,20 @@ pub(crate) fn parse_transport<'a>(
                 let before_bth = net.header().len() + udp.len();
                 let computed = match f.icrc_span.and_then(|s| s.get(..before_bth + at)) {
                     Some(span) => icrc::compute_span(net, span),
-                    None => match t.segs {
-                        // Segmented, and the ICRC's bytes reach past the head: streamed over
-                        // the segments.
-                        Some(segs) => {
-                            let from = f.base - before_bth.min(f.base);
-                            match f.icrc_span {
-                                Some(span) => icrc::compute_span_segments(net, span, |h, k| {
-                                    segs.feed(h, from + k, f.base + at)
-                                }),
-                                None => icrc::compute_segments(net, udp, avail, |h| {
-                                    segs.feed(h, f.base + BthRepr::LEN, f.base + at)
-                                }),
-                            }
+                    // Segmented, and the ICRC's bytes reach past the head: streamed over the
+                    // segments.
+                    None if S::SEGMENTED => {
+                        let from = f.base - before_bth.min(f.base);
+                        match f.icrc_span {
+                            Some(span) => icrc::compute_span_segments(net, span, |h, k| {
+                                t.feed(h, from + k, f.base + at);
+                            }),
+                            None => icrc::compute_segments(net, udp, avail, |h| {
+                                t.feed(h, f.base + BthRepr::LEN, f.base + at);
+                            }),
                         }
-                        None => icrc::compute(net, udp, avail.get(..at).unwrap_or(&[])),
-                    },
+                    }
+                    None => icrc::compute(net, udp, avail.get(..at).unwrap_or(&[])),
                 };
                 if Some(computed) == roce.icrc {
                     IcrcStatus::Ok
@@ -319,12 +317,12 @@ fn decode_mad(roce: &mut Roce<'_>, problems: &mut Problems) {
 /// Problems the opcode table lets us see on a single packet; and, for a UD packet to QP1, the
 /// MAD it carries.
 #[inline]
-fn check_opcode_rules(
+fn check_opcode_rules<S: Source>(
     info: &OpcodeInfo,
     roce: &mut Roce<'_>,
     problems: &mut Problems,
     base: usize,
-    t: Tail<'_>,
+    t: S,
 ) {
     // In a segmented parse, a payload that reaches past the head is read from the segments.
     let in_head = roce.payload.len() == roce.captured.payload;

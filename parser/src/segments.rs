@@ -86,10 +86,13 @@ pub fn parse_ethernet_segments<'a>(
     let len = segs.iter().fold(0usize, |n, s| n.saturating_add(s.len()));
     let SegmentScratch { small, big, mad } = scratch;
     let first = segs.iter().copied().find(|s| !s.is_empty()).unwrap_or(&[]);
-    // One segment holding the frame (the common case) is parsed as contiguous.
-    let t =
-        if first.len() == len { Tail::whole(first) } else { Tail { len, segs: Some(Segs(segs)) } };
     let mut packet = Packet::default();
+    // One segment holding the frame (the common case) is parsed as contiguous.
+    if first.len() == len {
+        parse_ethernet_head(first, cfg, &mut packet, Whole)?;
+        return Ok(Segmented { packet, len, segs });
+    }
+    let t = Tail { len, segs: Segs(segs) };
     let want = len.min(HEAD_MIN);
     let head: &'a [u8] = if first.len() >= want { first } else { copy(segs, small, want) };
     let mut res = parse_ethernet_head(head, cfg, &mut packet, t);
@@ -170,42 +173,67 @@ fn copy_range(segs: Segs<'_>, buf: &mut [u8], start: usize, end: usize) -> usize
     n
 }
 
-/// What the parser knows of the input beyond the contiguous bytes it parses: its length, and
-/// in a segmented parse the segments.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Tail<'s> {
-    /// Length of the whole input.
-    pub len: usize,
-    pub segs: Option<Segs<'s>>,
+/// What the parser knows of the input beyond the contiguous bytes it parses: nothing
+/// ([`Whole`]: they are the input), or its length and segments ([`Tail`]). Generic, so the
+/// contiguous parse compiles without a trace of the segmented one.
+pub(crate) trait Source: Copy {
+    /// The input's length from `off`, where the contiguous bytes from `off` are `rest`.
+    fn rest_len(self, rest: &[u8], off: usize) -> usize;
+    /// The `N` bytes at `at`, read across segments (`None` past the end or when contiguous).
+    fn read<const N: usize>(self, at: usize) -> Option<[u8; N]>;
+    /// Whether a byte in `start..end` is not zero (`false` when contiguous: the caller reads
+    /// the contiguous bytes itself).
+    fn any_nonzero(self, start: usize, end: usize) -> bool;
+    /// Whether the input is in segments.
+    const SEGMENTED: bool;
+    /// Feeds the input's bytes `start..end` to a CRC (nothing when contiguous).
+    fn feed(self, h: &mut crc32fast::Hasher, start: usize, end: usize);
 }
 
-impl<'s> Tail<'s> {
-    /// A contiguous input: everything is in `data`.
-    #[inline(always)]
-    pub fn whole(data: &[u8]) -> Tail<'static> {
-        Tail { len: data.len(), segs: None }
-    }
+/// A contiguous input: everything is in the bytes parsed.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Whole;
 
-    /// The input's length from `off`, where the contiguous bytes from `off` are `rest`.
+impl Source for Whole {
+    const SEGMENTED: bool = false;
     #[inline(always)]
-    pub fn rest_len(self, rest: &[u8], off: usize) -> usize {
-        match self.segs {
-            None => rest.len(),
-            Some(_) => self.len.saturating_sub(off),
-        }
+    fn rest_len(self, rest: &[u8], _off: usize) -> usize {
+        rest.len()
     }
+    #[inline(always)]
+    fn read<const N: usize>(self, _at: usize) -> Option<[u8; N]> {
+        None
+    }
+    #[inline(always)]
+    fn any_nonzero(self, _start: usize, _end: usize) -> bool {
+        false
+    }
+    #[inline(always)]
+    fn feed(self, _h: &mut crc32fast::Hasher, _start: usize, _end: usize) {}
+}
 
-    /// The `N` bytes at `at`, read across segments (`None` past the end or when contiguous).
-    pub fn read<const N: usize>(self, at: usize) -> Option<[u8; N]> {
-        let segs = self.segs?;
+/// A segmented input: its whole length, and its segments.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Tail<'s> {
+    pub len: usize,
+    pub segs: Segs<'s>,
+}
+
+impl Source for Tail<'_> {
+    const SEGMENTED: bool = true;
+    fn rest_len(self, _rest: &[u8], off: usize) -> usize {
+        self.len.saturating_sub(off)
+    }
+    fn read<const N: usize>(self, at: usize) -> Option<[u8; N]> {
         let mut out = [0u8; N];
-        let n = copy_range(segs, &mut out, at, at.checked_add(N)?);
+        let n = copy_range(self.segs, &mut out, at, at.checked_add(N)?);
         (n == N).then_some(out)
     }
-
-    /// Whether a byte in `start..end` is not zero.
-    pub fn any_nonzero(self, start: usize, end: usize) -> bool {
-        self.segs.is_some_and(|s| s.pieces(start, end).any(|p| p.iter().any(|&b| b != 0)))
+    fn any_nonzero(self, start: usize, end: usize) -> bool {
+        self.segs.pieces(start, end).any(|p| p.iter().any(|&b| b != 0))
+    }
+    fn feed(self, h: &mut crc32fast::Hasher, start: usize, end: usize) {
+        self.segs.feed(h, start, end);
     }
 }
 
