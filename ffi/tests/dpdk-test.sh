@@ -19,7 +19,8 @@ cd "$(dirname "$0")/../.."
 step() { printf '\n--- dpdk: %s (%s) ---\n' "$*" "$(date +%H:%M:%S)"; }
 
 TARGET="${CARGO_TARGET_DIR:-target}"
-PREFIX="$PWD/$TARGET/ffi-install/prefix"
+# The prefix install-test.sh installs into (ROCE_PARSER_PREFIX overrides it).
+PREFIX="${ROCE_PARSER_PREFIX:-$PWD/$TARGET/ffi-install/prefix}"
 OUT="$PWD/$TARGET/ffi-dpdk"
 CC="${CC:-cc}"
 REAL="${ROCE_INSPECT_REAL_CAPTURES:-}"
