@@ -18,8 +18,10 @@
  *
  * At the end it prints one JSON line: frames, rocev2, rocev1, icrc_ok, icrc_bad,
  * icrc_unverifiable, icrc_not_checked, malformed, forwarded, dropped, chained, segments, ns,
- * cpu_ns (the loop thread's CPU time), mpps, mpps_cpu (frames per CPU microsecond). "malformed": not a RoCE packet and the parser stopped early or found a problem
+ * cpu_ns (the loop thread's CPU time), mpps, mpps_cpu (frames per CPU microsecond).
+ * "malformed": not a RoCE packet, and the parser stopped early or found a problem
  * (roce-inspect dissect shows such a frame with roce null and "problems" or "error").
+ * net_pcap reads and writes at most 16128 bytes of a frame (RTE_ETH_PCAP_SNAPLEN).
  */
 #include <inttypes.h>
 #include <signal.h>
