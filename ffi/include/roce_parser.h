@@ -983,6 +983,21 @@ typedef struct roce_options {
     uint8_t skip_icrc;
 } roce_options;
 
+/**
+ * One piece of a frame held in several (`roce_parse_frame_segments`): a DPDK mbuf's data
+ * (`rte_pktmbuf_mtod(m, const uint8_t *)`, `m->data_len`), an iovec.
+ */
+typedef struct roce_segment {
+    /**
+     * The segment's bytes; may be NULL when `len` is 0.
+     */
+    const uint8_t *data;
+    /**
+     * Its length in bytes (0 allowed).
+     */
+    size_t len;
+} roce_segment;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -1063,6 +1078,28 @@ int roce_parse_ethertype(uint16_t ethertype,
  * As `roce_parse_frame`, with `payload` for `frame`.
  */
 int roce_parse_udp_payload(const uint8_t *payload, size_t len, struct roce_packet *out);
+
+/**
+ * Parses an Ethernet frame held in `count` consecutive segments (a DPDK mbuf chain, an
+ * iovec) where they lie, with the result `roce_parse_frame_opts` gives for the frame they
+ * make end to end: the same struct, offsets counted from the frame's first byte. Nothing is
+ * copied but headers that straddle a segment boundary (to the stack) and, for a CM MAD that
+ * does, its 256 bytes; the ICRC is computed across the segments.
+ *
+ * Returns as `roce_parse_frame_opts`; also `ROCE_ERR_NULL` when `segs` is NULL or a
+ * segment of non-zero length has a NULL `data`, `ROCE_ERR_INVALID_ARG` when `segs` is
+ * misaligned or the lengths add up past `PTRDIFF_MAX`. `count == 0` is an empty frame
+ * (`ROCE_ERR_TRUNCATED`). `opts` may be NULL (the defaults).
+ *
+ * # Safety
+ * `segs` must be NULL or point to `count` readable `roce_segment`s, each with `data` NULL or
+ * pointing to `len` readable bytes; none of it may change during the call. `out` as for
+ * `roce_parse_frame`.
+ */
+int roce_parse_frame_segments(const struct roce_segment *segs,
+                              size_t count,
+                              const struct roce_options *opts,
+                              struct roce_packet *out);
 
 /**
  * A one-line description of a status code returned by the parse functions ("ok",

@@ -410,6 +410,8 @@ class result {
     friend result parse_ip(bytes, const options &) noexcept;
     friend result parse_ethertype(std::uint16_t, bytes, const options &) noexcept;
     friend result parse_udp_payload(bytes) noexcept;
+    friend result parse_frame_segments(const roce_segment *, std::size_t,
+                                       const options &) noexcept;
 
     static constexpr bytes clip(bytes input, std::size_t off, std::size_t n) noexcept {
         if (off > input.size() || n > input.size() - off)
@@ -439,6 +441,26 @@ inline result parse_frame(bytes frame, const options &opts = {}) noexcept {
     r.status_ = roce_parse_frame_opts(detail::data_of(frame), frame.size(), &o, &r.pkt_);
     return r;
 }
+
+/// An Ethernet II frame held in `count` segments (a DPDK mbuf chain, an iovec), parsed where
+/// they lie (`roce_parse_frame_segments`): the result `parse_frame` gives for the segments
+/// joined, offsets counted in the joined frame. `payload()` and `opaque()` take the joined
+/// frame; with segments, read `->payload_offset` / `->payload_captured` across them.
+inline result parse_frame_segments(const roce_segment *segs, std::size_t count,
+                                   const options &opts = {}) noexcept {
+    result r;
+    const roce_options o = opts.to_c();
+    r.status_ = roce_parse_frame_segments(segs, count, &o, &r.pkt_);
+    return r;
+}
+
+#if defined(__cpp_lib_span) && __cpp_lib_span >= 202002L
+/// The same over a span of segments (C++20).
+inline result parse_frame_segments(std::span<const roce_segment> segs,
+                                   const options &opts = {}) noexcept {
+    return parse_frame_segments(segs.data(), segs.size(), opts);
+}
+#endif
 
 /// An IPv4 / IPv6 packet (`roce_parse_ip_opts`).
 inline result parse_ip(bytes packet, const options &opts = {}) noexcept {

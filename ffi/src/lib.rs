@@ -24,7 +24,7 @@ use core::net::IpAddr;
 use roce_parser::error::ErrorKind;
 use roce_parser::{
     opcode, Config, Error, IcrcStatus, Layer, Packet, Problem, Problems, Roce, RoceVersion,
-    ROCEV2_UDP_PORT,
+    SegmentScratch, ROCEV2_UDP_PORT,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -231,6 +231,17 @@ pub struct roce_options {
     /// Non-zero: do not verify the ICRC nor the IPv4 header checksum (`icrc_status` is then
     /// `ROCE_ICRC_NOT_CHECKED`).
     pub skip_icrc: u8,
+}
+
+/// One piece of a frame held in several (`roce_parse_frame_segments`): a DPDK mbuf's data
+/// (`rte_pktmbuf_mtod(m, const uint8_t *)`, `m->data_len`), an iovec.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct roce_segment {
+    /// The segment's bytes; may be NULL when `len` is 0.
+    pub data: *const u8,
+    /// Its length in bytes (0 allowed).
+    pub len: usize,
 }
 
 /// One 802.1Q / 802.1ad tag.
@@ -652,19 +663,10 @@ fn icrc_code(s: IcrcStatus) -> (u8, u32) {
     }
 }
 
-/// Offset of `sub` in `data` when `sub` lies inside it, else `fallback`.
-fn offset_in(data: &[u8], sub: &[u8], fallback: usize) -> usize {
-    let base = data.as_ptr() as usize;
-    let at = sub.as_ptr() as usize;
-    match at.checked_sub(base) {
-        Some(off) if off.saturating_add(sub.len()) <= data.len() && !sub.is_empty() => off,
-        _ => fallback,
-    }
-}
-
-/// Fills the RoCE part of `out` (which must be zeroed) from `r`.
+/// Fills the RoCE part of `out` (which must be zeroed) from `r`, parsed from an input of
+/// `len` bytes.
 #[inline]
-fn fill_roce(out: &mut roce_packet, data: &[u8], r: &Roce<'_>, problems: Problems) {
+fn fill_roce(out: &mut roce_packet, len: usize, r: &Roce<'_>, problems: Problems) {
     out.roce_version = match r.version {
         RoceVersion::V1 => 1,
         RoceVersion::V2 => 2,
@@ -754,21 +756,24 @@ fn fill_roce(out: &mut roce_packet, data: &[u8], r: &Roce<'_>, problems: Problem
             reserved: x.reserved,
         };
     }
-    let hl = r.info.map_or(12, |i| usize::from(i.header_len));
+    let hl = r.header_len();
     out.bth_offset = r.bth_offset;
     out.header_len = hl;
-    // Offsets are clamped to the input, so `buffer + offset` is always a valid C pointer.
-    out.payload_offset = offset_in(data, r.payload, r.bth_offset + hl).min(data.len());
+    // The payload (when captured) starts right after the headers, the opaque bytes right
+    // after the BTH. Offsets are clamped to the input, so `buffer + offset` is always a valid
+    // C pointer.
+    out.payload_offset = (r.bth_offset + hl).min(len);
     out.payload_len = r.payload_len;
-    out.payload_captured = r.payload.len();
-    out.pad_captured = r.pad.len();
-    out.opaque_offset = offset_in(data, r.opaque, r.bth_offset + 12).min(data.len());
-    out.opaque_len = r.opaque.len();
+    out.payload_captured = r.payload_captured();
+    out.pad_captured = r.pad_captured();
+    out.opaque_offset = (r.bth_offset + 12).min(len);
+    out.opaque_len = r.opaque_captured();
 }
 
-/// Fills `out` (which must be zeroed) from a parsed packet and returns the status.
+/// Fills `out` (which must be zeroed) from a packet parsed from `len` bytes and returns the
+/// status.
 #[inline]
-fn fill_packet(out: &mut roce_packet, p: &Packet<'_>) -> c_int {
+fn fill_packet(out: &mut roce_packet, p: &Packet<'_>, len: usize) -> c_int {
     if let Some(eth) = &p.eth {
         out.eth.present = true;
         out.eth.dst = eth.dst;
@@ -810,7 +815,7 @@ fn fill_packet(out: &mut roce_packet, p: &Packet<'_>) -> c_int {
         };
     }
     if let Some(r) = &p.roce {
-        fill_roce(out, p.data, r, p.problems);
+        fill_roce(out, len, r, p.problems);
     }
     out.problems = p.problems.bits();
     if let Some(e) = &p.stop {
@@ -878,7 +883,36 @@ fn frame_into_zeroed(frame: &[u8], opts: roce_options, out: &mut roce_packet) ->
     // In place: `parse_ethernet` returns the packet by value, a copy of ~500 bytes per frame.
     let mut p = roce_parser::Packet::default();
     match roce_parser::parse_ethernet_into(frame, &config_of(opts), &mut p) {
-        Ok(()) => fill_packet(out, &p),
+        Ok(()) => fill_packet(out, &p, frame.len()),
+        Err(e) => fill_error(out, &e),
+    }
+}
+
+/// Safe form of `roce_parse_frame_segments`: parses an Ethernet frame given as consecutive
+/// segments into `out`, with the result `parse_frame_into` gives for their concatenation.
+pub fn parse_frame_segments_into(
+    segs: &[&[u8]],
+    opts: roce_options,
+    out: &mut roce_packet,
+) -> c_int {
+    *out = roce_packet::default();
+    frame_segments_into_zeroed(segs, opts, out)
+}
+
+fn frame_segments_into_zeroed(segs: &[&[u8]], opts: roce_options, out: &mut roce_packet) -> c_int {
+    // One segment (an unchained mbuf): the contiguous parse, without the 2.5 KiB scratch.
+    if let [one] = segs {
+        return frame_into_zeroed(one, opts, out);
+    }
+    let cfg = config_of(opts);
+    let mut scratch = SegmentScratch::default();
+    match roce_parser::parse_ethernet_segments(segs, &cfg, &mut scratch) {
+        Ok(s) => fill_packet(out, &s.packet, s.len),
+        // Headers past the first 2 KiB (long IPv6 extension chains): join the segments.
+        Err(e) if e.kind == ErrorKind::BufferTooSmall => {
+            let joined: Vec<u8> = segs.concat();
+            frame_into_zeroed(&joined, opts, out)
+        }
         Err(e) => fill_error(out, &e),
     }
 }
@@ -886,7 +920,7 @@ fn frame_into_zeroed(frame: &[u8], opts: roce_options, out: &mut roce_packet) ->
 #[inline]
 fn ip_into_zeroed(packet: &[u8], opts: roce_options, out: &mut roce_packet) -> c_int {
     match &roce_parser::parse_ip(packet, &config_of(opts)) {
-        Ok(p) => fill_packet(out, p),
+        Ok(p) => fill_packet(out, p, packet.len()),
         Err(e) => fill_error(out, e),
     }
 }
@@ -899,14 +933,14 @@ fn ethertype_into_zeroed(
     out: &mut roce_packet,
 ) -> c_int {
     let p = roce_parser::parse_ethertype_payload(ethertype, data, &config_of(opts));
-    fill_packet(out, &p)
+    fill_packet(out, &p, data.len())
 }
 
 #[inline]
 fn udp_payload_into_zeroed(payload: &[u8], out: &mut roce_packet) -> c_int {
     match &roce_parser::parse_udp_payload(payload, &Config::default()) {
         Ok((r, problems)) => {
-            fill_roce(out, payload, r, *problems);
+            fill_roce(out, payload.len(), r, *problems);
             ROCE_OK
         }
         Err(e) => fill_error(out, e),
@@ -1109,6 +1143,81 @@ pub unsafe extern "C" fn roce_parse_udp_payload(
     // SAFETY: the caller's contract is this function's.
     unsafe {
         call(payload, len, core::ptr::null(), out, |d, _, out| udp_payload_into_zeroed(d, out))
+    }
+}
+
+/// Segments handled on the stack; longer chains are gathered in a heap array.
+const STACK_SEGMENTS: usize = 16;
+
+/// Parses an Ethernet frame held in `count` consecutive segments (a DPDK mbuf chain, an
+/// iovec) where they lie, with the result `roce_parse_frame_opts` gives for the frame they
+/// make end to end: the same struct, offsets counted from the frame's first byte. Nothing is
+/// copied but headers that straddle a segment boundary (to the stack) and, for a CM MAD that
+/// does, its 256 bytes; the ICRC is computed across the segments.
+///
+/// Returns as `roce_parse_frame_opts`; also `ROCE_ERR_NULL` when `segs` is NULL or a
+/// segment of non-zero length has a NULL `data`, `ROCE_ERR_INVALID_ARG` when `segs` is
+/// misaligned or the lengths add up past `PTRDIFF_MAX`. `count == 0` is an empty frame
+/// (`ROCE_ERR_TRUNCATED`). `opts` may be NULL (the defaults).
+///
+/// # Safety
+/// `segs` must be NULL or point to `count` readable `roce_segment`s, each with `data` NULL or
+/// pointing to `len` readable bytes; none of it may change during the call. `out` as for
+/// `roce_parse_frame`.
+#[no_mangle]
+pub unsafe extern "C" fn roce_parse_frame_segments(
+    segs: *const roce_segment,
+    count: usize,
+    opts: *const roce_options,
+    out: *mut roce_packet,
+) -> c_int {
+    // SAFETY: forwarded from the caller.
+    let out = match unsafe { output(out) } {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
+    // SAFETY: forwarded from the caller.
+    let opts = match unsafe { options(opts) } {
+        Ok(o) => o,
+        Err(code) => return code,
+    };
+    if segs.is_null() {
+        return ROCE_ERR_NULL;
+    }
+    if !segs.is_aligned() || count > isize::MAX as usize / core::mem::size_of::<roce_segment>() {
+        return ROCE_ERR_INVALID_ARG;
+    }
+    // SAFETY: non-null, aligned, and the caller guarantees `count` readable segments that do
+    // not change during the call; the size fits `isize` (checked above).
+    let table = unsafe { core::slice::from_raw_parts(segs, count) };
+    let mut total = 0usize;
+    for s in table {
+        if s.data.is_null() && s.len != 0 {
+            return ROCE_ERR_NULL;
+        }
+        total = match total.checked_add(s.len) {
+            Some(t) if t <= isize::MAX as usize => t,
+            _ => return ROCE_ERR_INVALID_ARG,
+        };
+    }
+    let slice = |s: &roce_segment| -> &[u8] {
+        if s.len == 0 {
+            &[]
+        } else {
+            // SAFETY: `data` is non-null (checked above) and points to `len` readable bytes
+            // unchanged during the call (the caller's contract); `len` fits `isize`.
+            unsafe { core::slice::from_raw_parts(s.data, s.len) }
+        }
+    };
+    if count <= STACK_SEGMENTS {
+        let mut arr: [&[u8]; STACK_SEGMENTS] = [&[]; STACK_SEGMENTS];
+        for (slot, s) in arr.iter_mut().zip(table) {
+            *slot = slice(s);
+        }
+        frame_segments_into_zeroed(arr.get(..count).unwrap_or(&[]), opts, out)
+    } else {
+        let v: Vec<&[u8]> = table.iter().map(slice).collect();
+        frame_segments_into_zeroed(&v, opts, out)
     }
 }
 

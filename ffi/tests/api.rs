@@ -386,3 +386,75 @@ fn many_threads_at_once() {
         }
     });
 }
+
+fn segments(frame: &[u8], cuts: &[usize]) -> (c_int, roce_packet) {
+    let mut segs = Vec::new();
+    let mut at = 0;
+    for &c in cuts.iter().chain([frame.len()].iter()) {
+        segs.push(roce_segment { data: frame[at..c].as_ptr(), len: c - at });
+        at = c;
+    }
+    let mut out = MaybeUninit::<roce_packet>::uninit();
+    let st = unsafe {
+        roce_parse_frame_segments(segs.as_ptr(), segs.len(), std::ptr::null(), out.as_mut_ptr())
+    };
+    (st, unsafe { out.assume_init() })
+}
+
+#[test]
+fn segments_give_the_contiguous_result() {
+    for v in [V1, V2, V3] {
+        let f = hex(v);
+        let want = frame(&f);
+        for a in 0..=f.len() {
+            assert_eq!(segments(&f, &[a]), want, "cut at {a}");
+        }
+        // More segments than the stack table holds (16): one byte each.
+        let cuts: Vec<usize> = (1..f.len()).collect();
+        assert_eq!(segments(&f, &cuts), want);
+        let cuts: Vec<usize> = (0..f.len()).step_by(5).collect();
+        assert_eq!(segments(&f, &cuts), want);
+    }
+}
+
+#[test]
+fn segments_bad_arguments() {
+    let f = hex(V1);
+    let mut out = MaybeUninit::<roce_packet>::uninit();
+    let o = out.as_mut_ptr();
+    unsafe {
+        assert_eq!(roce_parse_frame_segments(std::ptr::null(), 1, std::ptr::null(), o), NULL);
+        let seg = [roce_segment { data: f.as_ptr(), len: f.len() }];
+        assert_eq!(
+            roce_parse_frame_segments(seg.as_ptr(), 1, std::ptr::null(), std::ptr::null_mut()),
+            NULL
+        );
+        // A NULL segment of length 0 is an empty segment; of length > 0, an error.
+        let seg = [
+            roce_segment { data: std::ptr::null(), len: 0 },
+            roce_segment { data: f.as_ptr(), len: f.len() },
+        ];
+        assert_eq!(roce_parse_frame_segments(seg.as_ptr(), 2, std::ptr::null(), o), OK);
+        let seg = [roce_segment { data: std::ptr::null(), len: 3 }];
+        assert_eq!(roce_parse_frame_segments(seg.as_ptr(), 1, std::ptr::null(), o), NULL);
+        assert_eq!(out.assume_init(), roce_packet::default());
+        // No segment: an empty frame.
+        assert_eq!(roce_parse_frame_segments(seg.as_ptr(), 0, std::ptr::null(), o), TRUNCATED);
+        // Lengths adding up past PTRDIFF_MAX.
+        let seg = [
+            roce_segment { data: f.as_ptr(), len: isize::MAX as usize },
+            roce_segment { data: f.as_ptr(), len: 2 },
+        ];
+        assert_eq!(roce_parse_frame_segments(seg.as_ptr(), 2, std::ptr::null(), o), INVALID);
+        // A misaligned segment table.
+        let raw = [0u8; 64];
+        let mis = raw.as_ptr().add(1) as *const roce_segment;
+        assert_eq!(roce_parse_frame_segments(mis, 1, std::ptr::null(), o), INVALID);
+        // A count whose table size would not fit isize.
+        let seg = [roce_segment { data: f.as_ptr(), len: 1 }];
+        assert_eq!(
+            roce_parse_frame_segments(seg.as_ptr(), usize::MAX, std::ptr::null(), o),
+            INVALID
+        );
+    }
+}

@@ -24,6 +24,7 @@ pub use opcode::{OpcodeInfo, Operation, PayloadRule, Position, Role, Transport};
 pub mod icrc;
 pub mod packet;
 pub mod roce;
+pub mod segments;
 
 pub use icrc::IcrcStatus;
 pub use packet::{
@@ -31,6 +32,7 @@ pub use packet::{
     Config, EthernetInfo, IpInfo, Packet, UdpInfo, VlanTag, ROCEV2_UDP_PORT,
 };
 pub use roce::{Roce, RoceVersion};
+pub use segments::{parse_ethernet_segments, SegmentScratch, Segmented};
 pub mod builder;
 pub use builder::{FrameBuilder, Ipv4Spec, Ipv6Spec, Network};
 

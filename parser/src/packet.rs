@@ -17,6 +17,7 @@ use crate::headers::{BthRepr, Grh, GrhRepr};
 use crate::icrc::IcrcNetwork;
 use crate::problems::{Problem, Problems};
 use crate::roce::{parse_transport, Framing, Roce, RoceVersion};
+use crate::segments::{Source, Whole};
 
 /// The IANA port of RoCEv2.
 pub const ROCEV2_UDP_PORT: u16 = 4791;
@@ -147,7 +148,7 @@ impl<'a> Packet<'a> {
 pub fn parse_ethernet<'a>(frame: &'a [u8], cfg: &Config) -> Result<Packet<'a>> {
     let eth = ethernet_header(frame)?;
     let mut p = Packet::new(frame);
-    ethernet_into(&mut p, &eth, cfg);
+    ethernet_into(&mut p, &eth, cfg, Whole);
     Ok(p)
 }
 
@@ -169,7 +170,21 @@ pub fn parse_ethernet<'a>(frame: &'a [u8], cfg: &Config) -> Result<Packet<'a>> {
 pub fn parse_ethernet_into<'a>(frame: &'a [u8], cfg: &Config, out: &mut Packet<'a>) -> Result<()> {
     *out = Packet::new(frame);
     let eth = ethernet_header(frame)?;
-    ethernet_into(out, &eth, cfg);
+    ethernet_into(out, &eth, cfg, Whole);
+    Ok(())
+}
+
+/// [`parse_ethernet_into`] over the first bytes of a frame held in segments (`t`): `head` is
+/// the frame's start, `t.len` its whole length.
+pub(crate) fn parse_ethernet_head<'a, S: Source>(
+    head: &'a [u8],
+    cfg: &Config,
+    out: &mut Packet<'a>,
+    t: S,
+) -> Result<()> {
+    *out = Packet::new(head);
+    let eth = ethernet_header(head)?;
+    ethernet_into(out, &eth, cfg, t);
     Ok(())
 }
 
@@ -180,7 +195,12 @@ fn ethernet_header(frame: &[u8]) -> Result<Ethernet2HeaderSlice<'_>> {
 }
 
 #[inline]
-fn ethernet_into(p: &mut Packet<'_>, eth: &Ethernet2HeaderSlice<'_>, cfg: &Config) {
+fn ethernet_into<S: Source>(
+    p: &mut Packet<'_>,
+    eth: &Ethernet2HeaderSlice<'_>,
+    cfg: &Config,
+    t: S,
+) {
     let frame = p.data;
     let mut ethertype = eth.ether_type().0;
     let mut off = eth.slice().len();
@@ -214,7 +234,7 @@ fn ethernet_into(p: &mut Packet<'_>, eth: &Ethernet2HeaderSlice<'_>, cfg: &Confi
     }
     p.eth = Some(EthernetInfo { dst: eth.destination(), src: eth.source(), ethertype });
     if p.stop.is_none() {
-        parse_network(p, ethertype, off, cfg);
+        parse_network(p, ethertype, off, cfg, t);
     }
 }
 
@@ -223,7 +243,7 @@ fn ethernet_into(p: &mut Packet<'_>, eth: &Ethernet2HeaderSlice<'_>, cfg: &Confi
 /// a packet with no layer decoded.
 pub fn parse_ethertype_payload<'a>(ethertype: u16, data: &'a [u8], cfg: &Config) -> Packet<'a> {
     let mut p = Packet::new(data);
-    parse_network(&mut p, ethertype, 0, cfg);
+    parse_network(&mut p, ethertype, 0, cfg, Whole);
     p
 }
 
@@ -253,7 +273,7 @@ pub fn parse_udp_payload<'a>(payload: &'a [u8], cfg: &Config) -> Result<(Roce<'a
         verify_icrc: cfg.verify,
     };
     let mut slot = None;
-    parse_transport(payload, &f, &mut problems, &mut slot)?;
+    parse_transport(payload, &f, &mut problems, &mut slot, Whole)?;
     match slot {
         Some(roce) => Ok((roce, problems)),
         // parse_transport fills the slot whenever it returns Ok.
@@ -261,16 +281,22 @@ pub fn parse_udp_payload<'a>(payload: &'a [u8], cfg: &Config) -> Result<(Roce<'a
     }
 }
 
-fn parse_network<'a>(p: &mut Packet<'a>, ethertype: u16, off: usize, cfg: &Config) {
+fn parse_network<'a, S: Source>(
+    p: &mut Packet<'a>,
+    ethertype: u16,
+    off: usize,
+    cfg: &Config,
+    t: S,
+) {
     match ethertype {
-        ETHERTYPE_IPV4 => parse_ipv4(p, off, cfg),
-        ETHERTYPE_IPV6 => parse_ipv6(p, off, cfg),
-        ETHERTYPE_ROCEV1 => parse_rocev1(p, off, cfg),
+        ETHERTYPE_IPV4 => parse_ipv4(p, off, cfg, t),
+        ETHERTYPE_IPV6 => parse_ipv6(p, off, cfg, t),
+        ETHERTYPE_ROCEV1 => parse_rocev1(p, off, cfg, t),
         _ => {}
     }
 }
 
-fn parse_ipv4<'a>(p: &mut Packet<'a>, off: usize, cfg: &Config) {
+fn parse_ipv4<'a, S: Source>(p: &mut Packet<'a>, off: usize, cfg: &Config, t: S) {
     let data = p.data;
     let rest = data.get(off..).unwrap_or(&[]);
     let ip = match Ipv4HeaderSlice::from_slice(rest) {
@@ -317,7 +343,7 @@ fn parse_ipv4<'a>(p: &mut Packet<'a>, off: usize, cfg: &Config) {
         p.stop = Some(Error::malformed(Layer::Ipv4, off, "total length shorter than the header"));
         return;
     }
-    p.problems.flag(rest.len() < total, Problem::Truncated);
+    p.problems.flag(t.rest_len(rest, off) < total, Problem::Truncated);
     if ip.is_fragmenting_payload() {
         p.problems.insert(Problem::IpFragment);
         if ip.fragments_offset().value() != 0 {
@@ -327,11 +353,11 @@ fn parse_ipv4<'a>(p: &mut Packet<'a>, off: usize, cfg: &Config) {
     if ip.protocol() == IpNumber::UDP {
         let net = IcrcNetwork::Ipv4(ip.slice());
         // IP header, UDP header and BTH lie back to back from `off`.
-        parse_udp(p, off + hlen, total - hlen, net, data.get(off..), cfg);
+        parse_udp(p, off + hlen, total - hlen, net, data.get(off..), cfg, t);
     }
 }
 
-fn parse_ipv6<'a>(p: &mut Packet<'a>, off: usize, cfg: &Config) {
+fn parse_ipv6<'a, S: Source>(p: &mut Packet<'a>, off: usize, cfg: &Config, t: S) {
     let data = p.data;
     let rest = data.get(off..).unwrap_or(&[]);
     let ip = match Ipv6HeaderSlice::from_slice(rest) {
@@ -369,7 +395,7 @@ fn parse_ipv6<'a>(p: &mut Packet<'a>, off: usize, cfg: &Config) {
         ext_len,
         total_len: 40 + payload_len,
     });
-    p.problems.flag(rest.len() < 40 + payload_len, Problem::Truncated);
+    p.problems.flag(t.rest_len(rest, off) < 40 + payload_len, Problem::Truncated);
     if let Some((e, _)) = ext_err {
         p.problems.insert(Problem::Ipv6ExtensionChain);
         p.stop = Some(match e {
@@ -406,7 +432,7 @@ fn parse_ipv6<'a>(p: &mut Packet<'a>, off: usize, cfg: &Config) {
         let net = IcrcNetwork::Ipv6(ip.slice());
         // The ICRC skips extension headers: with them, the headers it covers are apart.
         let span = if ext_len == 0 { data.get(off..) } else { None };
-        parse_udp(p, off + 40 + ext_len, payload_len.saturating_sub(ext_len), net, span, cfg);
+        parse_udp(p, off + 40 + ext_len, payload_len.saturating_sub(ext_len), net, span, cfg, t);
     }
 }
 
@@ -447,13 +473,14 @@ impl IpSliceError for err::ipv6::HeaderSliceError {
 
 /// `ip_payload_len` is what the IP header says follows it (after IPv6 extensions).
 #[inline(always)]
-fn parse_udp<'a>(
+fn parse_udp<'a, S: Source>(
     p: &mut Packet<'a>,
     off: usize,
     ip_payload_len: usize,
     net: IcrcNetwork<'a>,
     span: Option<&'a [u8]>,
     cfg: &Config,
+    t: S,
 ) {
     let data = p.data;
     let rest = data.get(off..).unwrap_or(&[]);
@@ -498,10 +525,10 @@ fn parse_udp<'a>(
         verify_icrc: cfg.verify,
     };
     p.problems.flag(udp_len - 8 < BthRepr::LEN, Problem::ShortForBth);
-    transport(p, off + 8, &f);
+    transport(p, off + 8, &f, t);
 }
 
-fn parse_rocev1<'a>(p: &mut Packet<'a>, off: usize, cfg: &Config) {
+fn parse_rocev1<'a, S: Source>(p: &mut Packet<'a>, off: usize, cfg: &Config, t: S) {
     let data = p.data;
     let rest = data.get(off..).unwrap_or(&[]);
     let grh_view = match Grh::new_checked(rest) {
@@ -523,17 +550,17 @@ fn parse_rocev1<'a>(p: &mut Packet<'a>, off: usize, cfg: &Config) {
         claimed_len: usize::from(grh.paylen),
         verify_icrc: cfg.verify,
     };
-    transport(p, off + GrhRepr::LEN, &f);
+    transport(p, off + GrhRepr::LEN, &f, t);
 }
 
 #[inline(always)]
-fn transport<'a>(p: &mut Packet<'a>, bth_off: usize, f: &Framing<'a>) {
+fn transport<'a, S: Source>(p: &mut Packet<'a>, bth_off: usize, f: &Framing<'a>, t: S) {
     let data = p.data;
     let seg = data.get(bth_off..).unwrap_or(&[]);
-    match parse_transport(seg, f, &mut p.problems, &mut p.roce) {
+    match parse_transport(seg, f, &mut p.problems, &mut p.roce, t) {
         Ok(stop) => p.stop = stop,
         Err(e) => {
-            p.problems.flag(seg.len() < f.claimed_len, Problem::Truncated);
+            p.problems.flag(t.rest_len(seg, bth_off) < f.claimed_len, Problem::Truncated);
             p.stop = Some(e);
         }
     }

@@ -9,6 +9,7 @@ use crate::headers::{deth::GSI_QKEY, Bth, BthRepr, ExtHeaders, GrhRepr};
 use crate::icrc::{self, IcrcNetwork, IcrcStatus};
 use crate::opcode::{self, OpcodeInfo, Operation, PayloadRule, Transport};
 use crate::problems::{Problem, Problems};
+use crate::segments::Source;
 
 /// ICRC length.
 pub const ICRC_LEN: usize = 4;
@@ -60,7 +61,19 @@ pub struct Roce<'a> {
     pub icrc: Option<u32>,
     pub icrc_status: IcrcStatus,
     /// The MAD of a UD SEND to QP1, decoded once by the parser ([`Roce::mad`]).
-    mad: Option<Result<Mad<'a>, Error>>,
+    pub(crate) mad: Option<Result<Mad<'a>, Error>>,
+    /// Captured lengths of payload, pad and opaque bytes: the lengths of those slices, except
+    /// in a segmented parse ([`crate::segments`]), where the slices are empty when the bytes
+    /// lie outside the contiguous head.
+    pub(crate) captured: Captured,
+}
+
+/// Captured lengths of the parts of a [`Roce`] that may lie outside a segmented parse's head.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub(crate) struct Captured {
+    pub payload: usize,
+    pub pad: usize,
+    pub opaque: usize,
 }
 
 impl<'a> Roce<'a> {
@@ -85,6 +98,33 @@ impl<'a> Roce<'a> {
     #[inline]
     pub fn mad(&self) -> Option<Result<Mad<'a>, Error>> {
         self.mad
+    }
+
+    /// Payload bytes captured: `payload.len()`, also in a segmented parse where `payload`
+    /// is empty because the payload is not in the head (offset `bth_offset + header_len`).
+    #[inline]
+    pub fn payload_captured(&self) -> usize {
+        self.captured.payload
+    }
+
+    /// Pad bytes captured (`pad.len()`, as [`Roce::payload_captured`]).
+    #[inline]
+    pub fn pad_captured(&self) -> usize {
+        self.captured.pad
+    }
+
+    /// Opaque bytes captured (`opaque.len()`, as [`Roce::payload_captured`]; offset
+    /// `bth_offset + 12`).
+    #[inline]
+    pub fn opaque_captured(&self) -> usize {
+        self.captured.opaque
+    }
+
+    /// Bytes from the BTH to the payload (the opcode table's header length; 12, the BTH,
+    /// for opcodes it does not define).
+    #[inline]
+    pub fn header_len(&self) -> usize {
+        self.info.map_or(BthRepr::LEN, |i| usize::from(i.header_len))
     }
 }
 
@@ -111,20 +151,26 @@ pub(crate) struct Framing<'a> {
 /// when truncated). Returns, when the capture ends inside a header, where it stopped; `Err`
 /// (and `slot` left alone) when even the BTH is incomplete.
 #[inline(always)]
-pub(crate) fn parse_transport<'a>(
+pub(crate) fn parse_transport<'a, S: Source>(
     seg: &'a [u8],
     f: &Framing<'a>,
     problems: &mut Problems,
     slot: &mut Option<Roce<'a>>,
+    t: S,
 ) -> Result<Option<Error>, Error> {
     let Some(bth_bytes) = seg.first_chunk::<{ BthRepr::LEN }>() else {
         return Err(Error::truncated(Layer::Bth, f.base, BthRepr::LEN, seg.len()));
     };
     let bth = BthRepr::parse(&Bth::new_unchecked(bth_bytes));
     let claimed = f.claimed_len;
-    let truncated = seg.len() < claimed;
-    // Bytes that really belong to the packet and were captured.
-    let avail = seg.get(..claimed.min(seg.len())).unwrap_or(seg);
+    // The input from the BTH on: `seg` in a contiguous parse; in a segmented one, `seg` is
+    // the part in the head and `t` knows the rest.
+    let seg_len = t.rest_len(seg, f.base);
+    let truncated = seg_len < claimed;
+    // Bytes that really belong to the packet and were captured (`avail_len` of them; `avail`
+    // is cut at the head's end in a segmented parse).
+    let avail_len = claimed.min(seg_len);
+    let avail = seg.get(..avail_len).unwrap_or(seg);
     // Problems gather in a register and reach the caller's set once, at the end.
     let mut found = Problems::NONE;
     found.flag(truncated, Problem::Truncated);
@@ -137,8 +183,11 @@ pub(crate) fn parse_transport<'a>(
     let icrc_at = claimed.checked_sub(ICRC_LEN).filter(|&at| at >= BthRepr::LEN);
     found.flag(icrc_at.is_none(), Problem::ShortForIcrc);
     let icrc = icrc_at
-        .and_then(|at| seg.get(at..)?.first_chunk::<ICRC_LEN>())
-        .map(|b| u32::from_le_bytes(*b));
+        .and_then(|at| match seg.get(at..).and_then(|s| s.first_chunk::<ICRC_LEN>()) {
+            Some(b) => Some(*b),
+            None => t.read::<ICRC_LEN>(f.base + at),
+        })
+        .map(u32::from_le_bytes);
     let roce = slot.insert(Roce {
         version: f.version,
         grh: f.grh,
@@ -153,6 +202,7 @@ pub(crate) fn parse_transport<'a>(
         icrc,
         icrc_status: IcrcStatus::NotChecked,
         mad: None,
+        captured: Captured::default(),
     });
     let mut stop = None;
 
@@ -161,8 +211,9 @@ pub(crate) fn parse_transport<'a>(
             let p =
                 if bth.opcode >= 0xC0 { Problem::VendorOpcode } else { Problem::ReservedOpcode };
             found.insert(p);
-            let end = icrc_at.unwrap_or(0).max(BthRepr::LEN);
-            roce.opaque = avail.get(BthRepr::LEN..end.min(avail.len())).unwrap_or(&[]);
+            let end = icrc_at.unwrap_or(0).max(BthRepr::LEN).min(avail_len);
+            roce.captured.opaque = end.saturating_sub(BthRepr::LEN);
+            roce.opaque = avail.get(BthRepr::LEN..end).unwrap_or(&[]);
         }
         Some(info) => {
             let hl = usize::from(info.header_len);
@@ -185,11 +236,19 @@ pub(crate) fn parse_transport<'a>(
             match claimed.checked_sub(hl + padcnt + ICRC_LEN) {
                 Some(len) => {
                     roce.payload_len = len;
-                    let end = (hl + len).min(avail.len());
-                    roce.payload = avail.get(hl.min(end)..end).unwrap_or(&[]);
-                    let pad_end = (hl + len + padcnt).min(avail.len());
+                    let end = (hl + len).min(avail_len);
+                    let start = hl.min(end);
+                    roce.captured.payload = end - start;
+                    roce.payload = avail.get(start..end).unwrap_or(&[]);
+                    let pad_end = (hl + len + padcnt).min(avail_len);
+                    roce.captured.pad = pad_end - end.min(pad_end);
                     roce.pad = avail.get(end.min(pad_end)..pad_end).unwrap_or(&[]);
-                    found.flag(roce.pad.iter().any(|&b| b != 0), Problem::PadNonZero);
+                    let pad_nonzero = if roce.pad.len() == roce.captured.pad {
+                        roce.pad.iter().any(|&b| b != 0)
+                    } else {
+                        t.any_nonzero(f.base + end, f.base + pad_end)
+                    };
+                    found.flag(pad_nonzero, Problem::PadNonZero);
                     found.flag((len + padcnt) % 4 != 0, Problem::PadCntInconsistent);
                 }
                 None => {
@@ -201,7 +260,7 @@ pub(crate) fn parse_transport<'a>(
                     }
                 }
             }
-            check_opcode_rules(info, roce, &mut found);
+            check_opcode_rules(info, roce, &mut found, f.base, t);
         }
     }
 
@@ -214,6 +273,19 @@ pub(crate) fn parse_transport<'a>(
                 let before_bth = net.header().len() + udp.len();
                 let computed = match f.icrc_span.and_then(|s| s.get(..before_bth + at)) {
                     Some(span) => icrc::compute_span(net, span),
+                    // Segmented, and the ICRC's bytes reach past the head: streamed over the
+                    // segments.
+                    None if S::SEGMENTED => {
+                        let from = f.base - before_bth.min(f.base);
+                        match f.icrc_span {
+                            Some(span) => icrc::compute_span_segments(net, span, |h, k| {
+                                t.feed(h, from + k, f.base + at);
+                            }),
+                            None => icrc::compute_segments(net, udp, avail, |h| {
+                                t.feed(h, f.base + BthRepr::LEN, f.base + at);
+                            }),
+                        }
+                    }
                     None => icrc::compute(net, udp, avail.get(..at).unwrap_or(&[])),
                 };
                 if Some(computed) == roce.icrc {
@@ -245,7 +317,15 @@ fn decode_mad(roce: &mut Roce<'_>, problems: &mut Problems) {
 /// Problems the opcode table lets us see on a single packet; and, for a UD packet to QP1, the
 /// MAD it carries.
 #[inline]
-fn check_opcode_rules(info: &OpcodeInfo, roce: &mut Roce<'_>, problems: &mut Problems) {
+fn check_opcode_rules<S: Source>(
+    info: &OpcodeInfo,
+    roce: &mut Roce<'_>,
+    problems: &mut Problems,
+    base: usize,
+    t: S,
+) {
+    // In a segmented parse, a payload that reaches past the head is read from the segments.
+    let in_head = roce.payload.len() == roce.captured.payload;
     let len = roce.payload_len;
     match info.payload {
         PayloadRule::Empty => problems.flag(len > 0, Problem::UnexpectedPayload),
@@ -258,7 +338,13 @@ fn check_opcode_rules(info: &OpcodeInfo, roce: &mut Roce<'_>, problems: &mut Pro
         problems.flag(len != CNP_BODY_LEN, Problem::CnpLength);
         problems.flag(!roce.bth.becn, Problem::CnpBecnClear);
         problems.flag(roce.bth.psn != 0, Problem::CnpPsnNonZero);
-        problems.flag(roce.payload.iter().any(|&b| b != 0), Problem::ReservedBits);
+        let nonzero = if in_head {
+            roce.payload.iter().any(|&b| b != 0)
+        } else {
+            let start = base + roce.header_len();
+            t.any_nonzero(start, start + roce.captured.payload)
+        };
+        problems.flag(nonzero, Problem::ReservedBits);
     }
     if info.transport == Transport::Rd {
         // Mellanox DC reuses the RD opcodes with a header layout of its own; RD proper keeps
@@ -273,6 +359,9 @@ fn check_opcode_rules(info: &OpcodeInfo, roce: &mut Roce<'_>, problems: &mut Pro
         if let Some(deth) = roce.headers.deth {
             problems.flag(deth.qkey != GSI_QKEY, Problem::Qp1QKey);
         }
-        decode_mad(roce, problems);
+        if in_head {
+            decode_mad(roce, problems);
+        }
+        // Else the segmented parse decodes it from a copy (`segments::finish_mad`).
     }
 }

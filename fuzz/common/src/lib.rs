@@ -35,4 +35,5 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("expect_file", targets::expect_file),
     ("ffi", targets::ffi),
     ("annotate", targets::annotate),
+    ("segments", targets::segments),
 ];

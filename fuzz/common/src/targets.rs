@@ -760,6 +760,29 @@ pub fn ffi(data: &[u8], reach: &mut Reach) {
         calls.push((name, status, reused));
     }
 
+    // roce_parse_frame_segments: the frame in 2 and 3 exact-size pieces (cut where the control
+    // byte and the length say) gives roce_parse_frame's struct.
+    let frame_struct = calls.first().map(|c| (c.1, c.2));
+    let cut1 = usize::from(ctl) % (exact.len() + 1);
+    let cut2 = cut1 + (exact.len() - cut1) / 2;
+    for cuts in [&[cut1][..], &[cut1, cut2][..]] {
+        let mut pieces: Vec<Vec<u8>> = Vec::new();
+        let mut at = 0;
+        for &cut in cuts.iter().chain([exact.len()].iter()) {
+            pieces.push(exact[at..cut].to_vec());
+            at = cut;
+        }
+        let table: Vec<c::roce_segment> =
+            pieces.iter().map(|p| c::roce_segment { data: p.as_ptr(), len: p.len() }).collect();
+        // SAFETY: every segment points to `len` readable bytes; `out` to one roce_packet.
+        let status = unsafe {
+            c::roce_parse_frame_segments(table.as_ptr(), table.len(), core::ptr::null(), out)
+        };
+        // SAFETY: the call wrote the whole struct (`out` is valid and aligned).
+        let got = unsafe { slot.assume_init_read() };
+        assert_eq!(Some((status, got)), frame_struct, "segments {cuts:?} against roce_parse_frame");
+    }
+
     // The Rust API on the same bytes, entry point by entry point.
     let cfg = Config::default();
     let from_packet = |p: &Packet<'_>| -> FfiSummary {
@@ -917,4 +940,85 @@ pub fn annotate(data: &[u8], _reach: &mut Reach) {
     assert_eq!(before, after, "frames changed by the annotation");
     let cited = comments.keys().filter(|&&n| n <= w.frames).count() as u64;
     assert_eq!(w.annotated + w.simple_not_annotated, cited, "frames annotated");
+}
+
+/// A frame in segments. Byte 0: the number of cuts (low 3 bits, 0..7) and whether the ICRC is
+/// verified (bit 3 clear); bytes 1..=2*cuts: the cuts, 16-bit big-endian offsets modulo the
+/// frame's length + 1, sorted (so segments may be empty); then the frame.
+/// - `parse_ethernet_segments` must give what `parse_ethernet` gives on the joined frame
+///   (every layer, problem, stop and error; payload, pad and opaque lengths and bytes), or
+///   `BufferTooSmall` for a frame longer than `segments::HEAD_MAX`;
+/// - `roce_parse_frame_segments`, each segment in its own exact-size heap copy (a read past a
+///   segment is an AddressSanitizer error), must give the struct `roce_parse_frame_opts`
+///   gives on the joined frame.
+pub fn segments(data: &[u8], reach: &mut Reach) {
+    use roce_parser::segments::HEAD_MAX;
+    use roce_parser_ffi as c;
+    let Some((&ctl, rest)) = data.split_first() else { return };
+    let ncuts = usize::from(ctl & 7);
+    let Some((cut_bytes, frame)) = rest.split_at_checked(2 * ncuts) else { return };
+    let mut cuts: Vec<usize> = cut_bytes
+        .chunks_exact(2)
+        .map(|b| usize::from(u16::from_be_bytes([b[0], b[1]])) % (frame.len() + 1))
+        .collect();
+    cuts.sort_unstable();
+    let cfg = Config { verify: ctl & 8 == 0, ..Config::default() };
+    let mut segs: Vec<Vec<u8>> = Vec::new();
+    let mut at = 0;
+    for &cut in cuts.iter().chain([frame.len()].iter()) {
+        segs.push(frame[at..cut].to_vec());
+        at = cut;
+    }
+    let slices: Vec<&[u8]> = segs.iter().map(|s| s.as_slice()).collect();
+    let mut scratch = SegmentScratch::default();
+    let got = parse_ethernet_segments(&slices, &cfg, &mut scratch);
+    match (parse_ethernet(frame, &cfg), got) {
+        (Err(w), Err(g)) => assert_eq!(w, g, "error"),
+        (Ok(_), Err(g)) if g.kind == ErrorKind::BufferTooSmall => {
+            assert!(frame.len() > HEAD_MAX, "BufferTooSmall on a {}-byte frame", frame.len())
+        }
+        (Ok(w), Ok(g)) => {
+            if let Some(r) = &w.roce {
+                reach.roce(r);
+            }
+            assert_eq!(g.len, frame.len());
+            let mut gp = g.packet;
+            assert!(frame.starts_with(gp.data), "the head is not the frame's start");
+            gp.data = w.data;
+            if let (Some(wr), Some(gr)) = (&w.roce, &mut gp.roce) {
+                for (gs, ws) in [(gr.payload, wr.payload), (gr.pad, wr.pad), (gr.opaque, wr.opaque)]
+                {
+                    assert!(gs.is_empty() || gs == ws, "a slice of the head differs");
+                }
+                assert_eq!(gr.payload_captured(), wr.payload.len());
+                assert_eq!(gr.pad_captured(), wr.pad.len());
+                assert_eq!(gr.opaque_captured(), wr.opaque.len());
+                let joined: Vec<u8> = g.payload_pieces().flatten().copied().collect();
+                assert_eq!(joined, wr.payload, "payload pieces");
+                gr.payload = wr.payload;
+                gr.pad = wr.pad;
+                gr.opaque = wr.opaque;
+            }
+            assert_eq!(gp, w, "segmented parse against the contiguous one");
+        }
+        (w, g) => panic!("contiguous {w:?}, segmented {g:?}"),
+    }
+
+    // The C form, each segment in its own exact-size allocation.
+    let table: Vec<c::roce_segment> =
+        segs.iter().map(|s| c::roce_segment { data: s.as_ptr(), len: s.len() }).collect();
+    let opts = c::roce_options { udp_port: 0, skip_icrc: u8::from(ctl & 8 != 0) };
+    let exact = frame.to_vec();
+    let mut want = c::roce_packet::default();
+    let mut got = c::roce_packet::default();
+    // SAFETY: `exact` holds `exact.len()` bytes and every segment `len` bytes; the outputs are
+    // valid structs.
+    let (ws, gs) = unsafe {
+        (
+            c::roce_parse_frame_opts(exact.as_ptr(), exact.len(), &opts, &mut want),
+            c::roce_parse_frame_segments(table.as_ptr(), table.len(), &opts, &mut got),
+        )
+    };
+    assert_eq!(ws, gs, "C status, segments against contiguous");
+    assert_eq!(want, got, "C struct, segments against contiguous");
 }
