@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# roce-inspect against tshark on generated captures (BENCHMARKS.md, DESIGN.md "Performance").
+# roce-inspect against tshark on generated captures (BENCHMARKS.md).
 #
 #   bench/compare.sh [--frames "200000 2000000"] [--tshark-json-max N] [--runs N] [--out DIR]
 #
@@ -106,7 +106,7 @@ awk -v sizes="$sizes" -v json_max="$json_max" '
       printf "%-16s %10d %10.2f %10.2f %12.0f %12s%s\n", name, s, wall[name, s], cpu[name, s], \
         s / wall[name, s], ((name, s) in rss) ? sprintf("%.1f", rss[name, s] / 1024) : "-", mark
     }
-    printf "\nratios (tshark time / roce-inspect time; targets in DESIGN.md):\n"
+    printf "\nratios (tshark time / roce-inspect time; see BENCHMARKS.md):\n"
     for (i = 1; i <= n; i++) {
       s = sz[i]; e = (s in est) ? ", tshark -T json extrapolated" : ""
       jw = (("tshark-json", s) in wall) ? sprintf("%.0fx", wall["tshark-json", s] / wall["jsonl", s]) : "n/a"

@@ -19,6 +19,7 @@ report() { "$bin" report "$@" || [ $? -eq 1 ]; }
 # File names relative to the capture's folder, so the page names no local path.
 (cd pcaps/conformance && report req-gbn-new-psn.pcap -o "$root/docs/examples/req-gbn-new-psn.html")
 real_dir=${ROCE_INSPECT_REAL_CAPTURES:-}
+[ "$real_dir" = none ] && real_dir=
 if [ -n "$real_dir" ]; then
     (cd "$real_dir" && report sanderw71_SoftRoce_RoCE_capture_10_packets.pcapng \
         -o "$root/docs/examples/real-softroce-capture.html")

@@ -1,6 +1,6 @@
 //! `roce-inspect check` on every real capture: no error other than the ICRC and length
 //! findings on the frames the captures' README lists as bad or unverifiable; the known
-//! capture defects (RULES.md) show up as capture-integrity warnings.
+//! capture defects (docs/rules.md) show up as capture-integrity warnings.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use std::collections::BTreeMap;
@@ -124,13 +124,13 @@ fn real_captures_have_no_unexplained_errors() {
 #[test]
 fn known_capture_defects_are_integrity_warnings() {
     let Some(dir) = real_dir() else { return };
-    // RULES.md: in rc-small the ACK in frame 19 comes before the request it acknowledges (20).
+    // docs/rules.md: in rc-small the ACK in frame 19 comes before the request it acknowledges (20).
     let (v, _) = check(&dir.join("magnate3_linux-riscv-dev_rc-small.pcap"));
     let reorder: Vec<&Value> =
         v["findings"].as_array().unwrap().iter().filter(|f| f["rule"] == "CAP-REORDER").collect();
     assert_eq!(reorder.len(), 1);
     assert_eq!(reorder[0]["frames"], serde_json::json!([19, 20]));
-    // RULES.md: in rocev2_test the ACK in frame 153 names PSN 7753531 while QP 0x152's requests
+    // docs/rules.md: in rocev2_test the ACK in frame 153 names PSN 7753531 while QP 0x152's requests
     // were captured only up to 7753523: capture loss, reported as CAP-GAP, never as an error.
     let (v, code) = check(&dir.join("magnate3_linux-riscv-dev_rocev2_test.pcap"));
     assert_eq!(code, 0);

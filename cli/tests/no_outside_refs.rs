@@ -83,3 +83,34 @@ fn the_search_finds_what_it_looks_for() {
     assert_eq!(hits(format!("a\nsee {NEEDLE}/pcaps\nb {NEEDLE}\n").as_bytes()), [2, 3]);
     assert!(hits(b"wasm-bindgen-shared\nshared library\n").is_empty());
 }
+
+/// The design notes the project started from (written beside the checkout, not in it) are
+/// not pointed at: what users and contributors need is in docs/, in the project's words.
+#[test]
+fn no_tracked_file_points_at_notes_that_are_not_in_the_repository() {
+    let root = root();
+    // Split so that this file does not hold them.
+    let notes: Vec<String> =
+        ["SPEC", "DESIGN", "RULES", "CM", "STYLE"].iter().map(|n| format!("{n}.md")).collect();
+    let mut found = Vec::new();
+    for f in project_files(&root) {
+        // The CHANGELOG tells history, which may name what was.
+        if f == "CHANGELOG.md" {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(root.join(&f)) else { continue };
+        for (i, line) in text.lines().enumerate() {
+            for n in &notes {
+                // A whole word, not a path: the rule catalog under docs/ is not the note.
+                let hit = line.match_indices(n.as_str()).any(|(at, _)| {
+                    let before = line[..at].chars().next_back();
+                    !before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '/')
+                });
+                if hit && !root.join(n).exists() {
+                    found.push(format!("{f}:{}: {n}", i + 1));
+                }
+            }
+        }
+    }
+    assert!(found.is_empty(), "files not in the repository named:\n  {}", found.join("\n  "));
+}

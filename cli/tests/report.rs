@@ -43,7 +43,7 @@ fn expected(path: &Path) -> BTreeMap<String, [u64; 5]> {
     let (report, _) = roce_inspect::check::check_file(path, &cfg, Options::default()).unwrap();
     let mut m = BTreeMap::new();
     for c in conns {
-        if !matches!(c.transport, "RC" | "UC" | "XRC" | "unknown") {
+        if !matches!(c.info.transport, "RC" | "UC" | "XRC" | "unknown") {
             continue;
         }
         let t = &c.total;
@@ -55,10 +55,10 @@ fn expected(path: &Path) -> BTreeMap<String, [u64; 5]> {
             + n.invalid_rd_request
             + n.reserved;
         let findings =
-            report.findings.iter().filter(|f| f.connection == Some(c.connection)).count() as u64;
+            report.findings.iter().filter(|f| f.connection == Some(c.info.connection)).count() as u64;
         m.insert(
-            c.connection.to_string(),
-            [t.retransmitted_psns, naks, t.rnr_naks, t.cnps, findings],
+            c.info.connection.to_string(),
+            [t.retransmissions, naks, t.rnr_naks, t.cnps, findings],
         );
     }
     m

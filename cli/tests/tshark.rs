@@ -27,7 +27,7 @@
 //! test prints, per capture, the frames and fields compared, the tshark faults by reason and
 //! how long each tool took, then the count of every field compared.
 //!
-//! A second test checks, on the same captures, the CM starting-PSN crossover of CM.md against
+//! A second test checks, on the same captures, the CM starting-PSN crossover of docs/wire.md against
 //! the RC traffic that follows each REQ / REP pair (it needs no tshark).
 //!
 //! Without tshark the comparison skips with a note, except under CI=true, where it fails; the
@@ -2081,7 +2081,7 @@ fn dissect_agrees_with_tshark_on_every_capture() {
 }
 
 // ---------------------------------------------------------------------------------------------
-// CM starting PSNs against the traffic that follows (CM.md)
+// CM starting PSNs against the traffic that follows (docs/wire.md)
 // ---------------------------------------------------------------------------------------------
 
 /// Source or destination address of a frame: the IP one, or the GRH's for RoCEv1.

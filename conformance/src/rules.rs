@@ -1,4 +1,4 @@
-//! The rule catalog (RULES.md): every rule the checker can report, with a stable ID, its
+//! The rule catalog (docs/rules.md): every rule the checker can report, with a stable ID, its
 //! severity, the side it judges, where it comes from, and one line saying what it checks.
 //! IDs never change once released: users filter and suppress by them.
 

@@ -1,4 +1,4 @@
-//! Writes what the Rust API (roce_parser itself, not the C interface) decodes from the SPEC.md
+//! Writes what the Rust API (roce_parser itself, not the C interface) decodes from the docs/wire.md
 //! vectors and from every frame of the given captures, one line per parse, in the text format
 //! that `ffi/tests/check.c` prints from `roce_packet`. The C test compares the two, field by
 //! field. Run by `ffi/tests/run-c-tests.sh`:

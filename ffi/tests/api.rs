@@ -1,5 +1,5 @@
 //! The C interface called from Rust: constants against the parser's, strings, argument
-//! checking (NULL, zero length, misalignment, impossible lengths) and the SPEC.md vectors.
+//! checking (NULL, zero length, misalignment, impossible lengths) and the docs/wire.md vectors.
 #![allow(
     clippy::unwrap_used,
     clippy::expect_used,

@@ -1,5 +1,5 @@
 /*
- * Proof from C: parses the SPEC.md vectors and every frame of the captures named in the
+ * Proof from C: parses the docs/wire.md vectors and every frame of the captures named in the
  * expected file through the C interface (roce_parser.h), prints every field of each
  * roce_packet in the format of ffi/examples/c_expected.rs, and compares line by line with
  * what the Rust API decoded. Also exercises NULL pointers, zero and impossible lengths,
@@ -25,7 +25,7 @@
 #define MAX_REPORTED 20
 
 #define N_VECTORS 6
-/* The SPEC.md vectors; V1QQ: V1 with an 802.1ad and an 802.1Q tag; V1M: V1 with IP version 5;
+/* The docs/wire.md vectors; V1QQ: V1 with an 802.1ad and an 802.1Q tag; V1M: V1 with IP version 5;
  * MADX: a UD SEND_ONLY to QP1 carrying a 32-byte CM MAD with attribute ID 0x0099 (short and
  * unknown), written by roce-parser's FrameBuilder (ffi/tests/api.rs builds it again). */
 static const char *const VECTOR_NAMES[N_VECTORS] = {"V1", "V2", "V3", "V1QQ", "V1M", "MADX"};

@@ -1,8 +1,8 @@
-// Proof from C++ through roce_parser.hpp: every field of every parse of the SPEC.md vectors
+// Proof from C++ through roce_parser.hpp: every field of every parse of the docs/wire.md vectors
 // and of every frame of the captures named in the expected file (examples/c_expected.rs, the
 // Rust API's values) is read through the C++ interface (enum class status, layers, ICRC and
 // AETH kinds, problem and extended-header iteration, payload views) and printed in the format
-// of c_expected.rs, then compared line by line; plus the SPEC.md values, and many threads
+// of c_expected.rs, then compared line by line; plus the docs/wire.md values, and many threads
 // parsing at once getting exactly the single-threaded results.
 //
 //   check_cpp EXPECTED.txt      exits 0 when everything holds
@@ -55,7 +55,7 @@ std::vector<uint8_t> unhex(const std::string &h) {
     return v;
 }
 
-// The SPEC.md vectors, in the order and with the names of c_expected.rs (examples/common).
+// The docs/wire.md vectors, in the order and with the names of c_expected.rs (examples/common).
 const char *const VECTOR_NAMES[] = {"V1", "V2", "V3", "V1QQ", "V1M", "MADX"};
 const char *const VECTOR_HEX[] = {
     "248a07a8fa22248a07a8fa22080045010040047840004011b4d5c0a80007c0a80007c00012b7002caca22460"
@@ -423,7 +423,7 @@ int compare_all(const char *path) {
 }
 
 // ------------------------------------------------------------------------------------------
-// The SPEC.md values, the typed API, threads
+// The docs/wire.md values, the typed API, threads
 // ------------------------------------------------------------------------------------------
 
 std::string payload_hex(const roce::result &r, roce::bytes frame) {

@@ -24,6 +24,10 @@ PREFIX="${ROCE_PARSER_PREFIX:-$PWD/$TARGET/ffi-install/prefix}"
 OUT="$PWD/$TARGET/ffi-dpdk"
 CC="${CC:-cc}"
 REAL="${ROCE_INSPECT_REAL_CAPTURES:-}"
+# `none` declares them absent on purpose (a hosted runner): skipped even with CI=true, as in
+# testdata/real.rs.
+CI_NEEDS_REAL="${CI:-}"
+if [ "$REAL" = none ]; then REAL=; CI_NEEDS_REAL=; fi
 BENCH_FRAMES="${DPDK_BENCH_FRAMES:-2000000}"
 
 step "libdpdk-dev and the installed roce_parser"
@@ -66,7 +70,7 @@ if [ -n "$REAL" ]; then
             echo "skipped (not Ethernet): $(basename "$f")"
         fi
     done
-elif [ "${CI:-}" = true ]; then
+elif [ "$CI_NEEDS_REAL" = true ]; then
     echo "error: ROCE_INSPECT_REAL_CAPTURES is not set (CI=true)" >&2
     exit 1
 fi

@@ -1,5 +1,5 @@
 //! Parse and ICRC throughput over a realistic frame mix, next to etherparse slicing alone
-//! and raw crc32fast over the same bytes (DESIGN.md "Performance").
+//! and raw crc32fast over the same bytes (BENCHMARKS.md).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing)]
 
 use std::hint::black_box;

@@ -1,4 +1,4 @@
-//! The DESIGN.md "Performance" ratios, measured interleaved: each case runs a short batch
+//! The BENCHMARKS.md ratios, measured interleaved: each case runs a short batch
 //! (200 passes over the frame mix, about 9,000 frames) in turn, round after round, and keeps
 //! its fastest batch. Criterion (parse.rs) times one case after the other; on a machine
 //! shared with other work, load that comes and goes lands on some cases and not others and
@@ -110,7 +110,7 @@ fn main() {
         println!("  {name:<38} {ns:>7.1} ns/frame  {:>6.2} M frames/s", 1e3 / ns);
     }
     let [ether, into, by_value, crc, icrc, _] = best[..] else { unreachable!() };
-    println!("ratios (targets in DESIGN.md \"Performance\"):");
+    println!("ratios (ratios of BENCHMARKS.md):");
     println!(
         "  full parse / etherparse slicing:  {:.2}x in place, {:.2}x by value   (target <= 1.2x)",
         into / ether,

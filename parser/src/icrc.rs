@@ -1,4 +1,4 @@
-//! ICRC: the invariant CRC over the fields no router changes (SPEC.md "ICRC").
+//! ICRC: the invariant CRC over the fields no router changes (docs/wire.md "ICRC").
 //!
 //! The recipe: CRC-32 (zlib) over eight 0xFF bytes (the LRH RoCE lacks), the IP header (or
 //! RoCEv1 GRH) with its mutable fields set to ones, the UDP header with its checksum set to

@@ -151,7 +151,7 @@ impl PayloadRule {
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct OpcodeInfo {
     pub opcode: u8,
-    /// SPEC.md name prefixed by the transport, e.g. "RC_SEND_ONLY"; "CNP".
+    /// docs/wire.md name prefixed by the transport, e.g. "RC_SEND_ONLY"; "CNP".
     pub name: &'static str,
     #[cfg_attr(feature = "serde", serde(skip))]
     name_nul: &'static str,
@@ -161,7 +161,7 @@ pub struct OpcodeInfo {
     pub role: Role,
     /// Extended headers after the BTH, in wire order.
     pub headers: &'static [ExtHeader],
-    /// Bytes from the start of the BTH to the payload ("hl" in SPEC.md).
+    /// Bytes from the start of the BTH to the payload ("hl" in docs/wire.md).
     pub header_len: u8,
     pub payload: PayloadRule,
 }
@@ -210,7 +210,7 @@ macro_rules! op {
 
 /// Every defined opcode, in opcode order.
 pub static OPCODES: &[OpcodeInfo] = &[
-    // RC: the whole operation table (IBTA 9.2, SPEC.md).
+    // RC: the whole operation table (IBTA 9.2, docs/wire.md).
     op!(0x00, "RC_SEND_FIRST", Rc, Send, First, Request, [], 12, Pmtu),
     op!(0x01, "RC_SEND_MIDDLE", Rc, Send, Middle, Request, [], 12, Pmtu),
     op!(0x02, "RC_SEND_LAST", Rc, Send, Last, Request, [], 12, OneToPmtu),

@@ -1,5 +1,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
-//! The builder re-creates the SPEC.md vectors byte for byte, and every opcode of the table
+//! The builder re-creates the docs/wire.md vectors byte for byte, and every opcode of the table
 //! survives build -> parse with arbitrary field values.
 mod common;
 use common::*;

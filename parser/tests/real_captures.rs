@@ -93,7 +93,7 @@ fn cm_mads(path: &Path) -> Vec<(usize, Ipv4Addr, Ipv4Addr, Vec<u8>)> {
 /// confirmed with tshark 4.0 (`tshark -r read2.pcap -Y infiniband.mad -T fields -e
 /// infiniband.cm.req.localqpn ...`), except the REQ primary packet rate: tshark 4.0 shows 0
 /// where byte 91 of the REQ holds 0x07 (6-bit field [3F] per Linux ibta_vol1_c12.h and
-/// CM.md), and the DREQ remote QPN, which tshark 4.0 does not decode.
+/// docs/wire.md), and the DREQ remote QPN, which tshark 4.0 does not decode.
 #[test]
 fn read2_pcap_cm_mads() {
     let Some(dir) = real_dir() else { return };

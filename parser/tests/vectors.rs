@@ -1,5 +1,5 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
-//! The three ICRC test vectors of SPEC.md: parsed field by field, ICRC verified.
+//! The three ICRC test vectors of docs/wire.md: parsed field by field, ICRC verified.
 mod common;
 use common::*;
 use roce_parser::*;

@@ -498,7 +498,7 @@ impl Cm {
     }
 
     /// REQ from a, REP from b, RTU from a, as RDMA-CM does it. Starting PSNs cross over
-    /// (CM.md): the REQ announces the PSN a expects (b's requests), the REP the PSN b
+    /// (docs/wire.md): the REQ announces the PSN a expects (b's requests), the REP the PSN b
     /// expects (a's requests).
     pub fn connect(&mut self, t: &mut Trace, conn: &RcConn, port: u16) {
         let pd = Self::ip_header(conn);

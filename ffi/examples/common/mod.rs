@@ -1,9 +1,9 @@
-//! Shared by the examples: the SPEC.md vectors and a capture reader (testdata/pcap_frames.rs,
+//! Shared by the examples: the docs/wire.md vectors and a capture reader (testdata/pcap_frames.rs,
 //! pcap-parser, so that the Rust side reads captures with other code than the C test's own
 //! reader).
 #![allow(dead_code)]
 
-/// The SPEC.md ICRC test vectors, then two made from V1: `V1QQ` with an 802.1ad and an
+/// The docs/wire.md ICRC test vectors, then two made from V1: `V1QQ` with an 802.1ad and an
 /// 802.1Q tag (PCP 5 VID 0x064, PCP 3 DEI 1 VID 0x123) and `V1M` with IP version 5
 /// (malformed); then `MADX`, a UD SEND_ONLY to QP1 whose 32-byte CM MAD has attribute ID
 /// 0x0099 (a short MAD, an unknown attribute: `MadTruncated` and `MadUnknownAttribute`), as

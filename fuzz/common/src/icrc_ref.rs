@@ -1,5 +1,5 @@
 //! An independent ICRC: a bytewise, table-driven CRC-32 written here (not crc32fast, which the
-//! parser uses), and the SPEC.md recipe done the plain way: copy the covered bytes, mask,
+//! parser uses), and the docs/wire.md recipe done the plain way: copy the covered bytes, mask,
 //! CRC the whole buffer.
 
 /// The reflected CRC-32 polynomial (zlib, IEEE 802.3).
@@ -40,7 +40,7 @@ pub enum Net {
     Ipv6,
 }
 
-/// The ICRC of a packet by SPEC.md: eight 0xFF bytes, the network header with TOS/TTL/
+/// The ICRC of a packet by docs/wire.md: eight 0xFF bytes, the network header with TOS/TTL/
 /// checksum (IPv4) or traffic class/flow label/hop limit (IPv6, GRH) set to ones, the UDP
 /// header (empty for RoCEv1) with its checksum set to ones, the transport bytes (BTH up to,
 /// not including, the ICRC) with BTH byte 4 set to ones.

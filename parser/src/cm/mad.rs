@@ -2,7 +2,7 @@
 //! status, class-specific word, transaction ID, attribute ID and attribute modifier.
 //!
 //! Layout (big-endian, offsets from the first byte of the MAD), from Linux
-//! `include/rdma/ib_mad.h` and CM.md:
+//! `include/rdma/ib_mad.h` and docs/wire.md:
 //!
 //! | off | size | field |
 //! |---|---|---|

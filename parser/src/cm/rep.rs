@@ -1,6 +1,6 @@
 //! REP (ConnectReply, attribute 0x0013): the passive side's QPN and starting PSN.
 //!
-//! Offsets are from the start of the MAD data (MAD byte 24); see CM.md.
+//! Offsets are from the start of the MAD data (MAD byte 24); see docs/wire.md.
 
 use super::req::ReqRepr;
 use super::{bits, clipped, set_bits, write_clipped, zero_fill, MAD_DATA_LEN};

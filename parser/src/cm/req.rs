@@ -1,7 +1,7 @@
 //! REQ (ConnectRequest, attribute 0x0010): the active side's QPN, starting PSN, path MTU,
 //! transport service type and the primary and alternate paths.
 //!
-//! Offsets are from the start of the MAD data (MAD byte 24); see CM.md and Linux
+//! Offsets are from the start of the MAD data (MAD byte 24); see docs/wire.md and Linux
 //! `include/rdma/ibta_vol1_c12.h`. Reserved bytes and bits are written as zero by `emit`.
 
 use core::net::{IpAddr, Ipv6Addr};

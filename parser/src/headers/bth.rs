@@ -3,7 +3,7 @@
 use crate::bytes::*;
 use crate::error::{Layer, Result};
 
-/// Byte ranges of the BTH fields (SPEC.md "BTH"): the one place that knows the layout.
+/// Byte ranges of the BTH fields (docs/wire.md "BTH"): the one place that knows the layout.
 mod field {
     use core::ops::Range;
     pub const OPCODE: usize = 0;
@@ -182,7 +182,7 @@ impl BthRepr {
 mod tests {
     use super::*;
 
-    // BTH of SPEC.md vector V3: an RC ACK with BECN, DestQP 0x11, PSN 5.
+    // BTH of docs/wire.md vector V3: an RC ACK with BECN, DestQP 0x11, PSN 5.
     const BYTES: [u8; 12] =
         [0x11, 0x00, 0xff, 0xff, 0x40, 0x00, 0x00, 0x11, 0x00, 0x00, 0x00, 0x05];
 

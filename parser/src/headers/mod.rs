@@ -202,7 +202,7 @@ mod tests {
 
     #[test]
     fn lengths_are_the_spec_lengths() {
-        // SPEC.md's header sizes, in table order: a field range that ends early or late
+        // docs/wire.md's header sizes, in table order: a field range that ends early or late
         // changes HEADER_LEN, and this catches it.
         let spec = [4, 8, 4, 16, 28, 4, 8, 4, 4, 4];
         let got: [usize; ExtHeader::COUNT] = ExtHeader::ALL.map(ExtHeader::len);
