@@ -14,7 +14,9 @@
 //! - `I` from the IP header (`parse_ip`), when `F` found one;
 //! - `E` after the EtherType (`parse_ethertype_payload`), when `F` found no VLAN tag;
 //! - `U` the UDP payload clipped to the UDP length (`parse_udp_payload`), when `F` found
-//!   RoCEv2.
+//!   RoCEv2;
+//! - `M` the MAD (`cm::parse_mad` of the captured payload), when `F` found a UD SEND to QP1:
+//!   checked against the MAD the frame parser decoded (`Roce::mad`), then written out.
 #![allow(clippy::print_stdout)]
 
 mod common;
@@ -326,6 +328,202 @@ fn tail(w: &mut String, v: &View<'_>) {
     }
 }
 
+fn pd_off(mad: &[u8], sub: &[u8]) -> String {
+    format!("{}+{}", if sub.is_empty() { 0 } else { offset(mad, sub, 0) }, sub.len())
+}
+
+fn path_str(p: &roce_parser::cm::CmPath) -> String {
+    format!(
+        "{:x},{:x},{},{},{:x},{},{},{},{},{},{}",
+        p.local_lid,
+        p.remote_lid,
+        hexs(&p.local_gid),
+        hexs(&p.remote_gid),
+        p.flow_label,
+        p.packet_rate,
+        p.traffic_class,
+        p.hop_limit,
+        p.sl,
+        b(p.subnet_local),
+        p.local_ack_timeout
+    )
+}
+
+fn rdma_str(
+    sid: Option<roce_parser::cm::RdmaCmServiceId>,
+    ip: Option<roce_parser::cm::RdmaCmIpHeader>,
+) -> String {
+    let (sp, ps, dp) = sid.map_or((0, 0, 0), |s| (1, s.port_space.to_u8(), s.port));
+    let (ipp, v, iv, spt, si, di) = ip.map_or((0, 0, 0, 0, [0u8; 16], [0u8; 16]), |h| {
+        (1, h.version, h.ip_version, h.src_port, addr16(h.src_ip), addr16(h.dst_ip))
+    });
+    format!(" rc={sp},{ps:x},{dp},{ipp},{v},{iv},{spt},{},{}", hexs(&si), hexs(&di))
+}
+
+/// The `M` line: what `roce_parse_mad` gives for `mad`, from `cm::parse_mad`.
+fn mad_line(mad: &[u8], m: Result<roce_parser::cm::Mad<'_>, Error>) -> String {
+    use roce_parser::cm::{CmAttribute as A, CmMessage as C};
+    let m = match m {
+        Ok(m) => m,
+        Err(_) => return format!("M st=-2 len={}", mad.len()),
+    };
+    let h = &m.header;
+    let kind = match m.cm_attribute() {
+        None => 0,
+        Some(a) => match a {
+            A::ClassPortInfo => 1,
+            A::Req => 2,
+            A::Mra => 3,
+            A::Rej => 4,
+            A::Rep => 5,
+            A::Rtu => 6,
+            A::Dreq => 7,
+            A::Drep => 8,
+            A::SidrReq => 9,
+            A::SidrRep => 10,
+            A::Lap => 11,
+            A::Apr => 12,
+            A::Unknown(_) => 255,
+        },
+    };
+    let dec = matches!(m.cm, Some(c) if !matches!(c, C::Unknown(_)));
+    let mut w = format!(
+        "M st=0 len={} hdr={},{:x},{},{:x},{:x},{:x},{:x},{:x},{:x},{:x} pr={:08x} kind={kind} dec={} dl={}",
+        mad.len(),
+        h.base_version,
+        h.mgmt_class.to_u8(),
+        h.class_version,
+        h.method.to_u8(),
+        h.status,
+        h.class_specific,
+        h.transaction_id,
+        h.attribute_id,
+        h.reserved,
+        h.attribute_modifier,
+        m.problems.bits(),
+        b(dec),
+        m.data.len()
+    );
+    let _ = match m.cm {
+        Some(C::Req(r)) => write!(
+            w,
+            " req={:x},{:x},{:x},{:x},{:x},{:x},{:x},{:x},{},{},{},{},{},{},{},{},{:x},{},{},{},{},{} pp={} ap={} pd={}{}",
+            r.local_comm_id,
+            r.local_qkey,
+            r.service_id,
+            r.local_ca_guid,
+            r.local_qpn,
+            r.local_eecn,
+            r.remote_eecn,
+            r.starting_psn,
+            r.responder_resources,
+            r.initiator_depth,
+            r.remote_cm_response_timeout,
+            r.transport_service_type.to_bits(),
+            b(r.end_to_end_flow_control),
+            r.local_cm_response_timeout,
+            r.retry_count,
+            r.path_mtu,
+            r.pkey,
+            b(r.rdc_exists),
+            r.rnr_retry_count,
+            r.max_cm_retries,
+            b(r.srq),
+            r.extended_transport_type,
+            path_str(&r.primary_path),
+            path_str(&r.alternate_path),
+            pd_off(mad, r.private_data),
+            rdma_str(r.rdma_cm_service(), r.rdma_cm_ip_header())
+        ),
+        Some(C::Rep(r)) => write!(
+            w,
+            " rep={:x},{:x},{:x},{:x},{:x},{:x},{:x},{},{},{},{},{},{},{} pd={}",
+            r.local_comm_id,
+            r.remote_comm_id,
+            r.local_qkey,
+            r.local_qpn,
+            r.local_eecn,
+            r.starting_psn,
+            r.local_ca_guid,
+            r.responder_resources,
+            r.initiator_depth,
+            r.target_ack_delay,
+            r.failover_accepted,
+            b(r.end_to_end_flow_control),
+            r.rnr_retry_count,
+            b(r.srq),
+            pd_off(mad, r.private_data)
+        ),
+        Some(C::Rtu(r)) => write!(
+            w,
+            " rtu={:x},{:x} pd={}",
+            r.local_comm_id,
+            r.remote_comm_id,
+            pd_off(mad, r.private_data)
+        ),
+        Some(C::Drep(r)) => write!(
+            w,
+            " drep={:x},{:x} pd={}",
+            r.local_comm_id,
+            r.remote_comm_id,
+            pd_off(mad, r.private_data)
+        ),
+        Some(C::Rej(r)) => write!(
+            w,
+            " rej={:x},{:x},{},{},{} ari={} pd={}",
+            r.local_comm_id,
+            r.remote_comm_id,
+            r.message_rejected.to_bits(),
+            r.reject_info_length,
+            r.reason.to_u16(),
+            pd_off(mad, r.ari),
+            pd_off(mad, r.private_data)
+        ),
+        Some(C::Mra(r)) => write!(
+            w,
+            " mra={:x},{:x},{},{} pd={}",
+            r.local_comm_id,
+            r.remote_comm_id,
+            r.message_mraed.to_bits(),
+            r.service_timeout,
+            pd_off(mad, r.private_data)
+        ),
+        Some(C::Dreq(r)) => write!(
+            w,
+            " dreq={:x},{:x},{:x} pd={}",
+            r.local_comm_id,
+            r.remote_comm_id,
+            r.remote_qpn_eecn,
+            pd_off(mad, r.private_data)
+        ),
+        Some(C::SidrReq(r)) => write!(
+            w,
+            " sreq={:x},{:x},{:x} pd={}{}",
+            r.request_id,
+            r.pkey,
+            r.service_id,
+            pd_off(mad, r.private_data),
+            rdma_str(r.rdma_cm_service(), r.rdma_cm_ip_header())
+        ),
+        Some(C::SidrRep(r)) => write!(
+            w,
+            " srep={:x},{},{},{:x},{:x},{:x} ai={} pd={}",
+            r.request_id,
+            r.status.to_u8(),
+            r.additional_info_length,
+            r.qpn,
+            r.qkey,
+            r.service_id,
+            pd_off(mad, r.additional_info),
+            pd_off(mad, r.private_data)
+        ),
+        Some(C::Lap(r)) => write!(w, " lap={:x},{:x}", r.local_comm_id, r.remote_comm_id),
+        Some(C::Apr(r)) => write!(w, " apr={:x},{:x}", r.local_comm_id, r.remote_comm_id),
+        Some(C::ClassPortInfo) | Some(C::Unknown(_)) | None => Ok(()),
+    };
+    w
+}
+
 /// Every mode for one input (`vector`: the SPEC vectors get T<k> and P instead of H).
 fn modes(out: &mut Vec<String>, frame: &[u8], vector: bool) {
     let cfg = Config::default();
@@ -345,6 +543,15 @@ fn modes(out: &mut Vec<String>, frame: &[u8], vector: bool) {
         out.push(line("H", &View::of_packet(half, parse_ethernet(half, &cfg))));
     }
     let Ok(p) = full else { return };
+    if let Some(r) = &p.roce {
+        if r.is_gsi_mad() {
+            let m = roce_parser::cm::parse_mad(r.payload);
+            if m != r.mad().unwrap_or(m) {
+                out.push("M the frame parser's MAD differs from parse_mad".to_string());
+            }
+            out.push(mad_line(r.payload, m));
+        }
+    }
     if let Some(ip) = p.ip {
         let d = frame.get(ip.offset..).unwrap_or_default();
         out.push(line("I", &View::of_packet(d, parse_ip(d, &cfg))));

@@ -327,6 +327,76 @@
 #define ROCE_LAYER_OTHER 255
 
 /**
+ * `roce_mad.cm_kind`: the MAD is not of the CM class (0x07).
+ */
+#define ROCE_CM_NONE 0
+
+/**
+ * ClassPortInfo (attribute 0x0001): recognised, not decoded.
+ */
+#define ROCE_CM_CLASS_PORT_INFO 1
+
+/**
+ * REQ (0x0010): `roce_mad.req`.
+ */
+#define ROCE_CM_REQ 2
+
+/**
+ * MRA (0x0011): `roce_mad.mra`.
+ */
+#define ROCE_CM_MRA 3
+
+/**
+ * REJ (0x0012): `roce_mad.rej`.
+ */
+#define ROCE_CM_REJ 4
+
+/**
+ * REP (0x0013): `roce_mad.rep`.
+ */
+#define ROCE_CM_REP 5
+
+/**
+ * RTU (0x0014): `roce_mad.rtu`.
+ */
+#define ROCE_CM_RTU 6
+
+/**
+ * DREQ (0x0015): `roce_mad.dreq`.
+ */
+#define ROCE_CM_DREQ 7
+
+/**
+ * DREP (0x0016): `roce_mad.drep`.
+ */
+#define ROCE_CM_DREP 8
+
+/**
+ * SIDR_REQ (0x0017): `roce_mad.sidr_req`.
+ */
+#define ROCE_CM_SIDR_REQ 9
+
+/**
+ * SIDR_REP (0x0018): `roce_mad.sidr_rep`.
+ */
+#define ROCE_CM_SIDR_REP 10
+
+/**
+ * LAP (0x0019): `roce_mad.lap` (communication IDs only).
+ */
+#define ROCE_CM_LAP 11
+
+/**
+ * APR (0x001A): `roce_mad.apr` (communication IDs only).
+ */
+#define ROCE_CM_APR 12
+
+/**
+ * A CM attribute ID that is not a CM message (`ROCE_PROBLEM_MAD_UNKNOWN_ATTRIBUTE`).
+ */
+#define ROCE_CM_UNKNOWN 255
+
+/**
  * The status codes the parse functions return (as `int`). `ROCE_OK` is 0, everything else
  * is negative; `ROCE_ERR_NOT_ROCE` is not an error in the frame and can be told apart from
  * the errors. `roce_status_str()` describes each.
@@ -998,6 +1068,612 @@ typedef struct roce_segment {
     size_t len;
 } roce_segment;
 
+/**
+ * The 24-byte MAD header.
+ */
+typedef struct roce_mad_header {
+    /**
+     * Base version.
+     */
+    uint8_t base_version;
+    /**
+     * 0x07 for CM.
+     */
+    uint8_t mgmt_class;
+    /**
+     * Class version.
+     */
+    uint8_t class_version;
+    /**
+     * Method.
+     */
+    uint8_t method;
+    /**
+     * Status.
+     */
+    uint16_t status;
+    /**
+     * Class specific.
+     */
+    uint16_t class_specific;
+    /**
+     * Transaction id.
+     */
+    uint64_t transaction_id;
+    /**
+     * Attribute id.
+     */
+    uint16_t attribute_id;
+    /**
+     * Reserved.
+     */
+    uint16_t reserved;
+    /**
+     * Attribute modifier.
+     */
+    uint32_t attribute_modifier;
+} roce_mad_header;
+
+/**
+ * A path of a REQ.
+ */
+typedef struct roce_cm_path {
+    /**
+     * Local lid.
+     */
+    uint16_t local_lid;
+    /**
+     * Remote lid.
+     */
+    uint16_t remote_lid;
+    /**
+     * Local gid.
+     */
+    uint8_t local_gid[16];
+    /**
+     * Remote gid.
+     */
+    uint8_t remote_gid[16];
+    /**
+     * 20 bits.
+     */
+    uint32_t flow_label;
+    /**
+     * Packet rate.
+     */
+    uint8_t packet_rate;
+    /**
+     * Traffic class.
+     */
+    uint8_t traffic_class;
+    /**
+     * Hop limit.
+     */
+    uint8_t hop_limit;
+    /**
+     * Sl.
+     */
+    uint8_t sl;
+    /**
+     * Subnet local.
+     */
+    bool subnet_local;
+    /**
+     * Local ack timeout.
+     */
+    uint8_t local_ack_timeout;
+} roce_cm_path;
+
+/**
+ * RDMA-CM: the service ID taken apart and the IP header at the start of the private data.
+ */
+typedef struct roce_rdma_cm {
+    /**
+     * The service ID has the RDMA-CM prefix: `port_space` and `dst_port` are set.
+     */
+    bool service_present;
+    /**
+     * 0x02 TCP, 0x06 IPoIB, 0x11 UDP, 0x13 IB (or any other value).
+     */
+    uint8_t port_space;
+    /**
+     * The destination (listening) port, from the service ID.
+     */
+    uint16_t dst_port;
+    /**
+     * The private data holds the RDMA-CM IP header (REQ and SIDR_REQ to an RDMA-CM service).
+     */
+    bool ip_present;
+    /**
+     * The header's version byte.
+     */
+    uint8_t version;
+    /**
+     * 4 or 6.
+     */
+    uint8_t ip_version;
+    /**
+     * Src port.
+     */
+    uint16_t src_port;
+    /**
+     * 16 bytes; IPv4 as IPv4-mapped IPv6 (`::ffff:a.b.c.d`).
+     */
+    uint8_t src_ip[16];
+    /**
+     * Dst ip.
+     */
+    uint8_t dst_ip[16];
+} roce_rdma_cm;
+
+/**
+ * REQ.
+ */
+typedef struct roce_cm_req {
+    /**
+     * Local comm id.
+     */
+    uint32_t local_comm_id;
+    /**
+     * Local qkey.
+     */
+    uint32_t local_qkey;
+    /**
+     * Service id.
+     */
+    uint64_t service_id;
+    /**
+     * Local ca guid.
+     */
+    uint64_t local_ca_guid;
+    /**
+     * Local qpn.
+     */
+    uint32_t local_qpn;
+    /**
+     * Local eecn.
+     */
+    uint32_t local_eecn;
+    /**
+     * Remote eecn.
+     */
+    uint32_t remote_eecn;
+    /**
+     * Starting psn.
+     */
+    uint32_t starting_psn;
+    /**
+     * Responder resources.
+     */
+    uint8_t responder_resources;
+    /**
+     * Initiator depth.
+     */
+    uint8_t initiator_depth;
+    /**
+     * Remote cm response timeout.
+     */
+    uint8_t remote_cm_response_timeout;
+    /**
+     * 0 RC, 1 UC, 3 XRC (the 2-bit field).
+     */
+    uint8_t transport_service_type;
+    /**
+     * End to end flow control.
+     */
+    bool end_to_end_flow_control;
+    /**
+     * Local cm response timeout.
+     */
+    uint8_t local_cm_response_timeout;
+    /**
+     * Retry count.
+     */
+    uint8_t retry_count;
+    /**
+     * Path mtu.
+     */
+    uint8_t path_mtu;
+    /**
+     * Pkey.
+     */
+    uint16_t pkey;
+    /**
+     * Rdc exists.
+     */
+    bool rdc_exists;
+    /**
+     * Rnr retry count.
+     */
+    uint8_t rnr_retry_count;
+    /**
+     * Max cm retries.
+     */
+    uint8_t max_cm_retries;
+    /**
+     * Srq.
+     */
+    bool srq;
+    /**
+     * Extended transport type.
+     */
+    uint8_t extended_transport_type;
+    /**
+     * Primary path.
+     */
+    struct roce_cm_path primary_path;
+    /**
+     * Alternate path.
+     */
+    struct roce_cm_path alternate_path;
+    /**
+     * Offset of the private data in the MAD (present bytes only: cut by truncation).
+     */
+    size_t private_data_offset;
+    /**
+     * Private data len.
+     */
+    size_t private_data_len;
+    /**
+     * Rdma cm.
+     */
+    struct roce_rdma_cm rdma_cm;
+} roce_cm_req;
+
+/**
+ * REP.
+ */
+typedef struct roce_cm_rep {
+    /**
+     * Local comm id.
+     */
+    uint32_t local_comm_id;
+    /**
+     * Remote comm id.
+     */
+    uint32_t remote_comm_id;
+    /**
+     * Local qkey.
+     */
+    uint32_t local_qkey;
+    /**
+     * Local qpn.
+     */
+    uint32_t local_qpn;
+    /**
+     * Local eecn.
+     */
+    uint32_t local_eecn;
+    /**
+     * Starting psn.
+     */
+    uint32_t starting_psn;
+    /**
+     * Local ca guid.
+     */
+    uint64_t local_ca_guid;
+    /**
+     * Responder resources.
+     */
+    uint8_t responder_resources;
+    /**
+     * Initiator depth.
+     */
+    uint8_t initiator_depth;
+    /**
+     * Target ack delay.
+     */
+    uint8_t target_ack_delay;
+    /**
+     * Failover accepted.
+     */
+    uint8_t failover_accepted;
+    /**
+     * End to end flow control.
+     */
+    bool end_to_end_flow_control;
+    /**
+     * Rnr retry count.
+     */
+    uint8_t rnr_retry_count;
+    /**
+     * Srq.
+     */
+    bool srq;
+    /**
+     * Private data offset.
+     */
+    size_t private_data_offset;
+    /**
+     * Private data len.
+     */
+    size_t private_data_len;
+} roce_cm_rep;
+
+/**
+ * RTU and DREP: the communication IDs and private data.
+ */
+typedef struct roce_cm_ids_data {
+    /**
+     * Local comm id.
+     */
+    uint32_t local_comm_id;
+    /**
+     * Remote comm id.
+     */
+    uint32_t remote_comm_id;
+    /**
+     * Private data offset.
+     */
+    size_t private_data_offset;
+    /**
+     * Private data len.
+     */
+    size_t private_data_len;
+} roce_cm_ids_data;
+
+/**
+ * REJ.
+ */
+typedef struct roce_cm_rej {
+    /**
+     * Local comm id.
+     */
+    uint32_t local_comm_id;
+    /**
+     * Remote comm id.
+     */
+    uint32_t remote_comm_id;
+    /**
+     * 0 REQ, 1 REP, 2 other, 3 reserved.
+     */
+    uint8_t message_rejected;
+    /**
+     * Reject info length.
+     */
+    uint8_t reject_info_length;
+    /**
+     * Reason.
+     */
+    uint16_t reason;
+    /**
+     * The additional rejection information (offset in the MAD, bytes present).
+     */
+    size_t ari_offset;
+    /**
+     * Ari len.
+     */
+    size_t ari_len;
+    /**
+     * Private data offset.
+     */
+    size_t private_data_offset;
+    /**
+     * Private data len.
+     */
+    size_t private_data_len;
+} roce_cm_rej;
+
+/**
+ * MRA.
+ */
+typedef struct roce_cm_mra {
+    /**
+     * Local comm id.
+     */
+    uint32_t local_comm_id;
+    /**
+     * Remote comm id.
+     */
+    uint32_t remote_comm_id;
+    /**
+     * 0 REQ, 1 REP, 2 LAP, 3 reserved.
+     */
+    uint8_t message_mraed;
+    /**
+     * Service timeout.
+     */
+    uint8_t service_timeout;
+    /**
+     * Private data offset.
+     */
+    size_t private_data_offset;
+    /**
+     * Private data len.
+     */
+    size_t private_data_len;
+} roce_cm_mra;
+
+/**
+ * DREQ.
+ */
+typedef struct roce_cm_dreq {
+    /**
+     * Local comm id.
+     */
+    uint32_t local_comm_id;
+    /**
+     * Remote comm id.
+     */
+    uint32_t remote_comm_id;
+    /**
+     * Remote qpn eecn.
+     */
+    uint32_t remote_qpn_eecn;
+    /**
+     * Private data offset.
+     */
+    size_t private_data_offset;
+    /**
+     * Private data len.
+     */
+    size_t private_data_len;
+} roce_cm_dreq;
+
+/**
+ * SIDR_REQ.
+ */
+typedef struct roce_cm_sidr_req {
+    /**
+     * Request id.
+     */
+    uint32_t request_id;
+    /**
+     * Pkey.
+     */
+    uint16_t pkey;
+    /**
+     * Service id.
+     */
+    uint64_t service_id;
+    /**
+     * Private data offset.
+     */
+    size_t private_data_offset;
+    /**
+     * Private data len.
+     */
+    size_t private_data_len;
+    /**
+     * Rdma cm.
+     */
+    struct roce_rdma_cm rdma_cm;
+} roce_cm_sidr_req;
+
+/**
+ * SIDR_REP.
+ */
+typedef struct roce_cm_sidr_rep {
+    /**
+     * Request id.
+     */
+    uint32_t request_id;
+    /**
+     * Status.
+     */
+    uint8_t status;
+    /**
+     * Additional info length.
+     */
+    uint8_t additional_info_length;
+    /**
+     * Qpn.
+     */
+    uint32_t qpn;
+    /**
+     * Qkey.
+     */
+    uint32_t qkey;
+    /**
+     * Service id.
+     */
+    uint64_t service_id;
+    /**
+     * Additional info offset.
+     */
+    size_t additional_info_offset;
+    /**
+     * Additional info len.
+     */
+    size_t additional_info_len;
+    /**
+     * Private data offset.
+     */
+    size_t private_data_offset;
+    /**
+     * Private data len.
+     */
+    size_t private_data_len;
+} roce_cm_sidr_rep;
+
+/**
+ * LAP and APR: communication IDs only.
+ */
+typedef struct roce_cm_ids {
+    /**
+     * Local comm id.
+     */
+    uint32_t local_comm_id;
+    /**
+     * Remote comm id.
+     */
+    uint32_t remote_comm_id;
+} roce_cm_ids;
+
+/**
+ * A decoded MAD (`roce_parse_mad`). Plain values only: offsets count from the MAD's first
+ * byte, into the caller's buffer. Only the struct named by `cm_kind` is filled (and only
+ * when `cm_decoded`); the others are zero.
+ */
+typedef struct roce_mad {
+    /**
+     * Header.
+     */
+    struct roce_mad_header header;
+    /**
+     * `ROCE_PROBLEM_MAD_TRUNCATED`, `ROCE_PROBLEM_MAD_UNKNOWN_VERSION`,
+     * `ROCE_PROBLEM_MAD_UNKNOWN_ATTRIBUTE` (the bits the packet's `problems` gets too).
+     */
+    uint32_t problems;
+    /**
+     * `ROCE_CM_*` from the attribute ID when the class is CM; `ROCE_CM_NONE` otherwise.
+     */
+    uint8_t cm_kind;
+    /**
+     * The message's fixed fields were all present and the versions known: its struct is
+     * filled (always true for ClassPortInfo, false for an unknown attribute).
+     */
+    bool cm_decoded;
+    /**
+     * Class data bytes present after the header (up to 232), at offset 24.
+     */
+    size_t data_len;
+    /**
+     * Req.
+     */
+    struct roce_cm_req req;
+    /**
+     * Rep.
+     */
+    struct roce_cm_rep rep;
+    /**
+     * Rtu.
+     */
+    struct roce_cm_ids_data rtu;
+    /**
+     * Rej.
+     */
+    struct roce_cm_rej rej;
+    /**
+     * Mra.
+     */
+    struct roce_cm_mra mra;
+    /**
+     * Dreq.
+     */
+    struct roce_cm_dreq dreq;
+    /**
+     * Drep.
+     */
+    struct roce_cm_ids_data drep;
+    /**
+     * Sidr req.
+     */
+    struct roce_cm_sidr_req sidr_req;
+    /**
+     * Sidr rep.
+     */
+    struct roce_cm_sidr_rep sidr_rep;
+    /**
+     * Lap.
+     */
+    struct roce_cm_ids lap;
+    /**
+     * Apr.
+     */
+    struct roce_cm_ids apr;
+} roce_mad;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -1149,6 +1825,30 @@ uint32_t roce_parser_abi_version(void);
  * `sizeof(roce_packet)` as the library sees it: another check against a stale header.
  */
 size_t roce_packet_size(void);
+
+/**
+ * Decodes a MAD: the UD payload of a packet to QP1 (`buffer + payload_offset`,
+ * `payload_captured` bytes of a `roce_packet`; bytes past 256 are ignored), with the same
+ * validation as the Rust `parse_mad`: the header, the CM message of a CM-class MAD and the
+ * problems in `out->problems`. A C++ connection manager can check `out->problems` and
+ * `out->cm_decoded` before it uses the message.
+ *
+ * Returns `ROCE_OK` when the 24-byte header is present (a MAD shorter than 256 bytes has
+ * `ROCE_PROBLEM_MAD_TRUNCATED`; its message is decoded when its fixed fields are present,
+ * the private data cut to what is there), `ROCE_ERR_TRUNCATED` below 24 bytes (`*out` all
+ * zero), `ROCE_ERR_NULL` / `ROCE_ERR_INVALID_ARG` as `roce_parse_frame`.
+ * Unless `out` is NULL or misaligned, `*out` is completely written in every case.
+ *
+ * # Safety
+ * `mad` must be NULL or point to `len` readable bytes, unchanged during the call. `out` must
+ * be NULL or point to writable memory for one `roce_mad` (it need not be initialized).
+ */
+int roce_parse_mad(const uint8_t *mad, size_t len, struct roce_mad *out);
+
+/**
+ * `sizeof(roce_mad)` as the library was built, to check against the header.
+ */
+size_t roce_mad_size(void);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -486,6 +486,32 @@ inline result parse_udp_payload(bytes payload) noexcept {
     return r;
 }
 
+/// A MAD, the UD payload of a packet to QP1 (`roce_parse_mad`): the status and the decoded
+/// MAD. Check `ok()`, `problems()` and `decoded()` before using the message.
+class mad_result {
+  public:
+    constexpr enum status status() const noexcept { return static_cast<enum status>(status_); }
+    constexpr bool ok() const noexcept { return status_ == ROCE_OK; }
+    /// `ROCE_PROBLEM_MAD_*` bits.
+    std::uint32_t problems() const noexcept { return mad_.problems; }
+    /// A `ROCE_CM_*` constant.
+    std::uint8_t kind() const noexcept { return mad_.cm_kind; }
+    bool decoded() const noexcept { return mad_.cm_decoded; }
+    const roce_mad &raw() const noexcept { return mad_; }
+
+  private:
+    int status_ = ROCE_OK;
+    roce_mad mad_{};
+    friend mad_result parse_mad(bytes) noexcept;
+};
+
+/// Decodes a MAD (`roce_parse_mad`).
+inline mad_result parse_mad(bytes mad) noexcept {
+    mad_result r;
+    r.status_ = roce_parse_mad(detail::data_of(mad), mad.size(), &r.mad_);
+    return r;
+}
+
 } // namespace roce
 
 #endif /* ROCE_PARSER_HPP */

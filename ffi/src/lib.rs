@@ -1389,3 +1389,661 @@ pub extern "C" fn roce_parser_abi_version() -> u32 {
 pub extern "C" fn roce_packet_size() -> usize {
     core::mem::size_of::<roce_packet>()
 }
+
+// ---------------------------------------------------------------------------------------------
+// CM MADs
+// ---------------------------------------------------------------------------------------------
+
+/// `roce_mad.cm_kind`: the MAD is not of the CM class (0x07).
+pub const ROCE_CM_NONE: u8 = 0;
+/// ClassPortInfo (attribute 0x0001): recognised, not decoded.
+pub const ROCE_CM_CLASS_PORT_INFO: u8 = 1;
+/// REQ (0x0010): `roce_mad.req`.
+pub const ROCE_CM_REQ: u8 = 2;
+/// MRA (0x0011): `roce_mad.mra`.
+pub const ROCE_CM_MRA: u8 = 3;
+/// REJ (0x0012): `roce_mad.rej`.
+pub const ROCE_CM_REJ: u8 = 4;
+/// REP (0x0013): `roce_mad.rep`.
+pub const ROCE_CM_REP: u8 = 5;
+/// RTU (0x0014): `roce_mad.rtu`.
+pub const ROCE_CM_RTU: u8 = 6;
+/// DREQ (0x0015): `roce_mad.dreq`.
+pub const ROCE_CM_DREQ: u8 = 7;
+/// DREP (0x0016): `roce_mad.drep`.
+pub const ROCE_CM_DREP: u8 = 8;
+/// SIDR_REQ (0x0017): `roce_mad.sidr_req`.
+pub const ROCE_CM_SIDR_REQ: u8 = 9;
+/// SIDR_REP (0x0018): `roce_mad.sidr_rep`.
+pub const ROCE_CM_SIDR_REP: u8 = 10;
+/// LAP (0x0019): `roce_mad.lap` (communication IDs only).
+pub const ROCE_CM_LAP: u8 = 11;
+/// APR (0x001A): `roce_mad.apr` (communication IDs only).
+pub const ROCE_CM_APR: u8 = 12;
+/// A CM attribute ID that is not a CM message (`ROCE_PROBLEM_MAD_UNKNOWN_ATTRIBUTE`).
+pub const ROCE_CM_UNKNOWN: u8 = 255;
+
+/// The 24-byte MAD header.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct roce_mad_header {
+    /// Base version.
+    pub base_version: u8,
+    /// 0x07 for CM.
+    pub mgmt_class: u8,
+    /// Class version.
+    pub class_version: u8,
+    /// Method.
+    pub method: u8,
+    /// Status.
+    pub status: u16,
+    /// Class specific.
+    pub class_specific: u16,
+    /// Transaction id.
+    pub transaction_id: u64,
+    /// Attribute id.
+    pub attribute_id: u16,
+    /// Reserved.
+    pub reserved: u16,
+    /// Attribute modifier.
+    pub attribute_modifier: u32,
+}
+
+/// A path of a REQ.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct roce_cm_path {
+    /// Local lid.
+    pub local_lid: u16,
+    /// Remote lid.
+    pub remote_lid: u16,
+    /// Local gid.
+    pub local_gid: [u8; 16],
+    /// Remote gid.
+    pub remote_gid: [u8; 16],
+    /// 20 bits.
+    pub flow_label: u32,
+    /// Packet rate.
+    pub packet_rate: u8,
+    /// Traffic class.
+    pub traffic_class: u8,
+    /// Hop limit.
+    pub hop_limit: u8,
+    /// Sl.
+    pub sl: u8,
+    /// Subnet local.
+    pub subnet_local: bool,
+    /// Local ack timeout.
+    pub local_ack_timeout: u8,
+}
+
+/// RDMA-CM: the service ID taken apart and the IP header at the start of the private data.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct roce_rdma_cm {
+    /// The service ID has the RDMA-CM prefix: `port_space` and `dst_port` are set.
+    pub service_present: bool,
+    /// 0x02 TCP, 0x06 IPoIB, 0x11 UDP, 0x13 IB (or any other value).
+    pub port_space: u8,
+    /// The destination (listening) port, from the service ID.
+    pub dst_port: u16,
+    /// The private data holds the RDMA-CM IP header (REQ and SIDR_REQ to an RDMA-CM service).
+    pub ip_present: bool,
+    /// The header's version byte.
+    pub version: u8,
+    /// 4 or 6.
+    pub ip_version: u8,
+    /// Src port.
+    pub src_port: u16,
+    /// 16 bytes; IPv4 as IPv4-mapped IPv6 (`::ffff:a.b.c.d`).
+    pub src_ip: [u8; 16],
+    /// Dst ip.
+    pub dst_ip: [u8; 16],
+}
+
+/// REQ.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct roce_cm_req {
+    /// Local comm id.
+    pub local_comm_id: u32,
+    /// Local qkey.
+    pub local_qkey: u32,
+    /// Service id.
+    pub service_id: u64,
+    /// Local ca guid.
+    pub local_ca_guid: u64,
+    /// Local qpn.
+    pub local_qpn: u32,
+    /// Local eecn.
+    pub local_eecn: u32,
+    /// Remote eecn.
+    pub remote_eecn: u32,
+    /// Starting psn.
+    pub starting_psn: u32,
+    /// Responder resources.
+    pub responder_resources: u8,
+    /// Initiator depth.
+    pub initiator_depth: u8,
+    /// Remote cm response timeout.
+    pub remote_cm_response_timeout: u8,
+    /// 0 RC, 1 UC, 3 XRC (the 2-bit field).
+    pub transport_service_type: u8,
+    /// End to end flow control.
+    pub end_to_end_flow_control: bool,
+    /// Local cm response timeout.
+    pub local_cm_response_timeout: u8,
+    /// Retry count.
+    pub retry_count: u8,
+    /// Path mtu.
+    pub path_mtu: u8,
+    /// Pkey.
+    pub pkey: u16,
+    /// Rdc exists.
+    pub rdc_exists: bool,
+    /// Rnr retry count.
+    pub rnr_retry_count: u8,
+    /// Max cm retries.
+    pub max_cm_retries: u8,
+    /// Srq.
+    pub srq: bool,
+    /// Extended transport type.
+    pub extended_transport_type: u8,
+    /// Primary path.
+    pub primary_path: roce_cm_path,
+    /// Alternate path.
+    pub alternate_path: roce_cm_path,
+    /// Offset of the private data in the MAD (present bytes only: cut by truncation).
+    pub private_data_offset: usize,
+    /// Private data len.
+    pub private_data_len: usize,
+    /// Rdma cm.
+    pub rdma_cm: roce_rdma_cm,
+}
+
+/// REP.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct roce_cm_rep {
+    /// Local comm id.
+    pub local_comm_id: u32,
+    /// Remote comm id.
+    pub remote_comm_id: u32,
+    /// Local qkey.
+    pub local_qkey: u32,
+    /// Local qpn.
+    pub local_qpn: u32,
+    /// Local eecn.
+    pub local_eecn: u32,
+    /// Starting psn.
+    pub starting_psn: u32,
+    /// Local ca guid.
+    pub local_ca_guid: u64,
+    /// Responder resources.
+    pub responder_resources: u8,
+    /// Initiator depth.
+    pub initiator_depth: u8,
+    /// Target ack delay.
+    pub target_ack_delay: u8,
+    /// Failover accepted.
+    pub failover_accepted: u8,
+    /// End to end flow control.
+    pub end_to_end_flow_control: bool,
+    /// Rnr retry count.
+    pub rnr_retry_count: u8,
+    /// Srq.
+    pub srq: bool,
+    /// Private data offset.
+    pub private_data_offset: usize,
+    /// Private data len.
+    pub private_data_len: usize,
+}
+
+/// RTU and DREP: the communication IDs and private data.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct roce_cm_ids_data {
+    /// Local comm id.
+    pub local_comm_id: u32,
+    /// Remote comm id.
+    pub remote_comm_id: u32,
+    /// Private data offset.
+    pub private_data_offset: usize,
+    /// Private data len.
+    pub private_data_len: usize,
+}
+
+/// REJ.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct roce_cm_rej {
+    /// Local comm id.
+    pub local_comm_id: u32,
+    /// Remote comm id.
+    pub remote_comm_id: u32,
+    /// 0 REQ, 1 REP, 2 other, 3 reserved.
+    pub message_rejected: u8,
+    /// Reject info length.
+    pub reject_info_length: u8,
+    /// Reason.
+    pub reason: u16,
+    /// The additional rejection information (offset in the MAD, bytes present).
+    pub ari_offset: usize,
+    /// Ari len.
+    pub ari_len: usize,
+    /// Private data offset.
+    pub private_data_offset: usize,
+    /// Private data len.
+    pub private_data_len: usize,
+}
+
+/// MRA.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct roce_cm_mra {
+    /// Local comm id.
+    pub local_comm_id: u32,
+    /// Remote comm id.
+    pub remote_comm_id: u32,
+    /// 0 REQ, 1 REP, 2 LAP, 3 reserved.
+    pub message_mraed: u8,
+    /// Service timeout.
+    pub service_timeout: u8,
+    /// Private data offset.
+    pub private_data_offset: usize,
+    /// Private data len.
+    pub private_data_len: usize,
+}
+
+/// DREQ.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct roce_cm_dreq {
+    /// Local comm id.
+    pub local_comm_id: u32,
+    /// Remote comm id.
+    pub remote_comm_id: u32,
+    /// Remote qpn eecn.
+    pub remote_qpn_eecn: u32,
+    /// Private data offset.
+    pub private_data_offset: usize,
+    /// Private data len.
+    pub private_data_len: usize,
+}
+
+/// SIDR_REQ.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct roce_cm_sidr_req {
+    /// Request id.
+    pub request_id: u32,
+    /// Pkey.
+    pub pkey: u16,
+    /// Service id.
+    pub service_id: u64,
+    /// Private data offset.
+    pub private_data_offset: usize,
+    /// Private data len.
+    pub private_data_len: usize,
+    /// Rdma cm.
+    pub rdma_cm: roce_rdma_cm,
+}
+
+/// SIDR_REP.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct roce_cm_sidr_rep {
+    /// Request id.
+    pub request_id: u32,
+    /// Status.
+    pub status: u8,
+    /// Additional info length.
+    pub additional_info_length: u8,
+    /// Qpn.
+    pub qpn: u32,
+    /// Qkey.
+    pub qkey: u32,
+    /// Service id.
+    pub service_id: u64,
+    /// Additional info offset.
+    pub additional_info_offset: usize,
+    /// Additional info len.
+    pub additional_info_len: usize,
+    /// Private data offset.
+    pub private_data_offset: usize,
+    /// Private data len.
+    pub private_data_len: usize,
+}
+
+/// LAP and APR: communication IDs only.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct roce_cm_ids {
+    /// Local comm id.
+    pub local_comm_id: u32,
+    /// Remote comm id.
+    pub remote_comm_id: u32,
+}
+
+/// A decoded MAD (`roce_parse_mad`). Plain values only: offsets count from the MAD's first
+/// byte, into the caller's buffer. Only the struct named by `cm_kind` is filled (and only
+/// when `cm_decoded`); the others are zero.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct roce_mad {
+    /// Header.
+    pub header: roce_mad_header,
+    /// `ROCE_PROBLEM_MAD_TRUNCATED`, `ROCE_PROBLEM_MAD_UNKNOWN_VERSION`,
+    /// `ROCE_PROBLEM_MAD_UNKNOWN_ATTRIBUTE` (the bits the packet's `problems` gets too).
+    pub problems: u32,
+    /// `ROCE_CM_*` from the attribute ID when the class is CM; `ROCE_CM_NONE` otherwise.
+    pub cm_kind: u8,
+    /// The message's fixed fields were all present and the versions known: its struct is
+    /// filled (always true for ClassPortInfo, false for an unknown attribute).
+    pub cm_decoded: bool,
+    /// Class data bytes present after the header (up to 232), at offset 24.
+    pub data_len: usize,
+    /// Req.
+    pub req: roce_cm_req,
+    /// Rep.
+    pub rep: roce_cm_rep,
+    /// Rtu.
+    pub rtu: roce_cm_ids_data,
+    /// Rej.
+    pub rej: roce_cm_rej,
+    /// Mra.
+    pub mra: roce_cm_mra,
+    /// Dreq.
+    pub dreq: roce_cm_dreq,
+    /// Drep.
+    pub drep: roce_cm_ids_data,
+    /// Sidr req.
+    pub sidr_req: roce_cm_sidr_req,
+    /// Sidr rep.
+    pub sidr_rep: roce_cm_sidr_rep,
+    /// Lap.
+    pub lap: roce_cm_ids,
+    /// Apr.
+    pub apr: roce_cm_ids,
+}
+
+/// Offset of `sub` in `mad` (0 for an empty `sub`).
+fn sub_offset(mad: &[u8], sub: &[u8]) -> usize {
+    if sub.is_empty() {
+        return 0;
+    }
+    (sub.as_ptr() as usize).wrapping_sub(mad.as_ptr() as usize)
+}
+
+fn cm_kind_of(a: roce_parser::cm::CmAttribute) -> u8 {
+    use roce_parser::cm::CmAttribute as A;
+    match a {
+        A::ClassPortInfo => ROCE_CM_CLASS_PORT_INFO,
+        A::Req => ROCE_CM_REQ,
+        A::Mra => ROCE_CM_MRA,
+        A::Rej => ROCE_CM_REJ,
+        A::Rep => ROCE_CM_REP,
+        A::Rtu => ROCE_CM_RTU,
+        A::Dreq => ROCE_CM_DREQ,
+        A::Drep => ROCE_CM_DREP,
+        A::SidrReq => ROCE_CM_SIDR_REQ,
+        A::SidrRep => ROCE_CM_SIDR_REP,
+        A::Lap => ROCE_CM_LAP,
+        A::Apr => ROCE_CM_APR,
+        A::Unknown(_) => ROCE_CM_UNKNOWN,
+    }
+}
+
+fn cm_path(p: &roce_parser::cm::CmPath) -> roce_cm_path {
+    roce_cm_path {
+        local_lid: p.local_lid,
+        remote_lid: p.remote_lid,
+        local_gid: p.local_gid,
+        remote_gid: p.remote_gid,
+        flow_label: p.flow_label,
+        packet_rate: p.packet_rate,
+        traffic_class: p.traffic_class,
+        hop_limit: p.hop_limit,
+        sl: p.sl,
+        subnet_local: p.subnet_local,
+        local_ack_timeout: p.local_ack_timeout,
+    }
+}
+
+fn rdma_cm(
+    sid: Option<roce_parser::cm::RdmaCmServiceId>,
+    ip: Option<roce_parser::cm::RdmaCmIpHeader>,
+) -> roce_rdma_cm {
+    let mut o = roce_rdma_cm::default();
+    if let Some(s) = sid {
+        o.service_present = true;
+        o.port_space = s.port_space.to_u8();
+        o.dst_port = s.port;
+    }
+    if let Some(h) = ip {
+        o.ip_present = true;
+        o.version = h.version;
+        o.ip_version = h.ip_version;
+        o.src_port = h.src_port;
+        o.src_ip = ip16(h.src_ip);
+        o.dst_ip = ip16(h.dst_ip);
+    }
+    o
+}
+
+/// Fills `out` (zeroed) from the MAD `mad`; the status to return.
+fn mad_into_zeroed(mad: &[u8], out: &mut roce_mad) -> c_int {
+    use roce_parser::cm::CmMessage as M;
+    let m = match roce_parser::cm::parse_mad(mad) {
+        Ok(m) => m,
+        Err(_) => return ROCE_ERR_TRUNCATED,
+    };
+    let h = &m.header;
+    out.header = roce_mad_header {
+        base_version: h.base_version,
+        mgmt_class: h.mgmt_class.to_u8(),
+        class_version: h.class_version,
+        method: h.method.to_u8(),
+        status: h.status,
+        class_specific: h.class_specific,
+        transaction_id: h.transaction_id,
+        attribute_id: h.attribute_id,
+        reserved: h.reserved,
+        attribute_modifier: h.attribute_modifier,
+    };
+    out.problems = m.problems.bits();
+    out.cm_kind = m.cm_attribute().map_or(ROCE_CM_NONE, cm_kind_of);
+    out.data_len = m.data.len();
+    let pd = |s: &[u8]| (sub_offset(mad, s), s.len());
+    out.cm_decoded = matches!(m.cm, Some(c) if !matches!(c, M::Unknown(_)));
+    match m.cm {
+        Some(M::Req(r)) => {
+            let (po, pl) = pd(r.private_data);
+            out.req = roce_cm_req {
+                local_comm_id: r.local_comm_id,
+                local_qkey: r.local_qkey,
+                service_id: r.service_id,
+                local_ca_guid: r.local_ca_guid,
+                local_qpn: r.local_qpn,
+                local_eecn: r.local_eecn,
+                remote_eecn: r.remote_eecn,
+                starting_psn: r.starting_psn,
+                responder_resources: r.responder_resources,
+                initiator_depth: r.initiator_depth,
+                remote_cm_response_timeout: r.remote_cm_response_timeout,
+                transport_service_type: r.transport_service_type.to_bits(),
+                end_to_end_flow_control: r.end_to_end_flow_control,
+                local_cm_response_timeout: r.local_cm_response_timeout,
+                retry_count: r.retry_count,
+                path_mtu: r.path_mtu,
+                pkey: r.pkey,
+                rdc_exists: r.rdc_exists,
+                rnr_retry_count: r.rnr_retry_count,
+                max_cm_retries: r.max_cm_retries,
+                srq: r.srq,
+                extended_transport_type: r.extended_transport_type,
+                primary_path: cm_path(&r.primary_path),
+                alternate_path: cm_path(&r.alternate_path),
+                private_data_offset: po,
+                private_data_len: pl,
+                rdma_cm: rdma_cm(r.rdma_cm_service(), r.rdma_cm_ip_header()),
+            };
+        }
+        Some(M::Rep(r)) => {
+            let (po, pl) = pd(r.private_data);
+            out.rep = roce_cm_rep {
+                local_comm_id: r.local_comm_id,
+                remote_comm_id: r.remote_comm_id,
+                local_qkey: r.local_qkey,
+                local_qpn: r.local_qpn,
+                local_eecn: r.local_eecn,
+                starting_psn: r.starting_psn,
+                local_ca_guid: r.local_ca_guid,
+                responder_resources: r.responder_resources,
+                initiator_depth: r.initiator_depth,
+                target_ack_delay: r.target_ack_delay,
+                failover_accepted: r.failover_accepted,
+                end_to_end_flow_control: r.end_to_end_flow_control,
+                rnr_retry_count: r.rnr_retry_count,
+                srq: r.srq,
+                private_data_offset: po,
+                private_data_len: pl,
+            };
+        }
+        Some(M::Rtu(r)) => {
+            let (po, pl) = pd(r.private_data);
+            out.rtu = roce_cm_ids_data {
+                local_comm_id: r.local_comm_id,
+                remote_comm_id: r.remote_comm_id,
+                private_data_offset: po,
+                private_data_len: pl,
+            };
+        }
+        Some(M::Drep(r)) => {
+            let (po, pl) = pd(r.private_data);
+            out.drep = roce_cm_ids_data {
+                local_comm_id: r.local_comm_id,
+                remote_comm_id: r.remote_comm_id,
+                private_data_offset: po,
+                private_data_len: pl,
+            };
+        }
+        Some(M::Rej(r)) => {
+            let (po, pl) = pd(r.private_data);
+            let (ao, al) = pd(r.ari);
+            out.rej = roce_cm_rej {
+                local_comm_id: r.local_comm_id,
+                remote_comm_id: r.remote_comm_id,
+                message_rejected: r.message_rejected.to_bits(),
+                reject_info_length: r.reject_info_length,
+                reason: r.reason.to_u16(),
+                ari_offset: ao,
+                ari_len: al,
+                private_data_offset: po,
+                private_data_len: pl,
+            };
+        }
+        Some(M::Mra(r)) => {
+            let (po, pl) = pd(r.private_data);
+            out.mra = roce_cm_mra {
+                local_comm_id: r.local_comm_id,
+                remote_comm_id: r.remote_comm_id,
+                message_mraed: r.message_mraed.to_bits(),
+                service_timeout: r.service_timeout,
+                private_data_offset: po,
+                private_data_len: pl,
+            };
+        }
+        Some(M::Dreq(r)) => {
+            let (po, pl) = pd(r.private_data);
+            out.dreq = roce_cm_dreq {
+                local_comm_id: r.local_comm_id,
+                remote_comm_id: r.remote_comm_id,
+                remote_qpn_eecn: r.remote_qpn_eecn,
+                private_data_offset: po,
+                private_data_len: pl,
+            };
+        }
+        Some(M::SidrReq(r)) => {
+            let (po, pl) = pd(r.private_data);
+            out.sidr_req = roce_cm_sidr_req {
+                request_id: r.request_id,
+                pkey: r.pkey,
+                service_id: r.service_id,
+                private_data_offset: po,
+                private_data_len: pl,
+                rdma_cm: rdma_cm(r.rdma_cm_service(), r.rdma_cm_ip_header()),
+            };
+        }
+        Some(M::SidrRep(r)) => {
+            let (po, pl) = pd(r.private_data);
+            let (ao, al) = pd(r.additional_info);
+            out.sidr_rep = roce_cm_sidr_rep {
+                request_id: r.request_id,
+                status: r.status.to_u8(),
+                additional_info_length: r.additional_info_length,
+                qpn: r.qpn,
+                qkey: r.qkey,
+                service_id: r.service_id,
+                additional_info_offset: ao,
+                additional_info_len: al,
+                private_data_offset: po,
+                private_data_len: pl,
+            };
+        }
+        Some(M::Lap(r)) => {
+            out.lap =
+                roce_cm_ids { local_comm_id: r.local_comm_id, remote_comm_id: r.remote_comm_id };
+        }
+        Some(M::Apr(r)) => {
+            out.apr =
+                roce_cm_ids { local_comm_id: r.local_comm_id, remote_comm_id: r.remote_comm_id };
+        }
+        Some(M::ClassPortInfo) | Some(M::Unknown(_)) | None => {}
+    }
+    ROCE_OK
+}
+
+/// Decodes a MAD: the UD payload of a packet to QP1 (`buffer + payload_offset`,
+/// `payload_captured` bytes of a `roce_packet`; bytes past 256 are ignored), with the same
+/// validation as the Rust `parse_mad`: the header, the CM message of a CM-class MAD and the
+/// problems in `out->problems`. A C++ connection manager can check `out->problems` and
+/// `out->cm_decoded` before it uses the message.
+///
+/// Returns `ROCE_OK` when the 24-byte header is present (a MAD shorter than 256 bytes has
+/// `ROCE_PROBLEM_MAD_TRUNCATED`; its message is decoded when its fixed fields are present,
+/// the private data cut to what is there), `ROCE_ERR_TRUNCATED` below 24 bytes (`*out` all
+/// zero), `ROCE_ERR_NULL` / `ROCE_ERR_INVALID_ARG` as `roce_parse_frame`.
+/// Unless `out` is NULL or misaligned, `*out` is completely written in every case.
+///
+/// # Safety
+/// `mad` must be NULL or point to `len` readable bytes, unchanged during the call. `out` must
+/// be NULL or point to writable memory for one `roce_mad` (it need not be initialized).
+#[no_mangle]
+pub unsafe extern "C" fn roce_parse_mad(mad: *const u8, len: usize, out: *mut roce_mad) -> c_int {
+    if out.is_null() {
+        return ROCE_ERR_NULL;
+    }
+    if !out.is_aligned() {
+        return ROCE_ERR_INVALID_ARG;
+    }
+    // SAFETY: `out` is non-null and aligned, and the caller guarantees it is valid for writes
+    // of a `roce_mad`. It is written whole (all-zero bytes are a valid `roce_mad`, equal to
+    // its default: integers, `bool`s and arrays and structs of those) before a reference to
+    // it is made.
+    let out = unsafe {
+        out.write_bytes(0, 1);
+        &mut *out
+    };
+    // SAFETY: forwarded from the caller.
+    match unsafe { input(mad, len) } {
+        Ok(m) => mad_into_zeroed(m, out),
+        Err(code) => code,
+    }
+}
+
+/// `sizeof(roce_mad)` as the library was built, to check against the header.
+#[no_mangle]
+pub extern "C" fn roce_mad_size() -> usize {
+    core::mem::size_of::<roce_mad>()
+}

@@ -458,3 +458,216 @@ fn segments_bad_arguments() {
         );
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// CM MADs (roce_parse_mad)
+// ---------------------------------------------------------------------------------------------
+
+fn mad(bytes: &[u8]) -> (c_int, roce_mad) {
+    let mut out = MaybeUninit::<roce_mad>::uninit();
+    let st = unsafe { roce_parse_mad(bytes.as_ptr(), bytes.len(), out.as_mut_ptr()) };
+    (st, unsafe { out.assume_init() })
+}
+
+/// An RDMA-CM REQ over IPv4 (TCP port space, 10.0.0.1:50000 -> 10.0.0.2:7471) as a whole MAD.
+fn rdma_cm_req_mad() -> [u8; 256] {
+    use roce_parser::cm::{PortSpace, RdmaCmIpHeader, ReqRepr};
+    use std::net::{IpAddr, Ipv4Addr, SocketAddr};
+    let src = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)), 50000);
+    let dst = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)), 7471);
+    let mut pd = RdmaCmIpHeader::new(src, dst.ip()).to_bytes().to_vec();
+    pd.extend_from_slice(&[0xC3; 20]);
+    let req = ReqRepr {
+        local_comm_id: 0x1234_5678,
+        local_qpn: 0x11,
+        starting_psn: 0xab_cdef,
+        ..ReqRepr::rdma_cm(PortSpace::Tcp, src, dst, &pd)
+    };
+    let mut m = [0u8; 256];
+    assert_eq!(req.emit_mad(0x77, &mut m), Ok(256));
+    m
+}
+
+#[test]
+fn mad_zeroed_is_default_and_size() {
+    let z: roce_mad = unsafe { std::mem::zeroed() };
+    assert_eq!(z, roce_mad::default());
+    assert_eq!(roce_mad_size(), std::mem::size_of::<roce_mad>());
+}
+
+#[test]
+fn mad_bad_arguments() {
+    let m = rdma_cm_req_mad();
+    assert_eq!(unsafe { roce_parse_mad(m.as_ptr(), m.len(), std::ptr::null_mut()) }, NULL);
+    let mut out = MaybeUninit::new(roce_mad { problems: 7, ..Default::default() });
+    assert_eq!(unsafe { roce_parse_mad(std::ptr::null(), 256, out.as_mut_ptr()) }, NULL);
+    assert_eq!(unsafe { out.assume_init() }, roce_mad::default(), "out zeroed on NULL input");
+    let st = unsafe { roce_parse_mad(m.as_ptr(), isize::MAX as usize + 1, out.as_mut_ptr()) };
+    assert_eq!(st, INVALID);
+    // A misaligned `out`.
+    let mut buf = vec![MaybeUninit::<roce_mad>::uninit(); 2];
+    let p = unsafe { (buf.as_mut_ptr() as *mut u8).add(1) } as *mut roce_mad;
+    assert_eq!(unsafe { roce_parse_mad(m.as_ptr(), m.len(), p) }, INVALID);
+    assert_eq!(unsafe { roce_parse_mad(NO_BYTES.as_ptr(), 0, out.as_mut_ptr()) }, TRUNCATED);
+}
+
+const NO_BYTES: [u8; 1] = [0];
+
+#[test]
+fn rdma_cm_req_fields() {
+    let m = rdma_cm_req_mad();
+    let (st, o) = mad(&m);
+    assert_eq!(st, OK);
+    assert_eq!(o.problems, 0);
+    assert_eq!(o.cm_kind, ROCE_CM_REQ);
+    assert!(o.cm_decoded);
+    assert_eq!(o.data_len, 232);
+    assert_eq!((o.header.base_version, o.header.mgmt_class, o.header.class_version), (1, 7, 2));
+    assert_eq!((o.header.transaction_id, o.header.attribute_id), (0x77, 0x10));
+    let r = &o.req;
+    assert_eq!((r.local_comm_id, r.local_qpn, r.starting_psn), (0x1234_5678, 0x11, 0xab_cdef));
+    assert_eq!(r.private_data_offset, 24 + 140);
+    assert_eq!(r.private_data_len, 92);
+    let rc = &r.rdma_cm;
+    assert!(rc.service_present && rc.ip_present);
+    assert_eq!((rc.port_space, rc.dst_port, rc.ip_version, rc.src_port), (0x06, 7471, 4, 50000));
+    assert_eq!(rc.src_ip[12..], [10, 0, 0, 1]);
+    assert_eq!(rc.dst_ip[12..], [10, 0, 0, 2]);
+    assert_eq!(m[r.private_data_offset + 36], 0xC3);
+    // Only the REQ struct is filled.
+    assert_eq!(o.rep, roce_cm_rep::default());
+    assert_eq!(o.sidr_req, roce_cm_sidr_req::default());
+}
+
+#[test]
+fn every_truncation_of_a_req_mad_agrees_with_rust() {
+    let full = rdma_cm_req_mad();
+    for len in 0..=full.len() {
+        // An exact-size heap copy, so a read past `len` would be caught by a sanitizer.
+        let bytes: Vec<u8> = full[..len].to_vec();
+        let (st, o) = mad(&bytes);
+        match roce_parser::cm::parse_mad(&bytes) {
+            Err(_) => {
+                assert_eq!(st, TRUNCATED, "len {len}");
+                assert_eq!(o, roce_mad::default(), "len {len}");
+            }
+            Ok(m) => {
+                assert_eq!(st, OK, "len {len}");
+                assert_eq!(o.problems, m.problems.bits(), "len {len}");
+                assert_eq!(o.cm_decoded, m.cm.is_some(), "len {len}");
+                assert_eq!(o.data_len, m.data.len(), "len {len}");
+                assert_eq!(o.problems & ROCE_PROBLEM_MAD_TRUNCATED != 0, len < 256, "len {len}");
+                if let Some(roce_parser::cm::CmMessage::Req(r)) = m.cm {
+                    assert_eq!(o.req.private_data_len, r.private_data.len(), "len {len}");
+                    assert!(o.req.private_data_offset + o.req.private_data_len <= len);
+                    assert_eq!(o.req.rdma_cm.ip_present, r.rdma_cm_ip_header().is_some());
+                } else {
+                    assert_eq!(o.req, roce_cm_req::default(), "len {len}");
+                }
+            }
+        }
+    }
+    // Bytes past 256 are ignored.
+    let mut long = full.to_vec();
+    long.extend_from_slice(&[0xEE; 44]);
+    assert_eq!(mad(&long), mad(&full));
+}
+
+#[test]
+fn mad_versions_and_attributes() {
+    let mut m = rdma_cm_req_mad();
+    m[2] = 3; // CM class version 3
+    let (st, o) = mad(&m);
+    assert_eq!(st, OK);
+    assert_eq!(o.problems, ROCE_PROBLEM_MAD_UNKNOWN_VERSION);
+    assert_eq!((o.cm_kind, o.cm_decoded), (ROCE_CM_REQ, false));
+    let mut m = rdma_cm_req_mad();
+    m[17] = 0x99; // attribute 0x0099
+    let (_, o) = mad(&m);
+    assert_eq!(o.problems, ROCE_PROBLEM_MAD_UNKNOWN_ATTRIBUTE);
+    assert_eq!((o.cm_kind, o.cm_decoded), (ROCE_CM_UNKNOWN, false));
+    let mut m = rdma_cm_req_mad();
+    m[1] = 0x03; // not CM (SA): header only
+    let (_, o) = mad(&m);
+    assert_eq!((o.problems, o.cm_kind, o.cm_decoded), (0, ROCE_CM_NONE, false));
+    assert_eq!(o.header.mgmt_class, 3);
+}
+
+/// The messages the captures do not hold (MRA, SIDR_REQ/REP, LAP, APR), written by the Rust
+/// emitter and read back through the C interface.
+#[test]
+fn mra_sidr_lap_apr_through_c() {
+    use roce_parser::cm::{
+        AprRepr, CmMessage, LapRepr, MessageRef, MraRepr, SidrRepRepr, SidrReqRepr, SidrStatus,
+    };
+    let pd = [0x5Au8; 12];
+    let ai = [0x11u8; 3];
+    let msgs = [
+        CmMessage::Mra(MraRepr {
+            local_comm_id: 1,
+            remote_comm_id: 2,
+            message_mraed: MessageRef::Rep,
+            service_timeout: 9,
+            private_data: &pd,
+        }),
+        CmMessage::SidrReq(SidrReqRepr {
+            request_id: 3,
+            pkey: 0xffff,
+            service_id: 0x0111_1234,
+            private_data: &pd,
+        }),
+        CmMessage::SidrRep(SidrRepRepr {
+            request_id: 4,
+            status: SidrStatus::Unsupported,
+            additional_info_length: 3,
+            qpn: 0x77,
+            service_id: 5,
+            qkey: 6,
+            additional_info: &ai,
+            private_data: &pd,
+        }),
+        CmMessage::Lap(LapRepr { local_comm_id: 7, remote_comm_id: 8 }),
+        CmMessage::Apr(AprRepr { local_comm_id: 9, remote_comm_id: 10 }),
+        CmMessage::ClassPortInfo,
+    ];
+    for msg in msgs {
+        let mut m = [0u8; 256];
+        assert_eq!(msg.emit_mad(1, &mut m), Ok(256));
+        let (st, o) = mad(&m);
+        assert_eq!((st, o.problems, o.cm_decoded), (OK, 0, true), "{}", msg.name());
+        let pd_at = |off: usize, len: usize| m[off..off + len].to_vec();
+        match msg {
+            CmMessage::Mra(_) => {
+                assert_eq!(o.cm_kind, ROCE_CM_MRA);
+                assert_eq!((o.mra.local_comm_id, o.mra.remote_comm_id), (1, 2));
+                assert_eq!((o.mra.message_mraed, o.mra.service_timeout), (1, 9));
+                assert_eq!(pd_at(o.mra.private_data_offset, 12), pd);
+            }
+            CmMessage::SidrReq(_) => {
+                assert_eq!(o.cm_kind, ROCE_CM_SIDR_REQ);
+                let r = &o.sidr_req;
+                assert_eq!((r.request_id, r.pkey, r.service_id), (3, 0xffff, 0x0111_1234));
+                assert!(r.rdma_cm.service_present);
+                assert_eq!((r.rdma_cm.port_space, r.rdma_cm.dst_port), (0x11, 0x1234));
+                assert_eq!(pd_at(r.private_data_offset, 12), pd);
+            }
+            CmMessage::SidrRep(_) => {
+                assert_eq!(o.cm_kind, ROCE_CM_SIDR_REP);
+                let r = &o.sidr_rep;
+                assert_eq!((r.request_id, r.status, r.additional_info_length), (4, 1, 3));
+                assert_eq!((r.qpn, r.service_id, r.qkey), (0x77, 5, 6));
+                assert_eq!(pd_at(r.additional_info_offset, 3), ai);
+                assert_eq!(pd_at(r.private_data_offset, 12), pd);
+            }
+            CmMessage::Lap(_) => {
+                assert_eq!(o.cm_kind, ROCE_CM_LAP);
+                assert_eq!((o.lap.local_comm_id, o.lap.remote_comm_id), (7, 8));
+            }
+            CmMessage::Apr(_) => {
+                assert_eq!(o.cm_kind, ROCE_CM_APR);
+                assert_eq!((o.apr.local_comm_id, o.apr.remote_comm_id), (9, 10));
+            }
+            _ => assert_eq!(o.cm_kind, ROCE_CM_CLASS_PORT_INFO),
+        }
+    }
+}

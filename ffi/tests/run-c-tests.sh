@@ -45,7 +45,7 @@ export ASAN_OPTIONS="${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}"
 
 # The conformance suite's captures (in the repository) always; the real ones when given.
-captures=(pcaps/conformance/*.pcap)
+captures=(pcaps/sample.pcap pcaps/conformance/*.pcap)
 if [ -n "$REAL" ]; then
     if [ ! -f "$REAL/README.md" ]; then
         echo "error: ROCE_INSPECT_REAL_CAPTURES=$REAL is not the folder of the real captures" >&2

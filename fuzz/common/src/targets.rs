@@ -899,6 +899,33 @@ pub fn ffi(data: &[u8], reach: &mut Reach) {
         assert_eq!(s, ROCE_ERR_INVALID_ARG, "misaligned output accepted");
         assert!(room.iter().all(|&b| b == 0), "a refused output was written");
     }
+
+    // The CM entry point: the input as a MAD, against the Rust decode.
+    let mut m = c::roce_mad::default();
+    // SAFETY: `exact` holds `exact.len()` readable bytes; `m` is one writable roce_mad.
+    let st = unsafe { c::roce_parse_mad(exact.as_ptr(), exact.len(), &mut m) };
+    match roce_parser::cm::parse_mad(&exact) {
+        Err(_) => {
+            assert_eq!(st, ROCE_ERR_TRUNCATED, "roce_parse_mad status");
+            assert_eq!(m, c::roce_mad::default(), "roce_parse_mad wrote after an error");
+        }
+        Ok(mad) => {
+            assert_eq!(st, ROCE_OK, "roce_parse_mad status");
+            assert_eq!(m.problems, mad.problems.bits(), "roce_parse_mad problems");
+            assert_eq!(m.data_len, mad.data.len(), "roce_parse_mad data_len");
+            let n = exact.len().min(256);
+            for (o, l) in [
+                (m.req.private_data_offset, m.req.private_data_len),
+                (m.rep.private_data_offset, m.rep.private_data_len),
+                (m.rej.ari_offset, m.rej.ari_len),
+                (m.rej.private_data_offset, m.rej.private_data_len),
+                (m.sidr_rep.additional_info_offset, m.sidr_rep.additional_info_len),
+                (m.sidr_rep.private_data_offset, m.sidr_rep.private_data_len),
+            ] {
+                assert!(o <= n && l <= n - o, "roce_parse_mad span {o}+{l} past {n}");
+            }
+        }
+    }
 }
 
 /// `check --annotate`'s writer: a capture the reader takes without any error or warning,
