@@ -55,7 +55,8 @@ fn expected(path: &Path) -> BTreeMap<String, [u64; 5]> {
             + n.invalid_rd_request
             + n.reserved;
         let findings =
-            report.findings.iter().filter(|f| f.connection == Some(c.info.connection)).count() as u64;
+            report.findings.iter().filter(|f| f.connection == Some(c.info.connection)).count()
+                as u64;
         m.insert(
             c.info.connection.to_string(),
             [t.retransmissions, naks, t.rnr_naks, t.cnps, findings],
