@@ -6,7 +6,7 @@
 
 - the counts roce_fwd printed equal `roce-inspect stats --format json` (frames, rocev2_frames,
   rocev1_frames, icrc.ok / bad / unverifiable / not_checked) and the number of malformed frames
-  of `roce-inspect dissect --format jsonl` (no `roce`, and `problems` or `error`);
+  of `roce-inspect dissect --format jsonl` (no `roce`, and `problems`, `stop` or `undecoded`);
 - TX.pcap holds exactly, in order and byte for byte, the frames roce-inspect calls valid:
   not malformed and no bad ICRC.
 Prints one summary line; exits 1 on any difference.
@@ -67,7 +67,10 @@ def main():
     lines = subprocess.run([tool, "dissect", "--format", "jsonl", cap], check=True,
                            capture_output=True).stdout.decode().splitlines()
     dissect = [json.loads(l) for l in lines if l.strip()]
-    malformed = [d.get("roce") is None and ("problems" in d or "error" in d) for d in dissect]
+    # JSON contract v1 (docs/json.md): a frame that is not RoCE and has problems, stopped
+    # early, or could not be decoded at all.
+    malformed = [d.get("roce") is None and (bool(d.get("problems")) or d.get("stop") is not None
+                                            or d.get("undecoded") is not None) for d in dissect]
     bad_icrc = [d.get("roce") is not None and d["roce"]["icrc"]["status"] == "bad" for d in dissect]
     want = {
         "frames": stats["frames"],
