@@ -1284,7 +1284,7 @@ pub extern "C" fn roce_opcode_name(opcode: u8) -> *const c_char {
 #[no_mangle]
 pub extern "C" fn roce_problem_str(bit: u32) -> *const c_char {
     match Problem::ALL.iter().find(|p| **p as u32 == bit) {
-        Some(p) => problem_cstr(*p).as_ptr(),
+        Some(p) => problem_cstrs(*p).1.as_ptr(),
         None => c"unknown problem".as_ptr(),
     }
 }
@@ -1296,37 +1296,23 @@ pub extern "C" fn roce_problem_str(bit: u32) -> *const c_char {
 #[no_mangle]
 pub extern "C" fn roce_problem_code(bit: u32) -> *const c_char {
     match Problem::ALL.iter().find(|p| **p as u32 == bit) {
-        Some(p) => problem_code_cstr(*p).as_ptr(),
+        Some(p) => problem_cstrs(*p).0.as_ptr(),
         None => c"unknown".as_ptr(),
     }
 }
 
-fn problem_code_cstr(p: Problem) -> &'static CStr {
-    macro_rules! code {
+/// The code and the description of a problem, as C strings: one list of the problems.
+fn problem_cstrs(p: Problem) -> (&'static CStr, &'static CStr) {
+    macro_rules! both {
         ($($v:ident)*) => {
             match p {
-                $(Problem::$v => const_cstr!(Problem::$v.code()),)*
+                $(Problem::$v => {
+                    (const_cstr!(Problem::$v.code()), const_cstr!(Problem::$v.message()))
+                })*
             }
         };
     }
-    code!(
-        TverNonZero PadCntInconsistent PadNonZero UnexpectedPayload AtomicWriteLength
-        UdpLengthMismatch IpLengthMismatch Truncated ReservedBits ReservedOpcode VendorOpcode
-        ShortForOpcode CnpLength CnpBecnClear CnpPsnNonZero RdLayoutMismatch Qp1QKey
-        Ipv4Checksum IpFragment MadTruncated MadUnknownVersion MadUnknownAttribute IcrcBad
-        GrhNextHeader ShortForBth ShortForIcrc IpHeaderLength TooManyVlanTags Ipv6ExtensionChain
-    )
-}
-
-fn problem_cstr(p: Problem) -> &'static CStr {
-    macro_rules! msg {
-        ($($v:ident)*) => {
-            match p {
-                $(Problem::$v => const_cstr!(Problem::$v.message()),)*
-            }
-        };
-    }
-    msg!(
+    both!(
         TverNonZero PadCntInconsistent PadNonZero UnexpectedPayload AtomicWriteLength
         UdpLengthMismatch IpLengthMismatch Truncated ReservedBits ReservedOpcode VendorOpcode
         ShortForOpcode CnpLength CnpBecnClear CnpPsnNonZero RdLayoutMismatch Qp1QKey
