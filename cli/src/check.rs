@@ -5,13 +5,14 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::path::Path;
 
-use roce_conformance::{Checker, ConnId, Finding, FrameInfo, Options, Report, Severity};
+use roce_conformance::{Checker, ConnId, Finding, FrameInfo, Options, Report, RuleCount, Severity};
 use roce_parser::Config;
 use serde::Serialize;
 
 use crate::gen::suite::{ExpectFile, ExpectOptions, Expected};
 use crate::input::{for_each_frame, warn_undecoded, InputError, ReadSummary, UndecodedGroup};
 use crate::output;
+use crate::style::Paint;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -51,7 +52,7 @@ pub fn check_file_summary(
 struct JsonOut<'a> {
     schema: &'static str,
     findings: &'a [Finding],
-    summary: Summary,
+    summary: Summary<'a>,
     connections: &'a [roce_conformance::ConnectionReport],
     #[serde(skip_serializing_if = "is_zero")]
     connections_not_listed: u64,
@@ -63,22 +64,29 @@ struct JsonOut<'a> {
 }
 
 #[derive(Serialize)]
-struct Summary {
+struct Summary<'a> {
     frames: u64,
     roce_frames: u64,
     errors: u64,
     warnings: u64,
     suppressed: u64,
+    /// Findings per rule that fired, listed or not, in catalog order.
+    by_rule: &'a [RuleCount],
+}
+
+/// What `check` writes besides the findings themselves: the format, the text view, the
+/// annotated copy.
+#[derive(Debug, Clone, Copy)]
+pub struct Output<'a> {
+    pub format: Format,
+    pub view: TextView,
+    /// `--annotate FILE`.
+    pub annotate: Option<&'a Path>,
 }
 
 /// Runs the command; returns the exit code (0: no error finding, 1: at least one).
-pub fn run(
-    path: &Path,
-    format: Format,
-    cfg: &Config,
-    opts: Options,
-    annotate: Option<&Path>,
-) -> Result<u8, InputError> {
+pub fn run(path: &Path, cfg: &Config, opts: Options, how: &Output<'_>) -> Result<u8, InputError> {
+    let (format, annotate) = (how.format, how.annotate);
     if let Some(out) = annotate {
         annotate_refuses(path, out)?;
     }
@@ -101,6 +109,7 @@ pub fn run(
                     errors: report.errors,
                     warnings: report.warnings,
                     suppressed: report.suppressed,
+                    by_rule: &report.by_rule,
                 },
                 connections: &report.connections,
                 connections_not_listed: report.connections_not_listed,
@@ -111,7 +120,7 @@ pub fn run(
                 .map_err(io::Error::from)
                 .and_then(|()| writeln!(out))
         }
-        Format::Text => out.write_all(text(path, &report, &warnings).as_bytes()),
+        Format::Text => out.write_all(text(path, &report, &warnings, &how.view).as_bytes()),
     };
     output::written(res.and_then(|()| out.flush()))?;
     Ok(u8::from(report.errors > 0))
@@ -167,36 +176,111 @@ fn frames(f: &[u64]) -> String {
     v.join(",")
 }
 
-/// The text report: findings grouped by connection, then how complete each connection's
-/// capture looked.
-pub fn text(path: &Path, r: &Report, warnings: &[String]) -> String {
+/// How the text report is shown (`check`'s display options; the JSON report is always whole).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TextView {
+    /// Findings listed per rule (the first ones, in capture order); the rest are counted.
+    /// `None`: all.
+    pub max_per_rule: Option<usize>,
+    /// The summary only: the first line and the per-rule counts.
+    pub quiet: bool,
+    pub paint: Paint,
+}
+
+/// `--max-per-rule`'s default: enough to see how a rule fires, few enough that one rule
+/// firing on every frame (rdma-nccl2.pcap: 489 PKT-LENGTH) does not bury the others.
+pub const DEFAULT_MAX_PER_RULE: usize = 10;
+
+impl Default for TextView {
+    fn default() -> Self {
+        TextView { max_per_rule: Some(DEFAULT_MAX_PER_RULE), quiet: false, paint: Paint::plain() }
+    }
+}
+
+/// The severity column of a rule's summary line: what it was reported as.
+fn severity_of(c: &RuleCount) -> (Severity, &'static str) {
+    match (c.errors, c.warnings) {
+        (_, 0) => (Severity::Error, "error"),
+        (0, _) => (Severity::Warning, "warning"),
+        _ => (Severity::Error, "error+warning"),
+    }
+}
+
+/// The per-rule summary: one line per rule that fired, in catalog order.
+fn rule_summary(t: &mut String, r: &Report, paint: Paint) {
+    if r.by_rule.is_empty() {
+        return;
+    }
+    let _ = writeln!(t, "\n{}", paint.heading("Findings by rule"));
+    for c in &r.by_rule {
+        let (sev, name) = severity_of(c);
+        let split = if c.errors > 0 && c.warnings > 0 {
+            format!(" ({} errors, {} warnings)", c.errors, c.warnings)
+        } else {
+            String::new()
+        };
+        let _ = writeln!(
+            t,
+            "  {:<17} {} {:<18} {:>6}{split}",
+            c.rule,
+            paint.severity(sev, format!("{name:<7}")),
+            c.side.as_str(),
+            c.total()
+        );
+    }
+}
+
+/// The findings listed in detail: the first `max` of each rule.
+fn listed(r: &Report, max: Option<usize>) -> Vec<&Finding> {
+    let mut shown: BTreeMap<&str, usize> = BTreeMap::new();
+    r.findings
+        .iter()
+        .filter(|f| {
+            let n = shown.entry(f.rule).or_default();
+            *n += 1;
+            max.is_none_or(|m| *n <= m)
+        })
+        .collect()
+}
+
+/// The text report: the per-rule summary, findings grouped by connection (at most
+/// `view.max_per_rule` of each rule), then how complete each connection's capture looked.
+pub fn text(path: &Path, r: &Report, warnings: &[String], view: &TextView) -> String {
+    let paint = view.paint;
     let mut t = String::new();
+    let errors = format!("{} error(s)", r.errors);
+    let warns = format!("{} warning(s)", r.warnings);
     let _ = writeln!(
         t,
-        "{}: {} frames, {} RoCE; {} error(s), {} warning(s){}",
+        "{}: {} frames, {} RoCE; {}, {}{}",
         path.display(),
         r.frames,
         r.roce_frames,
-        r.errors,
-        r.warnings,
+        if r.errors > 0 { paint.severity(Severity::Error, errors) } else { errors },
+        if r.warnings > 0 { paint.severity(Severity::Warning, warns) } else { warns },
         if r.suppressed > 0 {
             format!(" ({} more findings counted, not listed)", r.suppressed)
         } else {
             String::new()
         }
     );
+    rule_summary(&mut t, r, paint);
+    if view.quiet {
+        return t;
+    }
+    let shown = listed(r, view.max_per_rule);
     let mut by_conn: BTreeMap<Option<ConnId>, Vec<&Finding>> = BTreeMap::new();
-    for f in &r.findings {
+    for f in &shown {
         by_conn.entry(f.connection).or_default().push(f);
     }
     for (conn, fs) in &by_conn {
         let _ = writeln!(t);
         match conn {
             Some(c) => {
-                let _ = writeln!(t, "{c}");
+                let _ = writeln!(t, "{}", paint.heading(c));
             }
             None => {
-                let _ = writeln!(t, "capture");
+                let _ = writeln!(t, "{}", paint.heading("capture"));
             }
         }
         for f in fs {
@@ -207,12 +291,33 @@ pub fn text(path: &Path, r: &Report, warnings: &[String]) -> String {
             let psn = f.psn.map_or(String::new(), |p| format!(" PSN {p}"));
             let _ = writeln!(
                 t,
-                "  {sev} {:<16} frames {}{psn}: {}",
+                "  {} {:<16} frames {}{psn}: {}",
+                paint.severity(f.severity, sev),
                 f.rule,
                 frames(&f.frames),
                 f.message
             );
         }
+    }
+    let mut shown_of: BTreeMap<&str, u64> = BTreeMap::new();
+    for f in &shown {
+        *shown_of.entry(f.rule).or_default() += 1;
+    }
+    let more: Vec<String> = r
+        .by_rule
+        .iter()
+        .filter_map(|c| {
+            let n = shown_of.get(c.rule).copied().unwrap_or(0);
+            (c.total() > n).then(|| format!("{} more {}", c.total() - n, c.rule))
+        })
+        .collect();
+    if !more.is_empty() {
+        let _ = writeln!(
+            t,
+            "\n  (not listed: {}; --max-per-rule 0 lists every finding kept, --format json \
+             has them all)",
+            more.join(", ")
+        );
     }
     if !r.connections.is_empty() {
         let _ = writeln!(t, "\nConnections");
@@ -267,6 +372,19 @@ pub fn text(path: &Path, r: &Report, warnings: &[String]) -> String {
         let _ = writeln!(t, "\nwarning: {w}");
     }
     t
+}
+
+/// `roce-inspect rules --format json`: `{"schema": "roce-inspect/rules/v1", "rules": [{id,
+/// severity, side, source, description}]}` in catalog order (docs/json.md).
+pub fn list_rules_json() -> String {
+    #[derive(Serialize)]
+    struct Rules {
+        schema: &'static str,
+        rules: &'static [roce_conformance::Rule],
+    }
+    let doc =
+        Rules { schema: roce_conformance::json::SCHEMA_RULES, rules: roce_conformance::rules::ALL };
+    serde_json::to_string_pretty(&doc).map_or_else(|e| format!("{e}\n"), |j| j + "\n")
 }
 
 /// `roce-inspect rules`: the catalog.

@@ -11,6 +11,7 @@ pub mod input;
 pub mod output;
 pub mod report;
 pub mod stats;
+pub mod style;
 pub mod text;
 
 /// What `--version` prints after the name: the crate version, the commit it was built from

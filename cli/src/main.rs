@@ -63,6 +63,31 @@ struct ModelArgs {
     reconnect_idle_ns: u64,
 }
 
+/// How `check` shows its text report.
+#[derive(Args, Clone, Copy)]
+struct ViewArgs {
+    /// Findings listed per rule (the first ones); the rest are counted in a line. 0 lists
+    /// all. Text only: --format json has every finding
+    #[arg(long, default_value_t = check::DEFAULT_MAX_PER_RULE, value_name = "N")]
+    max_per_rule: usize,
+    /// The first line and the per-rule summary only; the exit status says the rest
+    #[arg(short, long)]
+    quiet: bool,
+    /// Colour severities: auto (a terminal, and NO_COLOR not set), always, never
+    #[arg(long, value_enum, default_value_t, value_name = "WHEN")]
+    color: roce_inspect::style::ColorWhen,
+}
+
+impl ViewArgs {
+    fn view(&self) -> check::TextView {
+        check::TextView {
+            max_per_rule: (self.max_per_rule > 0).then_some(self.max_per_rule),
+            quiet: self.quiet,
+            paint: roce_inspect::style::Paint::for_stdout(self.color),
+        }
+    }
+}
+
 /// The checker's options `report` and `graph` take (a subset of `check`'s).
 #[derive(Args, Clone, Copy)]
 struct CheckArgs {
@@ -182,6 +207,8 @@ enum Command {
         #[arg(long, value_name = "FILE", conflicts_with_all = ["expect", "write_expect"])]
         annotate: Option<PathBuf>,
         #[command(flatten)]
+        view: ViewArgs,
+        #[command(flatten)]
         common: Common,
     },
     /// Write an HTML report: summary, findings, and per connection a time-sequence graph
@@ -225,7 +252,11 @@ enum Command {
         common: Common,
     },
     /// List the conformance rules: ID, severity, the side judged, what it checks, source
-    Rules,
+    Rules {
+        /// Output format (json: docs/json.md, "rules --format json")
+        #[arg(long, value_enum, default_value_t = check::Format::Text)]
+        format: check::Format,
+    },
     /// Write a generated capture (nanosecond pcap) built with the roce-parser builder.
     Gen {
         #[command(subcommand)]
@@ -458,6 +489,7 @@ fn main() -> ExitCode {
             expect,
             write_expect,
             annotate,
+            view,
             common,
         } => {
             let mut rules = roce_conformance::RuleSet::default();
@@ -496,7 +528,11 @@ fn main() -> ExitCode {
             let res = match (expect, write_expect) {
                 (Some(e), _) => check::run_expect(&file, &e, &cfg, opts),
                 (None, Some(w)) => check::run_write_expect(&file, &w, &cfg, opts),
-                (None, None) => check::run(&file, format, &cfg, opts, annotate.as_deref()),
+                (None, None) => {
+                    let how =
+                        check::Output { format, view: view.view(), annotate: annotate.as_deref() };
+                    check::run(&file, &cfg, opts, &how)
+                }
             };
             return match res {
                 Ok(code) => ExitCode::from(code),
@@ -528,7 +564,12 @@ fn main() -> ExitCode {
         Command::Graph { file, conn, output, checking, model, common } => {
             report::run_graph(&file, &output, &common.config(), checking.options(&model), &conn)
         }
-        Command::Rules => output::stdout(check::list_rules().as_bytes()),
+        Command::Rules { format: check::Format::Text } => {
+            output::stdout(check::list_rules().as_bytes())
+        }
+        Command::Rules { format: check::Format::Json } => {
+            output::stdout(check::list_rules_json().as_bytes())
+        }
         Command::Gen { scenario: GenScenario::Suite { output } } => check::write_suite(&output),
         Command::Gen { scenario: GenScenario::Sample { output, seed } } => create(&output)
             .and_then(|w| gen::scenarios::sample(seed).write_pcap(w).map_err(writing(&output))),

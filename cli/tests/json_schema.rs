@@ -1,6 +1,6 @@
 //! The JSON contract (docs/json.md) is what the commands write: every output of `dissect
-//! --format json|jsonl`, `stats --format json`, `check --format json` and `check
-//! --write-expect`, on every capture in pcaps/ (and on the real captures when
+//! --format json|jsonl`, `stats --format json`, `check --format json`, `rules --format json`
+//! and `check --write-expect`, on every capture in pcaps/ (and on the real captures when
 //! ROCE_INSPECT_REAL_CAPTURES names them), validates against the JSON Schema files of
 //! docs/schema/, which forbid members they do not list. The schemas' enums of problem codes
 //! and rule IDs are the parser's and the catalog's.
@@ -91,6 +91,9 @@ fn validate_capture(s: &Schemas, path: &Path) -> usize {
     ] {
         let doc = json(&run(&[args[0], args[1], args[2], p]), &format!("{name} {what}"));
         assert_valid(v, &doc, &format!("{name} {what} --format json"));
+        if what == "check" {
+            findings_name_their_rules_side(&doc, &name);
+        }
         n += 1;
     }
     let expect = std::env::temp_dir()
@@ -202,6 +205,35 @@ fn the_schemas_refuse_what_the_contract_does_not_say() {
     stats["connections"][0]["retransmitted_psns"] = 3.into();
     assert!(!s.stats.is_valid(&stats), "the stats schema accepts retransmitted_psns");
 }
+/// A finding's `side` is its rule's side in the catalog, and `summary.by_rule` counts the
+/// findings listed (with none suppressed, exactly).
+fn findings_name_their_rules_side(doc: &Value, name: &str) {
+    let findings = doc["findings"].as_array().unwrap();
+    for f in findings {
+        let rule = roce_conformance::rules::find(f["rule"].as_str().unwrap()).unwrap();
+        let side = serde_json::to_value(rule.side).unwrap();
+        assert_eq!(f["side"], side, "{name}: {} has the side of its rule", f["rule"]);
+    }
+    if doc["summary"]["suppressed"] == 0 {
+        for c in doc["summary"]["by_rule"].as_array().unwrap() {
+            let listed = findings.iter().filter(|f| f["rule"] == c["rule"]).count() as u64;
+            let counted = c["errors"].as_u64().unwrap() + c["warnings"].as_u64().unwrap();
+            assert_eq!(listed, counted, "{name}: summary.by_rule of {}", c["rule"]);
+        }
+    }
+}
+
+/// `rules --format json` is the catalog, as its schema says.
+#[test]
+fn rules_json_is_the_catalog() {
+    let (_, v) = schema("rules");
+    let doc = json(&run(&["rules", "--format", "json"]), "rules --format json");
+    assert_valid(&v, &doc, "rules --format json");
+    let ids: Vec<&str> =
+        doc["rules"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
+    let want: Vec<&str> = roce_conformance::rules::ALL.iter().map(|r| r.id).collect();
+    assert_eq!(ids, want);
+}
 
 /// The enums of the schemas are the code's: every problem code, every rule ID.
 #[test]
@@ -227,6 +259,7 @@ fn the_schemas_enums_are_the_codes_of_the_parser_and_the_catalog() {
     for (name, rules) in [
         ("check", &check["$defs"]["rule"]["enum"]),
         ("expect", &expect["properties"]["findings"]["items"]["properties"]["rule"]["enum"]),
+        ("rules", &schema("rules").0["$defs"]["rule"]["enum"]),
     ] {
         let got: Vec<&str> =
             rules.as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
@@ -238,7 +271,20 @@ fn the_schemas_enums_are_the_codes_of_the_parser_and_the_catalog() {
         ("stats", roce_conformance::json::SCHEMA_STATS),
         ("check", roce_conformance::json::SCHEMA_CHECK),
         ("expect", roce_conformance::json::SCHEMA_EXPECT),
+        ("rules", roce_conformance::json::SCHEMA_RULES),
     ] {
         assert_eq!(schema(name).0["properties"]["schema"]["const"], id, "{name}");
     }
+    let sides: Vec<Value> = [
+        roce_conformance::Side::Capture,
+        roce_conformance::Side::Sender,
+        roce_conformance::Side::Requester,
+        roce_conformance::Side::Responder,
+        roce_conformance::Side::NotificationPoint,
+        roce_conformance::Side::Checker,
+    ]
+    .iter()
+    .map(|s| serde_json::to_value(s).unwrap())
+    .collect();
+    assert_eq!(check["$defs"]["side"]["enum"].as_array().unwrap(), &sides, "check: sides");
 }

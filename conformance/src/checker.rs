@@ -10,7 +10,7 @@ use roce_parser::{Packet, Roce};
 use crate::congestion::{CeMark, Cnp, Congestion};
 use crate::connections::{ConnectionInfo, Connections, EndedBy, FlowKey, Retained, Seen};
 use crate::context::Pkt;
-use crate::finding::{ConnId, Finding, Judge};
+use crate::finding::{ConnId, Finding, Judge, RuleCount};
 use crate::psn::Psn;
 use crate::rules;
 use crate::stream::Stream;
@@ -61,6 +61,9 @@ pub struct Report {
     pub warnings: u64,
     /// Findings counted but not kept (beyond the per-rule cap).
     pub suppressed: u64,
+    /// Findings per rule (listed and suppressed), in catalog order; rules without any are
+    /// left out.
+    pub by_rule: Vec<RuleCount>,
     pub state: StateStats,
 }
 
@@ -91,6 +94,19 @@ pub struct Checker {
     frames: u64,
     roce_frames: u64,
     last_ts: u64,
+    clock: ClockSteps,
+}
+
+/// CAP-TIME's evidence. A step back of the capture clock says something about the capture
+/// (its clock, or how it merged interfaces), not about a NIC, and a host pcapng with a few
+/// interfaces steps back dozens of times: one finding per capture, with the count and the
+/// worst step, says it once (reported by [`Checker::finish`]).
+#[derive(Debug, Default)]
+struct ClockSteps {
+    count: u64,
+    first_frame: u64,
+    worst_frame: u64,
+    worst_ns: u64,
 }
 
 /// RSP-NAK-ERROR on a packet of `flow` (its sender's QP), once.
@@ -132,6 +148,7 @@ impl Checker {
             frames: 0,
             roce_frames: 0,
             last_ts: 0,
+            clock: ClockSteps::default(),
         }
     }
 
@@ -163,15 +180,41 @@ impl Checker {
         self.capture_time(f);
     }
 
-    /// CAP-TIME: timestamps going backwards.
+    /// CAP-TIME: timestamps going backwards (counted here, reported once by `finish`).
     fn capture_time(&mut self, f: &FrameInfo) {
         if f.ts_ns < self.last_ts {
             let back = self.last_ts - f.ts_ns;
-            self.judge.report(&rules::CAP_TIME, &[f.number], None, None, || {
-                format!("timestamp goes back by {back} ns from the previous frame")
-            });
+            let c = &mut self.clock;
+            if c.count == 0 {
+                c.first_frame = f.number;
+            }
+            c.count += 1;
+            if back > c.worst_ns {
+                (c.worst_ns, c.worst_frame) = (back, f.number);
+            }
         }
         self.last_ts = self.last_ts.max(f.ts_ns);
+    }
+
+    /// CAP-TIME's one finding: the first step back and the worst (one frame when they are
+    /// the same), with the count.
+    fn report_capture_time(&mut self) {
+        let c = &self.clock;
+        if c.count == 0 {
+            return;
+        }
+        let (count, first, worst, back) = (c.count, c.first_frame, c.worst_frame, c.worst_ns);
+        let frames: &[u64] = if first == worst { &[first] } else { &[first, worst] };
+        self.judge.report(&rules::CAP_TIME, frames, None, None, || {
+            if count == 1 {
+                format!("timestamp goes back by {back} ns from the previous frame")
+            } else {
+                format!(
+                    "timestamps go back {count} times, first at frame {first}; the worst step \
+                     is {back} ns back, at frame {worst}"
+                )
+            }
+        });
     }
 
     /// Feeds one frame (RoCE or not) in capture order.
@@ -298,6 +341,7 @@ impl Checker {
         self.model.finish();
         self.settle_ended();
         self.congestion.finish(self.last_ts, &mut self.judge);
+        self.report_capture_time();
         let state = self.state();
         let mut findings = self.judge.take();
         for f in &mut findings {
@@ -330,6 +374,7 @@ impl Checker {
             errors: self.judge.errors,
             warnings: self.judge.warnings,
             suppressed: self.judge.suppressed,
+            by_rule: self.judge.totals(),
             state,
         }
     }

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use crate::hash::FastHashMap;
 use crate::psn::Psn;
-use crate::rules::{Rule, RuleSet, Severity};
+use crate::rules::{self, Rule, RuleSet, Severity, Side};
 
 /// The two ends of a connection as reports name them, and which incarnation of that QP pair
 /// it is (QPNs are reused: each CM connection, or each reconnect seen without CM, is one).
@@ -41,6 +41,8 @@ impl fmt::Display for ConnId {
 pub struct Finding {
     pub rule: &'static str,
     pub severity: Severity,
+    /// Whom the rule judges (the catalog's side: requester, responder, capture, ...).
+    pub side: Side,
     /// Frames that prove it (1-based, as Wireshark counts).
     pub frames: Vec<u64>,
     /// The connection, when the finding belongs to one.
@@ -65,6 +67,25 @@ pub(crate) struct Judge {
     pub(crate) suppressed: u64,
     pub(crate) errors: u64,
     pub(crate) warnings: u64,
+    /// Findings of each rule of [`rules::ALL`] (same index), listed or not: one slot per
+    /// rule, so the summary costs nothing per finding.
+    totals: Vec<RuleCount>,
+}
+
+/// How many findings one rule produced in a run, by severity (listed and suppressed alike).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct RuleCount {
+    pub rule: &'static str,
+    pub side: Side,
+    pub errors: u64,
+    pub warnings: u64,
+}
+
+impl RuleCount {
+    /// Findings of both severities.
+    pub fn total(&self) -> u64 {
+        self.errors + self.warnings
+    }
 }
 
 impl Judge {
@@ -79,7 +100,16 @@ impl Judge {
             suppressed: 0,
             errors: 0,
             warnings: 0,
+            totals: rules::ALL
+                .iter()
+                .map(|r| RuleCount { rule: r.id, side: r.side, errors: 0, warnings: 0 })
+                .collect(),
         }
+    }
+
+    /// The rules that produced findings, in catalog order.
+    pub(crate) fn totals(&self) -> Vec<RuleCount> {
+        self.totals.iter().copied().filter(|c| c.total() > 0).collect()
     }
 
     /// Reports a finding of `rule` at the rule's severity.
@@ -106,6 +136,12 @@ impl Judge {
     ) {
         if !self.rules.is_enabled(rule) {
             return;
+        }
+        let total = self.totals.iter_mut().find(|c| c.rule == rule.id);
+        match (severity, total) {
+            (Severity::Error, Some(c)) => c.errors += 1,
+            (Severity::Warning, Some(c)) => c.warnings += 1,
+            (_, None) => {}
         }
         match severity {
             Severity::Error => self.errors += 1,
@@ -135,6 +171,7 @@ impl Judge {
         self.out.push(Finding {
             rule: rule.id,
             severity,
+            side: rule.side,
             frames: frames.to_vec(),
             connection,
             psn: psn.map(Psn::value),

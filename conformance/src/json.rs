@@ -21,6 +21,8 @@ pub const SCHEMA_FRAME: &str = "roce-inspect/frame/v1";
 pub const SCHEMA_STATS: &str = "roce-inspect/stats/v1";
 /// The `schema` of the `check --format json` document.
 pub const SCHEMA_CHECK: &str = "roce-inspect/check/v1";
+/// The `schema` of the `rules --format json` document (the rule catalog).
+pub const SCHEMA_RULES: &str = "roce-inspect/rules/v1";
 /// The `schema` of an expect file (`check --write-expect`; optional when reading).
 pub const SCHEMA_EXPECT: &str = "roce-inspect/expect/v1";
 

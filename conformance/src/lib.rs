@@ -52,7 +52,7 @@ pub use connections::{
     ModelOptions, ModelStats, Observation, PairedBy, PkeySource, PmtuSource, Retained, Seen,
     RECONNECT_PSN_DISTANCE,
 };
-pub use finding::{ConnId, Finding};
+pub use finding::{ConnId, Finding, RuleCount};
 pub use options::{FrameInfo, Options};
 pub use psn::{read_psns, Psn, PSN_MASK};
 pub use rules::{Rule, RuleSet, Severity, Side};

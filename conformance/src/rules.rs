@@ -78,7 +78,7 @@ rules! {
     CAP_REORDER = "CAP-REORDER", Warning, Capture, "host capture behaviour",
         "a response captured before the request it answers (within the reorder window)";
     CAP_TIME = "CAP-TIME", Warning, Capture, "capture file",
-        "timestamps going backwards";
+        "timestamps going backwards (one finding per capture: how many steps back, the first and the worst)";
     CAP_TRUNCATED = "CAP-TRUNCATED", Warning, Capture, "capture file",
         "frame cut by the capture's snap length: its ICRC cannot be verified";
     CAP_EVICT = "CAP-EVICT", Warning, Checker, "checker limits",

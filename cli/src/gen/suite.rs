@@ -493,6 +493,17 @@ pub const SUITE: &[Scenario] = &[
         t.frames[1].ts_ns = t.frames[0].ts_ns - 500;
         (t, vec![ex("CAP-TIME", &[2])])
     }},
+    Scenario { name: "cap-time-burst", description: "timestamps going backwards five times (frames 2, 4, 6, 8, 10; frame 6 the furthest back): one CAP-TIME finding citing the first and the worst step, with the count", assume_complete: true, build: || {
+        let mut t = Trace::new();
+        let mut c = conn();
+        for _ in 0..5 {
+            c.send_or_write(&mut t, true, false, 10, None);
+        }
+        for (i, back) in [(1, 100), (3, 200), (5, 900), (7, 300), (9, 50)] {
+            t.frames[i].ts_ns = t.frames[i - 1].ts_ns - back;
+        }
+        (t, vec![ex("CAP-TIME", &[2, 6])])
+    }},
     // Connection lifecycle: reconnects with and without CM.
     Scenario { name: "clean-cm-reconnect", description: "two CM incarnations on the same QPNs (assume_complete): REQ/REP/RTU (1-3), traffic (4-13), DREQ/DREP (14-15), then a new REQ/REP/RTU (16-18, new communication IDs) with new starting PSNs millions away from the old ones (a -> b restarts 'behind' the old PSNs, b -> a 'ahead'), the same traffic again (19-28) with MSNs restarting at 1, DREQ/DREP (29-30). The second incarnation is judged from its own REQ/REP PSNs: nothing may be reported (no duplicate, retransmission, PSN jump or MSN finding across the incarnations)", assume_complete: true, build: || {
         let mut t = Trace::new();
