@@ -144,6 +144,9 @@ enum Command {
         /// Only frames numbered A to B (1-based, inclusive); "A-" runs to the end
         #[arg(long, value_parser = parse_range, value_name = "A-B")]
         frames: Option<std::ops::RangeInclusive<u64>>,
+        /// Colour bad ICRCs: auto (a terminal, and NO_COLOR not set), always, never
+        #[arg(long, value_enum, default_value_t, value_name = "WHEN")]
+        color: roce_inspect::style::ColorWhen,
         #[command(flatten)]
         common: Common,
     },
@@ -465,12 +468,13 @@ fn main() -> ExitCode {
         Err(e) => return clap_exit(&e),
     };
     let result = match cli.command {
-        Command::Dissect { file, verbose, format, qp, opcode, frames, common } => {
+        Command::Dissect { file, verbose, format, qp, opcode, frames, color, common } => {
             let opts = dissect::Options {
                 format,
                 verbose,
                 filter: dissect::Filter { qp, opcode, frames },
                 config: common.config(),
+                paint: roce_inspect::style::Paint::for_stdout(color),
             };
             dissect::run(&file, &opts)
         }

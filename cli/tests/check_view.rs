@@ -124,3 +124,27 @@ fn strip(s: &str) -> String {
     }
     out
 }
+
+#[test]
+fn dissect_colours_bad_icrcs_only() {
+    let path = bad_icrc_capture();
+    let run = |color: &str| {
+        let out = Command::new(env!("CARGO_BIN_EXE_roce-inspect"))
+            .args(["dissect", "--color", color])
+            .arg(&path)
+            .output()
+            .unwrap();
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let (plain, coloured) = (run("never"), run("always"));
+    std::fs::remove_file(&path).unwrap();
+    assert!(!plain.contains('\x1b'));
+    let lines: Vec<&str> = coloured.lines().collect();
+    assert_eq!(lines.len(), 60);
+    // SENDs (odd frames) have a broken ICRC, their ACKs a good one.
+    for (i, l) in lines.iter().enumerate() {
+        assert_eq!(l.contains("\x1b[1m\x1b[31mICRC bad\x1b[0m"), i % 2 == 0, "{l}");
+        assert_eq!(l.contains('\x1b'), i % 2 == 0, "{l}");
+    }
+    assert_eq!(strip(&coloured), plain);
+}

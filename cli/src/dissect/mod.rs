@@ -60,6 +60,20 @@ pub struct Options {
     pub verbose: bool,
     pub filter: Filter,
     pub config: Config,
+    /// Colour (bad ICRCs in the summary line).
+    pub paint: crate::style::Paint,
+}
+
+/// The summary line's ICRC word, in the error colour when it is bad.
+fn paint_bad_icrc(line: &mut String, paint: crate::style::Paint) {
+    const BAD: &str = " ICRC bad";
+    if !paint.is_on() {
+        return;
+    }
+    if let Some(i) = line.find(BAD) {
+        let coloured = format!(" {}", paint.bad("ICRC bad"));
+        line.replace_range(i..i + BAD.len(), &coloured);
+    }
 }
 
 /// Runs the command, writing to stdout.
@@ -82,6 +96,7 @@ pub fn run(path: &Path, opts: &Options) -> Result<(), InputError> {
             Format::Text if opts.verbose => crate::text::tree(d, &mut out),
             Format::Text => {
                 crate::text::summary_line(d, t0, &mut line);
+                paint_bad_icrc(&mut line, opts.paint);
                 line.push('\n');
                 out.write_all(line.as_bytes())
             }
