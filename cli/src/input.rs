@@ -204,6 +204,17 @@ impl std::fmt::Display for InputError {
 pub fn for_each_frame(
     path: &Path,
     cfg: &Config,
+    f: impl FnMut(&Decoded<'_>),
+) -> Result<ReadSummary, InputError> {
+    for_each_frame_until(path, cfg, None, f)
+}
+
+/// [`for_each_frame`] that stops reading after frame number `last` (`dissect --frames 1-10`,
+/// `-c 10`): the rest of the capture is not read at all.
+pub fn for_each_frame_until(
+    path: &Path,
+    cfg: &Config,
+    last: Option<u64>,
     mut f: impl FnMut(&Decoded<'_>),
 ) -> Result<ReadSummary, InputError> {
     let mut cap = roce_capture::open(path).map_err(|e| InputError(e.to_string()))?;
@@ -221,6 +232,9 @@ pub fn for_each_frame(
                     count_undecoded(&mut summary.undecoded, &d.frame, why);
                 }
                 f(&d);
+                if last.is_some_and(|l| d.frame.number >= l) {
+                    break;
+                }
             }
             Err(e) => {
                 if e.nothing_read() && e.is_fatal() {

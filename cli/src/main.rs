@@ -21,10 +21,17 @@ use roce_parser::Config;
         port; RoCEv1 by EtherType 0x8915. Every ICRC is verified.",
     after_help = "Examples:\n  \
         roce-inspect dissect capture.pcap\n  \
-        roce-inspect dissect -V --frames 10-20 capture.pcapng\n  \
+        roce-inspect dissect -V --frames 10-20,25 -r capture.pcapng\n  \
         roce-inspect dissect --format jsonl --qp 0x152 --opcode RC_ACKNOWLEDGE capture.pcap\n  \
         roce-inspect stats capture.pcap.gz\n  \
         tcpdump -w - -i eth0 udp port 4791 | roce-inspect stats -\n\n\
+        As in tshark:\n  \
+        -r FILE                      tshark -r FILE (the positional FILE works too)\n  \
+        dissect -c N                 tshark -c N\n  \
+        dissect --frames 1-10,15,20- tshark -Y 'frame.number in {1..10 15 20..}'\n  \
+        --port 4791 --port 4792      tshark -d udp.port==4792,infiniband (both decoded)\n  \
+        -n                           tshark -n (accepted: names are never resolved)\n  \
+        dissect -V                   tshark -V\n\n\
         Exit status: 0 on success (warnings about damaged input go to stderr),\n\
         2 when the input could not be read, the output could not be written or the command\n\
         line was wrong. A closed pipe (`| head`) ends the output quietly."
@@ -34,16 +41,39 @@ struct Cli {
     command: Command,
 }
 
-#[derive(Args, Clone, Copy)]
+#[derive(Args, Clone)]
 struct Common {
-    /// UDP destination port that carries RoCEv2 (labs sometimes move it from 4791)
-    #[arg(long, default_value_t = roce_parser::ROCEV2_UDP_PORT, value_name = "N")]
-    port: u16,
+    /// UDP destination port that carries RoCEv2; repeatable, each one decoded as RoCEv2
+    /// (tshark: -d udp.port==N,infiniband). Default 4791; `--port 4792` alone replaces it,
+    /// `--port 4791 --port 4792` decodes both
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    port: Vec<u16>,
+    /// Accepted for tshark habits (tshark -n): addresses are never resolved
+    #[arg(short = 'n')]
+    no_resolve: bool,
 }
 
 impl Common {
     fn config(&self) -> Config {
-        Config { udp_port: self.port, ..Config::default() }
+        roce_inspect::tshark::config_for_ports(&self.port)
+    }
+}
+
+/// The capture: positional, or `-r FILE` as tshark and tcpdump read one.
+#[derive(Args, Clone)]
+#[group(required = true, multiple = false)]
+struct InputArg {
+    /// Capture file (pcap or pcapng, optionally gzip-compressed), or '-' for stdin
+    #[arg(value_name = "FILE")]
+    file: Option<PathBuf>,
+    /// The capture file, as tshark -r / tcpdump -r (the same as the positional FILE)
+    #[arg(short = 'r', long = "read", value_name = "FILE")]
+    read: Option<PathBuf>,
+}
+
+impl InputArg {
+    fn path(self) -> PathBuf {
+        self.file.or(self.read).unwrap_or_default()
     }
 }
 
@@ -127,8 +157,8 @@ enum Command {
     /// Non-RoCE frames are listed too, so frame numbers match Wireshark's. JSON field names
     /// are a stable contract.
     Dissect {
-        /// Capture file (pcap or pcapng, optionally gzip-compressed), or '-' for stdin
-        file: PathBuf,
+        #[command(flatten)]
+        input: InputArg,
         /// Print the full field tree of each frame, every extended header decoded
         #[arg(short = 'V', long)]
         verbose: bool,
@@ -141,9 +171,13 @@ enum Command {
         /// Only RoCE frames with this opcode: a name (RC_SEND_ONLY, CNP, ...) or a number
         #[arg(long, value_parser = parse_opcode, value_name = "OPCODE")]
         opcode: Option<u8>,
-        /// Only frames numbered A to B (1-based, inclusive); "A-" runs to the end
-        #[arg(long, value_parser = parse_range, value_name = "A-B")]
-        frames: Option<std::ops::RangeInclusive<u64>>,
+        /// Only these frames (1-based, as Wireshark): a list of numbers and ranges,
+        /// `1-10,15,20-` ("A-" runs to the end); reading stops after the last one
+        #[arg(long, value_parser = roce_inspect::tshark::FrameSelection::parse, value_name = "LIST")]
+        frames: Option<roce_inspect::tshark::FrameSelection>,
+        /// Read at most N frames, then stop (tshark -c)
+        #[arg(short = 'c', value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+        count: Option<u64>,
         /// Colour bad ICRCs: auto (a terminal, and NO_COLOR not set), always, never
         #[arg(long, value_enum, default_value_t, value_name = "WHEN")]
         color: roce_inspect::style::ColorWhen,
@@ -154,8 +188,8 @@ enum Command {
     /// packets, bytes, messages, ACKs, NAKs by kind, RNR NAKs, CNPs, ECN-CE marks,
     /// retransmitted PSNs, duration and goodput; connections opened by CM with their outcome.
     Stats {
-        /// Capture file (pcap or pcapng, optionally gzip-compressed), or '-' for stdin
-        file: PathBuf,
+        #[command(flatten)]
+        input: InputArg,
         /// Output format
         #[arg(long, value_enum, default_value_t = stats::Format::Text)]
         format: stats::Format,
@@ -170,8 +204,8 @@ enum Command {
     /// Exit status: 0 when no error-severity finding (warnings alone leave it 0), 1 when at
     /// least one, 2 when the input could not be read or the command line was wrong.
     Check {
-        /// Capture file (pcap or pcapng, optionally gzip-compressed), or '-' for stdin
-        file: PathBuf,
+        #[command(flatten)]
+        input: InputArg,
         /// Output format of the report. Not with --expect or --write-expect, which print a
         /// diff or a line of text: `--format json` with either is an error (exit 2)
         #[arg(long, value_enum, default_value_t = check::Format::Text)]
@@ -221,8 +255,9 @@ enum Command {
     /// The page is one file with no network access (inline SVG, a Content-Security-Policy);
     /// open it in a browser. Exit status as `check`: 1 when an error-severity finding.
     Report {
-        /// Capture file (pcap or pcapng, optionally gzip-compressed); not stdin (read twice)
-        file: PathBuf,
+        /// (a file: not stdin, it is read twice)
+        #[command(flatten)]
+        input: InputArg,
         /// Output HTML file
         #[arg(short, long)]
         output: PathBuf,
@@ -238,8 +273,9 @@ enum Command {
     },
     /// Write the time-sequence graph of one connection as SVG (for a bug report)
     Graph {
-        /// Capture file (pcap or pcapng, optionally gzip-compressed); not stdin (read twice)
-        file: PathBuf,
+        /// (a file: not stdin, it is read twice)
+        #[command(flatten)]
+        input: InputArg,
         /// The connection, as `stats` and `check` name it ("10.0.0.1 QP 0x000011 <-> 10.0.0.2
         /// QP 0x000012"), or a part of that name that only it has (e.g. "0x000011")
         #[arg(long, value_name = "NAME")]
@@ -317,6 +353,20 @@ enum GenScenario {
     },
 }
 
+impl Command {
+    /// The options every capture-reading command shares.
+    fn common(&self) -> Option<&Common> {
+        match self {
+            Command::Dissect { common, .. }
+            | Command::Stats { common, .. }
+            | Command::Check { common, .. }
+            | Command::Report { common, .. }
+            | Command::Graph { common, .. } => Some(common),
+            _ => None,
+        }
+    }
+}
+
 fn parse_u32(s: &str) -> Result<u32, String> {
     let r = match s.strip_prefix("0x").or_else(|| s.strip_prefix("0X")) {
         Some(hex) => u32::from_str_radix(hex, 16),
@@ -384,25 +434,6 @@ fn parse_pmtu(s: &str) -> Result<u32, String> {
         .ok_or_else(|| format!("'{s}' is not a PMTU: use 256, 512, 1024, 2048 or 4096"))
 }
 
-fn parse_range(s: &str) -> Result<std::ops::RangeInclusive<u64>, String> {
-    let bad = || format!("'{s}' is not a frame range like 10-20, 10- or 7");
-    let (a, b): (u64, u64) = match s.split_once('-') {
-        Some((a, "")) => (a.parse().map_err(|_| bad())?, u64::MAX),
-        Some((a, b)) => (a.parse().map_err(|_| bad())?, b.parse().map_err(|_| bad())?),
-        None => {
-            let n = s.parse().map_err(|_| bad())?;
-            (n, n)
-        }
-    };
-    if a == 0 {
-        return Err(format!("'{s}': frames are numbered from 1, as in Wireshark"));
-    }
-    if a > b {
-        return Err(format!("'{s}' is an empty range: frame {a} comes after frame {b}"));
-    }
-    Ok(a..=b)
-}
-
 fn create(path: &std::path::Path) -> Result<std::io::BufWriter<std::fs::File>, InputError> {
     let file = std::fs::File::create(path)
         .map_err(|e| InputError(format!("{}: cannot create: {e}", path.display())))?;
@@ -467,22 +498,27 @@ fn main() -> ExitCode {
         Ok(cli) => cli,
         Err(e) => return clap_exit(&e),
     };
+    if let Some(Err(e)) = cli.command.common().map(|c| roce_inspect::tshark::check_ports(&c.port)) {
+        output::error(e);
+        return ExitCode::from(2);
+    }
     let result = match cli.command {
-        Command::Dissect { file, verbose, format, qp, opcode, frames, color, common } => {
+        Command::Dissect { input, verbose, format, qp, opcode, frames, count, color, common } => {
+            let file = input.path();
             let opts = dissect::Options {
                 format,
                 verbose,
-                filter: dissect::Filter { qp, opcode, frames },
+                filter: dissect::Filter { qp, opcode, frames, count },
                 config: common.config(),
                 paint: roce_inspect::style::Paint::for_stdout(color),
             };
             dissect::run(&file, &opts)
         }
-        Command::Stats { file, format, model, common } => {
-            stats::run(&file, format, &common.config(), model.model())
+        Command::Stats { input, format, model, common } => {
+            stats::run(&input.path(), format, &common.config(), model.model())
         }
         Command::Check {
-            file,
+            input,
             format,
             assume_complete,
             reorder_window_ns,
@@ -529,6 +565,7 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
             let cfg = common.config();
+            let file = input.path();
             let res = match (expect, write_expect) {
                 (Some(e), _) => check::run_expect(&file, &e, &cfg, opts),
                 (None, Some(w)) => check::run_write_expect(&file, &w, &cfg, opts),
@@ -546,7 +583,8 @@ fn main() -> ExitCode {
                 }
             };
         }
-        Command::Report { file, output, graphs, checking, model, common } => {
+        Command::Report { input, output, graphs, checking, model, common } => {
+            let file = input.path();
             let opts = checking.options(&model);
             return match report::run_report(&file, &output, &common.config(), opts, graphs) {
                 Ok(done) => {
@@ -565,9 +603,13 @@ fn main() -> ExitCode {
                 }
             };
         }
-        Command::Graph { file, conn, output, checking, model, common } => {
-            report::run_graph(&file, &output, &common.config(), checking.options(&model), &conn)
-        }
+        Command::Graph { input, conn, output, checking, model, common } => report::run_graph(
+            &input.path(),
+            &output,
+            &common.config(),
+            checking.options(&model),
+            &conn,
+        ),
         Command::Rules { format: check::Format::Text } => {
             output::stdout(check::list_rules().as_bytes())
         }

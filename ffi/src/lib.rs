@@ -838,6 +838,7 @@ fn config_of(o: roce_options) -> Config {
     Config {
         udp_port: if o.udp_port == 0 { ROCEV2_UDP_PORT } else { o.udp_port },
         verify: o.skip_icrc == 0,
+        ..Config::default()
     }
 }
 

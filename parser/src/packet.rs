@@ -30,18 +30,43 @@ pub const MAX_VLANS: usize = 2;
 /// VLAN tags walked before the frame is called malformed.
 const VLAN_LIMIT: usize = 8;
 
+/// Ports that [`Config::extra_udp_ports`] can hold besides [`Config::udp_port`].
+pub const MAX_EXTRA_UDP_PORTS: usize = 3;
+
 /// How to parse.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Config {
     /// UDP destination port that marks RoCEv2 (4791 unless a lab uses another).
     pub udp_port: u16,
+    /// More UDP destination ports that also mark RoCEv2 (as Wireshark's "Decode As" adds a
+    /// port beside 4791); 0 is no port (UDP port 0 is reserved). A fixed array so that the
+    /// configuration stays `Copy` and allocation-free (no_std).
+    pub extra_udp_ports: [u16; MAX_EXTRA_UDP_PORTS],
     /// Verify the ICRC (and the IPv4 header checksum).
     pub verify: bool,
 }
 
 impl Default for Config {
     fn default() -> Self {
-        Config { udp_port: ROCEV2_UDP_PORT, verify: true }
+        Config {
+            udp_port: ROCEV2_UDP_PORT,
+            extra_udp_ports: [0; MAX_EXTRA_UDP_PORTS],
+            verify: true,
+        }
+    }
+}
+
+impl Config {
+    /// Whether UDP destination port `port` carries RoCEv2 under this configuration.
+    ///
+    /// ```
+    /// use roce_parser::Config;
+    /// let cfg = Config { udp_port: 4791, extra_udp_ports: [4792, 0, 0], ..Config::default() };
+    /// assert!(cfg.is_rocev2_port(4791) && cfg.is_rocev2_port(4792));
+    /// assert!(!cfg.is_rocev2_port(0) && !cfg.is_rocev2_port(4793));
+    /// ```
+    pub fn is_rocev2_port(&self, port: u16) -> bool {
+        port == self.udp_port || (port != 0 && self.extra_udp_ports.contains(&port))
     }
 }
 
@@ -500,7 +525,7 @@ fn parse_udp<'a, S: Source>(
         offset: off,
     });
     p.problems.flag(usize::from(len) != ip_payload_len, Problem::UdpLengthMismatch);
-    if udp.destination_port() != cfg.udp_port {
+    if !cfg.is_rocev2_port(udp.destination_port()) {
         return;
     }
     if usize::from(len) < 8 {

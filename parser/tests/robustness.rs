@@ -251,6 +251,11 @@ fn other_port_and_entry_points() {
     let f = hex(V2);
     let cfg = Config { udp_port: 4792, ..Config::default() };
     assert!(parse_ethernet(&f, &cfg).unwrap().roce.is_none());
+    // A second port beside another one decodes 4791 again, as Wireshark's Decode As does.
+    let both = Config { udp_port: 4792, extra_udp_ports: [4791, 0, 0], ..Config::default() };
+    assert_eq!(parse_ethernet(&f, &both).unwrap().roce.unwrap().icrc_status, IcrcStatus::Ok);
+    let unused = Config { udp_port: 4792, extra_udp_ports: [0, 4793, 0], ..Config::default() };
+    assert!(parse_ethernet(&f, &unused).unwrap().roce.is_none());
     let ip = &f[14..];
     let p = parse_ip(ip, &Config::default()).unwrap();
     assert_eq!(p.roce.unwrap().icrc_status, IcrcStatus::Ok);

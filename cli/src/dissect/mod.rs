@@ -3,12 +3,12 @@
 pub mod json;
 
 use std::io::{self, BufWriter, Write};
-use std::ops::RangeInclusive;
 use std::path::Path;
 
 use roce_parser::Config;
 
-use crate::input::{for_each_frame, Decoded, InputError};
+use crate::input::{for_each_frame_until, Decoded, InputError};
+use crate::tshark::FrameSelection;
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -28,14 +28,25 @@ pub struct Filter {
     pub qp: Option<u32>,
     /// Only RoCE frames with this opcode.
     pub opcode: Option<u8>,
-    /// Only frames numbered in this range.
-    pub frames: Option<RangeInclusive<u64>>,
+    /// Only these frames (`--frames 1-10,15,20-`).
+    pub frames: Option<FrameSelection>,
+    /// Read at most this many frames (`-c N`, as tshark).
+    pub count: Option<u64>,
 }
 
 impl Filter {
+    /// The last frame that can be shown: reading stops after it.
+    fn last_frame(&self) -> Option<u64> {
+        let selected = self.frames.as_ref().and_then(FrameSelection::last);
+        match (selected, self.count) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
     fn keeps(&self, d: &Decoded<'_>) -> bool {
         if let Some(r) = &self.frames {
-            if !r.contains(&d.frame.number) {
+            if !r.contains(d.frame.number) {
                 return false;
             }
         }
@@ -87,7 +98,7 @@ pub fn run(path: &Path, opts: &Options) -> Result<(), InputError> {
     let mut io_err: Option<io::Error> = None;
     // The JSON array opens with its first frame (or at the end): when the capture cannot be
     // read, nothing is written before the error.
-    for_each_frame(path, &opts.config, |d| {
+    for_each_frame_until(path, &opts.config, opts.filter.last_frame(), |d| {
         let t0 = *t0.get_or_insert(d.frame.ts_ns);
         if io_err.is_some() || !opts.filter.keeps(d) {
             return;

@@ -162,7 +162,7 @@ pub fn roundtrip(data: &[u8], reach: &mut Reach) {
         assert!(b.buffer_len() > 65_000, "the builder refused a short frame");
         return;
     };
-    let cfg = Config { udp_port: b.udp_dport, verify: true };
+    let cfg = Config { udp_port: b.udp_dport, verify: true, ..Config::default() };
     let p = parse_ethernet(&frame, &cfg).expect("a built frame parses");
     check::packet(&p, &frame);
     assert_eq!(p.stop, None, "a built frame stops early");

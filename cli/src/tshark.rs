@@ -1,0 +1,142 @@
+//! The command-line habits of tshark and tcpdump that roce-inspect follows: several RoCEv2
+//! ports (`--port`, as Wireshark's "Decode As" adds one), frame lists and ranges
+//! (`--frames 1-10,15,20-`), a read limit (`-c N`).
+//!
+//! Why here and not in clap's definitions: each is a small language with its own errors, and
+//! the reader needs to know where reading may stop (the last selected frame), which clap
+//! cannot say.
+
+use roce_parser::{Config, MAX_EXTRA_UDP_PORTS};
+
+/// Ports `--port` may be given (the parser's main port and its extra ones).
+pub const MAX_PORTS: usize = 1 + MAX_EXTRA_UDP_PORTS;
+
+/// Why the given `--port`s cannot be used, if they cannot.
+pub fn check_ports(ports: &[u16]) -> Result<(), String> {
+    if ports.len() > MAX_PORTS {
+        return Err(format!(
+            "--port given {} times: at most {MAX_PORTS} RoCEv2 ports are decoded at once",
+            ports.len()
+        ));
+    }
+    Ok(())
+}
+
+/// The parser configuration for the `--port`s given (none: 4791). Ports beyond
+/// [`MAX_PORTS`] are refused earlier by [`check_ports`].
+pub fn config_for_ports(ports: &[u16]) -> Config {
+    let mut cfg = Config::default();
+    let Some((&first, rest)) = ports.split_first() else { return cfg };
+    cfg.udp_port = first;
+    for (slot, &p) in cfg.extra_udp_ports.iter_mut().zip(rest) {
+        *slot = p;
+    }
+    cfg
+}
+
+/// `--frames`: frame numbers (1-based, as Wireshark counts) as sorted, disjoint, inclusive
+/// ranges; `1-10,15,20-` is 1..=10, 15..=15 and 20..=u64::MAX.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrameSelection {
+    ranges: Vec<(u64, u64)>,
+}
+
+/// The most ranges one `--frames` may list (a command line, not a file).
+const MAX_RANGES: usize = 10_000;
+
+impl FrameSelection {
+    /// Parses `A`, `A-B`, `A-` items separated by commas. Refused: an empty list or item,
+    /// frame 0, an inverted range (`20-10`), a number that is not one.
+    pub fn parse(s: &str) -> Result<FrameSelection, String> {
+        if s.trim().is_empty() {
+            return Err("an empty frame list: give frames like 1-10,15,20-".into());
+        }
+        let mut ranges = Vec::new();
+        for item in s.split(',') {
+            if ranges.len() == MAX_RANGES {
+                return Err(format!("more than {MAX_RANGES} items in a frame list"));
+            }
+            ranges.push(parse_item(item.trim(), s)?);
+        }
+        ranges.sort_unstable();
+        let mut merged: Vec<(u64, u64)> = Vec::with_capacity(ranges.len());
+        for (a, b) in ranges {
+            match merged.last_mut() {
+                Some(last) if a <= last.1.saturating_add(1) => last.1 = last.1.max(b),
+                _ => merged.push((a, b)),
+            }
+        }
+        Ok(FrameSelection { ranges: merged })
+    }
+
+    /// Whether frame `n` is selected (a binary search: the ranges are sorted and disjoint).
+    pub fn contains(&self, n: u64) -> bool {
+        let i = self.ranges.partition_point(|&(_, b)| b < n);
+        self.ranges.get(i).is_some_and(|&(a, _)| a <= n)
+    }
+
+    /// The last frame selected, when the list ends (`20-` does not): reading may stop there.
+    pub fn last(&self) -> Option<u64> {
+        self.ranges.last().map(|&(_, b)| b).filter(|&b| b != u64::MAX)
+    }
+}
+
+fn parse_item(item: &str, all: &str) -> Result<(u64, u64), String> {
+    let bad = || format!("'{item}' in '{all}' is not a frame or range like 7, 10-20 or 20-");
+    let num = |t: &str| t.trim().parse::<u64>().map_err(|_| bad());
+    let (a, b) = match item.split_once('-') {
+        Some((a, "")) => (num(a)?, u64::MAX),
+        Some((a, b)) => (num(a)?, num(b)?),
+        None if item.is_empty() => return Err(format!("an empty item in the frame list '{all}'")),
+        None => {
+            let n = num(item)?;
+            (n, n)
+        }
+    };
+    if a == 0 {
+        return Err(format!("'{item}': frames are numbered from 1, as in Wireshark"));
+    }
+    if a > b {
+        return Err(format!("'{item}' is an empty range: frame {a} comes after frame {b}"));
+    }
+    Ok((a, b))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lists_and_ranges() {
+        let s = FrameSelection::parse("20-,1-10,15").unwrap();
+        let want: Vec<u64> = (1..=10).chain([15]).chain(20..=25).collect();
+        let got: Vec<u64> = (1..=25).filter(|&n| s.contains(n)).collect();
+        assert_eq!(got, want);
+        assert_eq!(s.last(), None);
+        let s = FrameSelection::parse("3,5, 7-9").unwrap();
+        assert_eq!(s.last(), Some(9));
+        assert!(!s.contains(4) && s.contains(5) && !s.contains(10));
+        // Overlaps merge.
+        assert_eq!(FrameSelection::parse("1-5,3-8,9").unwrap().ranges, vec![(1, 9)]);
+    }
+
+    #[test]
+    fn refused() {
+        for bad in ["", " ", "0", "5-3", "1,,2", "a", "1-b", "-5", "3,"] {
+            assert!(FrameSelection::parse(bad).is_err(), "{bad:?} accepted");
+        }
+        let many = vec!["1"; MAX_RANGES + 1].join(",");
+        assert!(FrameSelection::parse(&many).is_err());
+    }
+
+    #[test]
+    fn ports() {
+        assert_eq!(config_for_ports(&[]), Config::default());
+        let c = config_for_ports(&[4792, 4791]);
+        assert!(c.is_rocev2_port(4791) && c.is_rocev2_port(4792) && !c.is_rocev2_port(4793));
+        let c = config_for_ports(&[4792]);
+        assert!(!c.is_rocev2_port(4791));
+        assert!(check_ports(&[1, 2, 3, 4]).is_ok());
+        assert!(check_ports(&[1, 2, 3, 4, 5]).is_err());
+    }
+}
