@@ -87,6 +87,9 @@ pub struct Output<'a> {
 /// Runs the command; returns the exit code (0: no error finding, 1: at least one).
 pub fn run(path: &Path, cfg: &Config, opts: Options, how: &Output<'_>) -> Result<u8, InputError> {
     let (format, annotate) = (how.format, how.annotate);
+    if how.view.live && format == Format::Text && annotate.is_none() {
+        return run_live(path, cfg, opts, how);
+    }
     if let Some(out) = annotate {
         annotate_refuses(path, out)?;
     }
@@ -185,6 +188,9 @@ pub struct TextView {
     /// The summary only: the first line and the per-rule counts.
     pub quiet: bool,
     pub paint: Paint,
+    /// Findings are printed as they are proven (`-l`, or the capture read from stdin) and
+    /// flushed one by one; the report at the end leaves them out.
+    pub live: bool,
 }
 
 /// `--max-per-rule`'s default: enough to see how a rule fires, few enough that one rule
@@ -193,7 +199,12 @@ pub const DEFAULT_MAX_PER_RULE: usize = 10;
 
 impl Default for TextView {
     fn default() -> Self {
-        TextView { max_per_rule: Some(DEFAULT_MAX_PER_RULE), quiet: false, paint: Paint::plain() }
+        TextView {
+            max_per_rule: Some(DEFAULT_MAX_PER_RULE),
+            quiet: false,
+            paint: Paint::plain(),
+            live: false,
+        }
     }
 }
 
@@ -243,6 +254,112 @@ fn listed(r: &Report, max: Option<usize>) -> Vec<&Finding> {
         .collect()
 }
 
+/// One finding as the text report lists it: `  error   RULE  frames F PSN P: message`.
+fn finding_line(t: &mut String, f: &Finding, paint: Paint) {
+    let sev = match f.severity {
+        Severity::Error => "error  ",
+        Severity::Warning => "warning",
+    };
+    let psn = f.psn.map_or(String::new(), |p| format!(" PSN {p}"));
+    let _ = writeln!(
+        t,
+        "  {} {:<16} frames {}{psn}: {}",
+        paint.severity(f.severity, sev),
+        f.rule,
+        frames(&f.frames),
+        f.message
+    );
+}
+
+/// `check` live: each finding printed and flushed when the checker proves it, with its
+/// connection (as named so far), at most `max_per_rule` of each rule.
+struct Live<W: Write> {
+    out: W,
+    paint: Paint,
+    max: Option<usize>,
+    printed: BTreeMap<&'static str, usize>,
+    line: String,
+    failed: Option<io::Error>,
+}
+
+impl<W: Write> Live<W> {
+    fn findings(&mut self, fs: &[Finding]) {
+        for f in fs {
+            let n = self.printed.entry(f.rule).or_default();
+            if self.failed.is_some() || self.max.is_some_and(|m| *n >= m) {
+                continue;
+            }
+            *n += 1;
+            self.line.clear();
+            finding_line(&mut self.line, f, self.paint);
+            let conn = f.connection.map_or("capture".to_string(), |c| c.to_string());
+            let _ = writeln!(self.line, "      on {conn}");
+            let res = self.out.write_all(self.line.as_bytes()).and_then(|()| self.out.flush());
+            if let Err(e) = res {
+                self.failed = Some(e);
+            }
+        }
+    }
+
+    /// The line counting what was not printed.
+    fn not_printed(&self, r: &Report) -> String {
+        let more: Vec<String> = r
+            .by_rule
+            .iter()
+            .filter_map(|c| {
+                let n = self.printed.get(c.rule).copied().unwrap_or(0) as u64;
+                (c.total() > n).then(|| format!("{} more {}", c.total() - n, c.rule))
+            })
+            .collect();
+        if more.is_empty() {
+            return String::new();
+        }
+        format!(
+            "  (not printed: {}; --max-per-rule 0 prints every finding kept)\n",
+            more.join(", ")
+        )
+    }
+}
+
+/// `check -l` (or the capture on stdin): findings as they are proven, then the report
+/// without them. Returns the exit code.
+fn run_live(path: &Path, cfg: &Config, opts: Options, how: &Output<'_>) -> Result<u8, InputError> {
+    let stdout = io::stdout();
+    let mut live = Live {
+        out: stdout.lock(),
+        paint: how.view.paint,
+        max: if how.view.quiet { Some(0) } else { how.view.max_per_rule },
+        printed: BTreeMap::new(),
+        line: String::new(),
+        failed: None,
+    };
+    let mut checker = Checker::new(opts);
+    let summary = for_each_frame(path, cfg, |d| {
+        let f = &d.frame;
+        let info = FrameInfo { number: f.number, ts_ns: f.ts_ns, caplen: f.caplen, len: f.len };
+        match &d.packet {
+            Ok(p) => checker.feed(&info, p),
+            Err(_) => checker.feed_undecoded(&info),
+        }
+        live.findings(&checker.take_findings());
+    })?;
+    let report = checker.finish();
+    live.findings(&report.findings);
+    warn_undecoded(&summary.undecoded);
+    let mut end = if how.view.quiet { String::new() } else { live.not_printed(&report) };
+    if !end.is_empty() || live.printed.values().any(|&n| n > 0) {
+        end.push('\n');
+    }
+    end.push_str(&text(path, &report, &summary.warnings, &how.view));
+    let Live { mut out, failed, .. } = live;
+    let res = match failed {
+        Some(e) => Err(e),
+        None => out.write_all(end.as_bytes()).and_then(|()| out.flush()),
+    };
+    output::written(res)?;
+    Ok(u8::from(report.errors > 0))
+}
+
 /// The text report: the per-rule summary, findings grouped by connection (at most
 /// `view.max_per_rule` of each rule), then how complete each connection's capture looked.
 pub fn text(path: &Path, r: &Report, warnings: &[String], view: &TextView) -> String {
@@ -268,7 +385,7 @@ pub fn text(path: &Path, r: &Report, warnings: &[String], view: &TextView) -> St
     if view.quiet {
         return t;
     }
-    let shown = listed(r, view.max_per_rule);
+    let shown = if view.live { Vec::new() } else { listed(r, view.max_per_rule) };
     let mut by_conn: BTreeMap<Option<ConnId>, Vec<&Finding>> = BTreeMap::new();
     for f in &shown {
         by_conn.entry(f.connection).or_default().push(f);
@@ -284,19 +401,7 @@ pub fn text(path: &Path, r: &Report, warnings: &[String], view: &TextView) -> St
             }
         }
         for f in fs {
-            let sev = match f.severity {
-                Severity::Error => "error  ",
-                Severity::Warning => "warning",
-            };
-            let psn = f.psn.map_or(String::new(), |p| format!(" PSN {p}"));
-            let _ = writeln!(
-                t,
-                "  {} {:<16} frames {}{psn}: {}",
-                paint.severity(f.severity, sev),
-                f.rule,
-                frames(&f.frames),
-                f.message
-            );
+            finding_line(&mut t, f, paint);
         }
     }
     let mut shown_of: BTreeMap<&str, u64> = BTreeMap::new();
@@ -311,7 +416,7 @@ pub fn text(path: &Path, r: &Report, warnings: &[String], view: &TextView) -> St
             (c.total() > n).then(|| format!("{} more {}", c.total() - n, c.rule))
         })
         .collect();
-    if !more.is_empty() {
+    if !more.is_empty() && !view.live {
         let _ = writeln!(
             t,
             "\n  (not listed: {}; --max-per-rule 0 lists every finding kept, --format json \

@@ -106,14 +106,20 @@ struct ViewArgs {
     /// Colour severities: auto (a terminal, and NO_COLOR not set), always, never
     #[arg(long, value_enum, default_value_t, value_name = "WHEN")]
     color: roce_inspect::style::ColorWhen,
+    /// Live (tshark -l): print each finding as soon as it is proven, flushed, then the report
+    /// without them. On by itself when the capture is read from stdin ('-'), as from
+    /// `tcpdump -U -w - | roce-inspect check -`
+    #[arg(short = 'l')]
+    live: bool,
 }
 
 impl ViewArgs {
-    fn view(&self) -> check::TextView {
+    fn view(&self, input: &std::path::Path) -> check::TextView {
         check::TextView {
             max_per_rule: (self.max_per_rule > 0).then_some(self.max_per_rule),
             quiet: self.quiet,
             paint: roce_inspect::style::Paint::for_stdout(self.color),
+            live: self.live || input == std::path::Path::new("-"),
         }
     }
 }
@@ -181,6 +187,10 @@ enum Command {
         /// Colour bad ICRCs: auto (a terminal, and NO_COLOR not set), always, never
         #[arg(long, value_enum, default_value_t, value_name = "WHEN")]
         color: roce_inspect::style::ColorWhen,
+        /// Flush after every frame (tshark -l); on by itself when the capture comes from
+        /// stdin ('-') and stdout is a pipe (`tcpdump -U -w - | roce-inspect dissect - | grep`)
+        #[arg(short = 'l')]
+        live: bool,
         #[command(flatten)]
         common: Common,
     },
@@ -503,7 +513,18 @@ fn main() -> ExitCode {
         return ExitCode::from(2);
     }
     let result = match cli.command {
-        Command::Dissect { input, verbose, format, qp, opcode, frames, count, color, common } => {
+        Command::Dissect {
+            input,
+            verbose,
+            format,
+            qp,
+            opcode,
+            frames,
+            count,
+            color,
+            live,
+            common,
+        } => {
             let file = input.path();
             let opts = dissect::Options {
                 format,
@@ -511,6 +532,7 @@ fn main() -> ExitCode {
                 filter: dissect::Filter { qp, opcode, frames, count },
                 config: common.config(),
                 paint: roce_inspect::style::Paint::for_stdout(color),
+                line_flush: live || (file == std::path::Path::new("-") && output::stdout_is_pipe()),
             };
             dissect::run(&file, &opts)
         }
@@ -570,8 +592,11 @@ fn main() -> ExitCode {
                 (Some(e), _) => check::run_expect(&file, &e, &cfg, opts),
                 (None, Some(w)) => check::run_write_expect(&file, &w, &cfg, opts),
                 (None, None) => {
-                    let how =
-                        check::Output { format, view: view.view(), annotate: annotate.as_deref() };
+                    let how = check::Output {
+                        format,
+                        view: view.view(&file),
+                        annotate: annotate.as_deref(),
+                    };
                     check::run(&file, &cfg, opts, &how)
                 }
             };

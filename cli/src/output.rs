@@ -36,3 +36,22 @@ pub fn warning(msg: impl Display) {
 pub fn error(msg: impl Display) {
     let _ = writeln!(io::stderr().lock(), "roce-inspect: error: {msg}");
 }
+
+/// Whether stdout is a pipe (`| grep`, `| tee`): then `dissect` of stdin flushes every
+/// frame, as tshark does with `-l`, so that a live capture does not look frozen behind
+/// 64 KiB of buffer. Not for a file read into a pipe: a write per frame made `dissect
+/// FILE | cat` about 4x slower (50,000 frames), and a file never stalls. A file or a
+/// terminal is not a pipe.
+pub fn stdout_is_pipe() -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd as _;
+        use std::os::unix::fs::FileTypeExt as _;
+        let Ok(fd) = io::stdout().as_fd().try_clone_to_owned() else { return false };
+        std::fs::File::from(fd).metadata().is_ok_and(|m| m.file_type().is_fifo())
+    }
+    #[cfg(not(unix))]
+    {
+        false
+    }
+}

@@ -73,6 +73,8 @@ pub struct Options {
     pub config: Config,
     /// Colour (bad ICRCs in the summary line).
     pub paint: crate::style::Paint,
+    /// Flush after every frame (`-l`, or stdout a pipe).
+    pub line_flush: bool,
 }
 
 /// The summary line's ICRC word, in the error colour when it is bad.
@@ -125,6 +127,7 @@ pub fn run(path: &Path, opts: &Options) -> Result<(), InputError> {
                 out.write_all(&json_buf)
             }
         };
+        let res = if opts.line_flush { res.and_then(|()| out.flush()) } else { res };
         if let Err(e) = res {
             io_err = Some(e);
         }
