@@ -12,6 +12,7 @@ pub mod output;
 pub mod report;
 pub mod stats;
 pub mod text;
+pub mod timing_text;
 
 /// What `--version` prints after the name: the crate version, the commit it was built from
 /// (build.rs: `git rev-parse --short HEAD` in a checkout, the commit cargo recorded when it

@@ -10,7 +10,7 @@ use roce_parser::headers::*;
 use serde::{Deserialize, Serialize};
 
 use super::conn::{frame, op, ud_send, Cm, Sent};
-use super::{scenarios, Endpoint, RcConn, Trace};
+use super::{scenarios, timers, Endpoint, RcConn, Trace};
 
 /// A finding a scenario must produce.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -781,6 +781,9 @@ pub const SUITE: &[Scenario] = &[
         d.read_responses(&mut t, true, rd.psn, 100, &[]); // 14
         (t, vec![])
     }},
+    Scenario { name: "clean-timing-latencies", description: "timers known to the nanosecond (cli/src/gen/timers.rs, assume_complete): CM (1-3); three SENDs each ACKed 3 us later (4-9); a 3-PSN READ answered 5 us later, 1 us between responses (10-13); a FETCH_ADD ACKed 4 us later (14, 15); a WRITE (16-18) whose FIRST is lost downstream, NAKed 2.5 us after the MIDDLE (19), resent 1.5 us after the NAK (20-22), ACK (23); a SEND (24) RNR NAKed with timer code 14, 1.28 ms (25), retried 1.3 ms later (26), ACK (27). Nothing may be reported", assume_complete: true, build: || (timers::latencies(), vec![]) },
+    Scenario { name: "clean-timing-timeout-t14", description: "timeout retransmissions with local ACK timeout t = 14 (4.096 us x 2^14 = 67.108864 ms), three retries, constant backoff (assume_complete): CM (1-3); SEND (4) ACKed (5); a WRITE_ONLY (6) with no answer, resent 67.108864 ms after each transmission (7, 8, 9), ACKed 3 us after the third retry (10). Nothing may be reported", assume_complete: true, build: || (timers::timeouts(&[timers::ack_timeout(14); 3]), vec![]) },
+    Scenario { name: "clean-timing-backoff", description: "timeout retransmissions with exponential backoff from t = 12 (16.777216 ms, then 33.554432 and 67.108864 ms; assume_complete): CM (1-3); SEND (4) ACKed (5); a WRITE_ONLY (6) resent after each timeout (7, 8, 9), ACK (10). Nothing may be reported", assume_complete: true, build: || (timers::timeouts(&[timers::ack_timeout(12), timers::ack_timeout(13), timers::ack_timeout(14)]), vec![]) },
 ];
 
 impl Scenario {
