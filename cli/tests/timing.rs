@@ -124,3 +124,29 @@ fn connections_without_timers_report_nothing_measured() {
     assert_eq!(ud["timing"]["ack_latency_ns"], Value::Null);
     assert_eq!(ud["timing"]["timeout_retransmissions"], json!([]));
 }
+
+#[path = "../../testdata/real.rs"]
+mod real;
+
+/// Reviewed against `dissect` of the capture: frames 60 (SEND_ONLY, AckReq) -> 63 (ACK) is
+/// 7.041767 - 7.031169 s; READ 66 -> 67 (FIRST) and 69 (LAST). The SEND of frame 70 is
+/// "ACKed" by frame 71 naming PSN 16777215, which covers nothing: no second ACK latency.
+/// The capture has no retransmission (the failure is the PSN reuse after the READ), so no
+/// timeout and no exponent.
+#[test]
+fn rping_failure_capture_reviewed_values() {
+    let Some(dir) = real::real_dir() else { return };
+    let path = dir.join("sanderw71_SoftRoce_rping_3072_faillire.pcapng");
+    let out = Command::new(env!("CARGO_BIN_EXE_roce-inspect"))
+        .args(["stats", "--format", "json"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let t = &v["connections"][0]["timing"];
+    assert_eq!(t["ack_latency_ns"], all(1, 10_598_349));
+    assert_eq!(t["read_latency_ns"]["first_response"], all(1, 2_804_321));
+    assert_eq!(t["read_latency_ns"]["last_response"], all(1, 2_804_904));
+    assert_eq!(t["timeout_retransmissions"], json!([]));
+    assert_eq!(t["inferred_timeout_exponent"], Value::Null);
+}

@@ -128,6 +128,9 @@ impl Quantiles {
             return None;
         }
         let rank = ((q * self.count as f64).ceil() as u64).clamp(1, self.count);
+        if rank == self.count {
+            return Some(self.max);
+        }
         let mut seen = 0;
         for &(b, n, sum) in &self.counts {
             seen += n;
