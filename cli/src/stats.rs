@@ -244,7 +244,7 @@ impl Stats {
         if let Some(f) = self.model.flow_mut(&obs.own) {
             f.state.add(p, r, ts, len);
             if obs.seen == Seen::Request {
-                f.state.timing.request(&frame, r);
+                let _ = f.state.timing.request(&frame, r);
             }
         }
         if let Seen::Response { stream: Some(s) } = obs.seen {

@@ -150,3 +150,39 @@ fn rping_failure_capture_reviewed_values() {
     assert_eq!(t["timeout_retransmissions"], json!([]));
     assert_eq!(t["inferred_timeout_exponent"], Value::Null);
 }
+
+#[test]
+fn qp_timeout_option_judges_the_measured_timeouts() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../pcaps/conformance/clean-timing-timeout-t14.pcap");
+    let check = |t: &str| {
+        Command::new(env!("CARGO_BIN_EXE_roce-inspect"))
+            .args(["check", "--format", "json", "--qp-timeout", t])
+            .arg(&path)
+            .output()
+            .unwrap()
+    };
+    let rules_of = |out: &std::process::Output| -> Vec<(String, Value)> {
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| (f["rule"].as_str().unwrap().to_string(), f["frames"].clone()))
+            .collect()
+    };
+    // 67.108864 ms timeouts: on time for T = 14, and for T = 15 (134 ms) too early.
+    let on_time = check("14");
+    assert_eq!(on_time.status.code(), Some(0));
+    assert_eq!(rules_of(&on_time), []);
+    let early = check("15");
+    assert_eq!(early.status.code(), Some(0), "warnings only");
+    let got = rules_of(&early);
+    assert_eq!(got.len(), 3, "{got:?}");
+    assert!(got.iter().all(|(r, _)| r == "REQ-QP-TIMEOUT"));
+    assert_eq!(got[0].1, json!([6, 7]));
+    // Not an exponent: refused on the command line.
+    for bad in ["0", "32", "x"] {
+        assert_eq!(check(bad).status.code(), Some(2), "--qp-timeout {bad}");
+    }
+}

@@ -201,13 +201,14 @@ fn restart(q: &mut VecDeque<Pending>, p: Pending) {
 }
 
 impl Timing {
-    /// A request of the flow.
-    pub fn request(&mut self, f: &FrameInfo, r: &Roce<'_>) {
-        let Some(info) = r.info else { return };
+    /// A request of the flow; the timeout it ends, when it is a timeout retransmission.
+    pub fn request(&mut self, f: &FrameInfo, r: &Roce<'_>) -> Option<TimeoutRetransmission> {
+        let info = r.info?;
         let psn = Psn::new(r.bth.psn);
         let retransmission = self.max_psn.is_some_and(|m| psn <= m);
+        let mut timeout = None;
         if retransmission {
-            self.retransmission(f, psn);
+            timeout = self.retransmission(f, psn);
         } else {
             self.max_psn = Some(psn);
             self.replaying = false;
@@ -225,11 +226,12 @@ impl Timing {
         }
         self.tx.push_back(Tx { psn, ts: f.ts_ns, frame: f.number });
         self.last_psn = Some(psn);
+        timeout
     }
 
     /// A retransmitted request: the reaction to a NAK, the retry after an RNR NAK, the rest
     /// of a retransmission run, or a timeout.
-    fn retransmission(&mut self, f: &FrameInfo, psn: Psn) {
+    fn retransmission(&mut self, f: &FrameInfo, psn: Psn) -> Option<TimeoutRetransmission> {
         let ts = f.ts_ns;
         if let Some(nak) = self.nak.take() {
             let waited = ts.saturating_sub(nak.ts);
@@ -247,13 +249,13 @@ impl Timing {
             }
             self.replaying = true;
             self.chain = None;
-            return;
+            return None;
         }
         let continues = self.replaying && self.last_psn.is_some_and(|l| psn == l + 1);
         if continues || self.acked.is_some_and(|a| psn <= a) {
-            return;
+            return None;
         }
-        let Some(prev) = self.tx.iter().rev().find(|t| t.psn == psn).copied() else { return };
+        let prev = self.tx.iter().rev().find(|t| t.psn == psn).copied()?;
         let measured = ts.saturating_sub(prev.ts);
         let retry = match self.chain {
             Some((p, n, last)) if p == psn => {
@@ -274,6 +276,7 @@ impl Timing {
             measured_ns: measured,
         };
         list(&mut self.timeouts, &mut self.timeouts_not_listed, t);
+        Some(t)
     }
 
     /// A response to the flow's requests (ACK, NAK, READ response, atomic ACK).
