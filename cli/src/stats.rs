@@ -53,9 +53,11 @@ pub struct FlowStats {
     /// Payload of requests that were not retransmissions (for goodput).
     #[serde(skip)]
     new_payload: u64,
-    /// The timers of this flow's requests and their responses (the connection's `timing`).
+    /// The timers of this flow's requests and their responses (the connection's `timing`),
+    /// from its first request on. Boxed: flows move (table growth, ended incarnations) and a
+    /// flow that sends no request pays nothing.
     #[serde(skip)]
-    pub timing: Timing,
+    pub timing: Option<Box<Timing>>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -163,7 +165,9 @@ impl FlowStats {
         self.retransmissions += o.retransmissions;
         self.last_ts = self.last_ts.max(o.last_ts);
         self.new_payload += o.new_payload;
-        self.timing.merge(&o.timing);
+        if let Some(t) = &o.timing {
+            self.timing.get_or_insert_with(Box::default).merge(t);
+        }
     }
 }
 
@@ -244,12 +248,14 @@ impl Stats {
         if let Some(f) = self.model.flow_mut(&obs.own) {
             f.state.add(p, r, ts, len);
             if obs.seen == Seen::Request {
-                let _ = f.state.timing.request(&frame, r);
+                f.state.timing.get_or_insert_with(Box::default).request(&frame, r);
             }
         }
         if let Seen::Response { stream: Some(s) } = obs.seen {
             if let Some(f) = self.model.flow_mut(&s) {
-                f.state.timing.response(&frame, r);
+                if let Some(t) = &mut f.state.timing {
+                    t.response(&frame, r);
+                }
             }
         }
     }
@@ -289,7 +295,10 @@ impl Stats {
                     0.0
                 };
                 Connection {
-                    timing: total.timing.report(),
+                    timing: total
+                        .timing
+                        .as_deref()
+                        .map_or_else(|| Timing::default().report(), Timing::report),
                     info,
                     total,
                     duration_ns,
