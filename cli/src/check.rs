@@ -581,6 +581,11 @@ pub fn parse_expect(bytes: &[u8]) -> Result<ExpectFile, ExpectError> {
     if let Some(m) = e.options.pmtu {
         valid_pmtu(m).map_err(|why| invalid(format!("options.pmtu: {why}")))?;
     }
+    if let Some(t) = e.options.qp_timeout.filter(|t| !(1..=31).contains(t)) {
+        return Err(invalid(format!(
+            "options.qp_timeout: {t} is not a local ACK timeout exponent (1..31)"
+        )));
+    }
     for (i, f) in e.findings.iter().enumerate() {
         if roce_conformance::rules::ALL.iter().any(|r| r.id == f.rule) {
             continue;
@@ -686,6 +691,9 @@ pub fn run_expect(
     if opts.pmtu.is_none() {
         opts.pmtu = expected.options.pmtu;
     }
+    if opts.qp_timeout.is_none() {
+        opts.qp_timeout = expected.options.qp_timeout;
+    }
     // Capture warnings were written to stderr as they were found.
     let (report, _) = check_file(path, cfg, opts)?;
     let (text, code) = match diff(&expected, &report) {
@@ -760,7 +768,11 @@ pub fn run_write_expect(
     opts: Options,
 ) -> Result<u8, InputError> {
     refuse_overwrite(path, out)?;
-    let options = ExpectOptions { assume_complete: opts.assume_complete, pmtu: opts.pmtu };
+    let options = ExpectOptions {
+        assume_complete: opts.assume_complete,
+        pmtu: opts.pmtu,
+        qp_timeout: opts.qp_timeout,
+    };
     let (report, _) = check_file(path, cfg, opts)?;
     // The file name only: the expect file is committed, the folder is the author's.
     let name = path

@@ -14,6 +14,7 @@ pub mod stats;
 pub mod style;
 pub mod text;
 pub mod tshark;
+pub mod timing_text;
 
 /// What `--version` prints after the name: the crate version, the commit it was built from
 /// (build.rs: `git rev-parse --short HEAD` in a checkout, the commit cargo recorded when it

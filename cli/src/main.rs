@@ -230,6 +230,11 @@ enum Command {
         /// Silence after which a retransmission counts as a timeout retry, in microseconds
         #[arg(long = "retx-timeout", default_value = "1000", value_parser = parse_micros, value_name = "US")]
         retx_timeout_ns: u64,
+        /// The local ACK timeout exponent T the QPs were configured with (ibv_modify_qp
+        /// `timeout`, perftest -u, NCCL_IB_TIMEOUT): a timeout retransmission earlier than
+        /// 4.096 us x 2^T (less 10 %) is REQ-QP-TIMEOUT (docs/timing.md)
+        #[arg(long = "qp-timeout", value_name = "T", value_parser = clap::value_parser!(u8).range(1..=31))]
+        qp_timeout: Option<u8>,
         #[command(flatten)]
         model: ModelArgs,
         /// Turn a rule off (repeatable); `roce-inspect rules` lists them
@@ -545,6 +550,7 @@ fn main() -> ExitCode {
             assume_complete,
             reorder_window_ns,
             retx_timeout_ns,
+            qp_timeout,
             model,
             disable,
             enable,
@@ -575,6 +581,7 @@ fn main() -> ExitCode {
                 max_flows: m.max_flows,
                 reconnect_idle_ns: m.reconnect_idle_ns,
                 rules,
+                qp_timeout,
                 ..Default::default()
             };
             if format == check::Format::Json && (expect.is_some() || write_expect.is_some()) {

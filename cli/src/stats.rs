@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use roce_conformance::{
     CmExchange, ConnectionInfo, Connections, EndedBy, FlowKey, FrameInfo, ModelOptions, Psn,
-    Retained,
+    Retained, Seen, Timing, TimingReport,
 };
 
 use crate::input::{for_each_frame, warn_undecoded, InputError, UndecodedGroup};
@@ -53,6 +53,11 @@ pub struct FlowStats {
     /// Payload of requests that were not retransmissions (for goodput).
     #[serde(skip)]
     new_payload: u64,
+    /// The timers of this flow's requests and their responses (the connection's `timing`),
+    /// from its first request on. Boxed: flows move (table growth, ended incarnations) and a
+    /// flow that sends no request pays nothing.
+    #[serde(skip)]
+    pub timing: Option<Box<Timing>>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -160,6 +165,9 @@ impl FlowStats {
         self.retransmissions += o.retransmissions;
         self.last_ts = self.last_ts.max(o.last_ts);
         self.new_payload += o.new_payload;
+        if let Some(t) = &o.timing {
+            self.timing.get_or_insert_with(Box::default).merge(t);
+        }
     }
 }
 
@@ -239,6 +247,16 @@ impl Stats {
         self.settle_ended();
         if let Some(f) = self.model.flow_mut(&obs.own) {
             f.state.add(p, r, ts, len);
+            if obs.seen == Seen::Request {
+                f.state.timing.get_or_insert_with(Box::default).request(&frame, r);
+            }
+        }
+        if let Seen::Response { stream: Some(s) } = obs.seen {
+            if let Some(f) = self.model.flow_mut(&s) {
+                if let Some(t) = &mut f.state.timing {
+                    t.response(&frame, r);
+                }
+            }
         }
     }
 
@@ -277,6 +295,10 @@ impl Stats {
                     0.0
                 };
                 Connection {
+                    timing: total
+                        .timing
+                        .as_deref()
+                        .map_or_else(|| Timing::default().report(), Timing::report),
                     info,
                     total,
                     duration_ns,
@@ -359,6 +381,8 @@ pub struct Connection {
     pub duration_ns: u64,
     /// Payload bits per second of requests that were not retransmissions.
     pub goodput_bps: f64,
+    /// The timers measured on the wire, both directions' requesters together (docs/timing.md).
+    pub timing: TimingReport,
     pub directions: Vec<Direction>,
 }
 
@@ -552,6 +576,7 @@ fn text_report(
             secs(c.duration_ns),
             c.goodput_bps / 1e6
         );
+        crate::timing_text::write(&mut t, &c.timing);
     }
     let cm = s.model.cm_exchanges();
     if !cm.is_empty() {

@@ -49,8 +49,11 @@ fn found(r: &Report) -> Vec<Expected> {
 fn every_suite_scenario_gives_exactly_its_findings() {
     for s in SUITE {
         let (t, expect) = s.generate();
-        let opts =
-            Options { assume_complete: expect.options.assume_complete, ..Options::default() };
+        let opts = Options {
+            assume_complete: expect.options.assume_complete,
+            qp_timeout: expect.options.qp_timeout,
+            ..Options::default()
+        };
         let r = check_frames(&frames_of(&t), opts);
         assert_eq!(found(&r), expect.findings, "{}: {:#?}", s.name, r.findings);
         // The rule catalog's severity, except where the finding says otherwise (vendor

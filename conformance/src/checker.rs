@@ -300,6 +300,14 @@ impl Checker {
         } else {
             flow.state.response(&x, judge);
         }
+        if let Some(t) = opts.qp_timeout {
+            let timing = flow.state.timing.get_or_insert_with(Box::default);
+            if !request {
+                timing.response(f, r);
+            } else if let Some(retx) = timing.request(f, r) {
+                crate::requester::qp_timeout(&retx, t, &x, judge);
+            }
+        }
     }
 
     /// Finishes the incarnations the model ended and lists them.

@@ -9,6 +9,9 @@
 //!   ([`rules`]): streaming, memory bounded by the live connections, never by packets.
 //!   [`Checker::finish`] returns the final findings and one report per incarnation.
 //! - [`Psn`] is a 24-bit PSN whose order and arithmetic wrap.
+//! - [`Timing`] measures a request flow's timers from the wire (ACK, READ, atomic and NAK
+//!   latencies, RNR waits, timeout retransmissions and the local ACK timeout exponent they
+//!   imply) in bounded memory ([`Quantiles`]).
 //!
 //! ```
 //! use roce_conformance::{Checker, Options};
@@ -45,6 +48,7 @@ mod requester;
 mod responder;
 pub mod rules;
 mod stream;
+pub mod timing;
 
 pub use checker::{Checker, ConnectionReport, Report, StateStats};
 pub use connections::{
@@ -56,3 +60,4 @@ pub use finding::{ConnId, Finding, RuleCount};
 pub use options::{FrameInfo, Options};
 pub use psn::{read_psns, Psn, PSN_MASK};
 pub use rules::{Rule, RuleSet, Severity, Side};
+pub use timing::{Quantiles, Summary, Timing, TimingReport};

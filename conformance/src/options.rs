@@ -44,6 +44,9 @@ pub struct Options {
     /// Silence after which traffic on the same QPNs at unrelated PSNs is a new connection
     /// (when no CM exchange was captured).
     pub reconnect_idle_ns: u64,
+    /// The local ACK timeout exponent the QPs were configured with (`--qp-timeout T`:
+    /// 4.096 us x 2^T): timeout retransmissions measured earlier are REQ-QP-TIMEOUT.
+    pub qp_timeout: Option<u8>,
 }
 
 impl Default for Options {
@@ -59,6 +62,7 @@ impl Default for Options {
             cnp_window_ns: 1_000_000,
             ack_timeout_ns: 100_000_000,
             reconnect_idle_ns: 1_000_000_000,
+            qp_timeout: None,
         }
     }
 }

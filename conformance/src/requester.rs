@@ -13,6 +13,7 @@
 //! | REQ-READ-RETRY | [`Requester::read_retry`] |
 //! | REQ-RETX-CAUSE | [`Requester::retx_cause`] |
 //! | REQ-RETX-SAME | [`Requester::retx_same`] |
+//! | REQ-QP-TIMEOUT | [`qp_timeout`] (on the timeouts `crate::timing` measures) |
 //!
 //! In-flight packets after a NAK: when a NAK "PSN sequence error" naming e is captured, the
 //! requester may already have sent packets beyond what the capture showed so far; they
@@ -36,6 +37,7 @@ use crate::finding::Judge;
 use crate::hash::FastState;
 use crate::psn::{read_psns, Psn};
 use crate::rules;
+use crate::timing::{local_ack_timeout_ns, TimeoutRetransmission};
 
 /// Requests remembered for retransmission checks (bounded: the state never grows with the
 /// capture).
@@ -848,4 +850,31 @@ pub(crate) struct Held {
     pub(crate) seq_nak: bool,
     /// The AETH part of the response, for the responder model once it is settled.
     pub(crate) aeth: Option<crate::responder::AckEvent>,
+}
+
+/// Timestamps and NIC timers are not exact: a timeout this much shorter than configured
+/// still passes REQ-QP-TIMEOUT.
+pub(crate) const QP_TIMEOUT_TOLERANCE_PERCENT: u64 = 10;
+
+/// REQ-QP-TIMEOUT: a timeout retransmission earlier than the local ACK timeout the user
+/// says the QP has (`--qp-timeout T`, 4.096 us x 2^T), less the tolerance.
+pub(crate) fn qp_timeout(retx: &TimeoutRetransmission, t: u8, x: &Pkt<'_>, judge: &mut Judge) {
+    let Some(configured) = local_ack_timeout_ns(t) else { return };
+    let floor = configured - configured * QP_TIMEOUT_TOLERANCE_PERCENT / 100;
+    if retx.measured_ns >= floor {
+        return;
+    }
+    let (measured, retry) = (retx.measured_ns, retx.retry);
+    judge.report(
+        &rules::REQ_QP_TIMEOUT,
+        &retx.frames,
+        x.conn,
+        Some(Psn::new(retx.psn)),
+        || {
+            format!(
+                "PSN {} resent after {measured} ns of silence (retry {retry}), earlier than the configured local ACK timeout 4.096 us x 2^{t} = {configured} ns (--qp-timeout {t}, {QP_TIMEOUT_TOLERANCE_PERCENT} % tolerance)",
+                retx.psn
+            )
+        },
+    );
 }

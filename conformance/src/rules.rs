@@ -119,6 +119,8 @@ rules! {
         "after an RNR NAK, no retransmission before its timer expires";
     REQ_RETX_CAUSE = "REQ-RETX-CAUSE", Warning, Requester, "Lumina",
         "a retransmission is explained by a NAK, an implicit NAK, or a timeout gap";
+    REQ_QP_TIMEOUT = "REQ-QP-TIMEOUT", Warning, Requester, "IBTA C9-140, C9-141; --qp-timeout",
+        "with --qp-timeout T: no timeout retransmission earlier than the local ACK timeout 4.096 us x 2^T (less 10 %)";
     RSP_ACK_RANGE = "RSP-ACK-RANGE", Error, Responder, "IBTA 9.7.5",
         "an ACK/NAK PSN refers to a PSN the requester actually sent";
     RSP_ACK_MONOTONIC = "RSP-ACK-MONOTONIC", Error, Responder, "Lumina",

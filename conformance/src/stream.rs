@@ -21,6 +21,8 @@ pub(crate) struct Stream {
     held: Option<Held>,
     /// RSP-NAK-ERROR was reported for this flow's sender.
     pub(crate) fatal_reported: bool,
+    /// The stream's timers, measured only when an option judges them (`--qp-timeout`).
+    pub(crate) timing: Option<Box<crate::timing::Timing>>,
 }
 
 impl Stream {

@@ -5,6 +5,7 @@
 pub mod conn;
 pub mod scenarios;
 pub mod suite;
+pub mod timers;
 
 use std::io::{self, Write};
 use std::time::Duration;

@@ -1,0 +1,121 @@
+//! The timing lines of `stats` (text): one line per measured latency, the RNR waits and the
+//! timeout retransmissions with the exponent they imply. Times are exact nanoseconds
+//! written in the unit that reads best; every time is the capture's clock (docs/timing.md).
+
+use std::fmt::Write as _;
+
+use roce_conformance::{Summary, TimingReport};
+
+/// Retransmissions and RNR waits written one per line before "... more".
+const SHOWN: usize = 8;
+
+/// A duration: ns below 1 us, then us or ms with every digit down to the nanosecond.
+pub fn duration(ns: u64) -> String {
+    match ns {
+        0..=999 => format!("{ns} ns"),
+        1_000..=999_999 => trim(format!("{}.{:03}", ns / 1_000, ns % 1_000)) + " us",
+        1_000_000..=999_999_999 => {
+            trim(format!("{}.{:06}", ns / 1_000_000, ns % 1_000_000)) + " ms"
+        }
+        _ => trim(format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000)) + " s",
+    }
+}
+
+fn trim(s: String) -> String {
+    s.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
+fn summary(t: &mut String, name: &str, s: Option<&Summary>) {
+    let Some(s) = s else { return };
+    let _ = writeln!(
+        t,
+        "      {name:<24} {:>6}  p50 {}, p90 {}, p99 {}, max {}",
+        s.count,
+        duration(s.p50),
+        duration(s.p90),
+        duration(s.p99),
+        duration(s.max)
+    );
+}
+
+/// Writes the section (nothing when nothing was measured).
+pub fn write(t: &mut String, r: &TimingReport) {
+    let any = r.ack_latency_ns.is_some()
+        || r.read_latency_ns.first_response.is_some()
+        || r.read_latency_ns.last_response.is_some()
+        || r.atomic_latency_ns.is_some()
+        || r.nak_generation_ns.is_some()
+        || r.nak_reaction_ns.is_some()
+        || !r.rnr_waits.is_empty()
+        || !r.timeout_retransmissions.is_empty();
+    if !any {
+        return;
+    }
+    let _ = writeln!(t, "    timing (capture clock)          count");
+    summary(t, "ACK latency", r.ack_latency_ns.as_ref());
+    summary(t, "READ first response", r.read_latency_ns.first_response.as_ref());
+    summary(t, "READ last response", r.read_latency_ns.last_response.as_ref());
+    summary(t, "atomic latency", r.atomic_latency_ns.as_ref());
+    summary(t, "NAK generation", r.nak_generation_ns.as_ref());
+    summary(t, "NAK reaction", r.nak_reaction_ns.as_ref());
+    for w in r.rnr_waits.iter().take(SHOWN) {
+        let _ = writeln!(
+            t,
+            "      RNR NAK PSN {}: advertised {}, waited {}  [frames {}, {}]",
+            w.psn,
+            duration(w.advertised_ns),
+            duration(w.waited_ns),
+            w.frames[0],
+            w.frames[1]
+        );
+    }
+    let more = r.rnr_waits.len().saturating_sub(SHOWN) as u64 + r.rnr_waits_not_listed;
+    if more > 0 {
+        let _ = writeln!(t, "      ... {more} more RNR waits");
+    }
+    for x in r.timeout_retransmissions.iter().take(SHOWN) {
+        let _ = writeln!(
+            t,
+            "      timeout: PSN {} retry {} after {}  [frames {}, {}]",
+            x.psn,
+            x.retry,
+            duration(x.measured_ns),
+            x.frames[0],
+            x.frames[1]
+        );
+    }
+    let more = r.timeout_retransmissions.len().saturating_sub(SHOWN) as u64
+        + r.timeout_retransmissions_not_listed;
+    if more > 0 {
+        let _ = writeln!(t, "      ... {more} more timeout retransmissions");
+    }
+    if let Some(b) = r.backoff {
+        let _ = writeln!(t, "      backoff across retries: {b}");
+    }
+    if let Some(i) = &r.inferred_timeout_exponent {
+        let _ = writeln!(
+            t,
+            "      local ACK timeout: consistent with t = {} (4.096 us x 2^{} = {}), from {} first retries of {} to {}",
+            i.exponent,
+            i.exponent,
+            duration(i.timeout_ns),
+            i.first_retries,
+            duration(i.shortest_ns),
+            duration(i.longest_ns)
+        );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::duration;
+
+    #[test]
+    fn durations_keep_every_nanosecond() {
+        assert_eq!(duration(812), "812 ns");
+        assert_eq!(duration(12_500), "12.5 us");
+        assert_eq!(duration(67_108_864), "67.108864 ms");
+        assert_eq!(duration(2_000_000_001), "2.000000001 s");
+        assert_eq!(duration(5_000_000), "5 ms");
+    }
+}

@@ -1,0 +1,188 @@
+//! What `stats` measures of a connection's timers, on the suite captures whose timers the
+//! generator set to the nanosecond (cli/src/gen/timers.rs): every value of the `timing`
+//! object is asserted against the generator's constants, not against a recorded output.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use roce_inspect::gen::timers::{self, ack_timeout};
+use serde_json::{json, Value};
+
+fn stats_json(name: &str) -> Value {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../pcaps/conformance")
+        .join(format!("{name}.pcap"));
+    let out = Command::new(env!("CARGO_BIN_EXE_roce-inspect"))
+        .args(["stats", "--format", "json"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The timing of the RC connection (the busiest, listed first).
+fn timing(name: &str) -> Value {
+    let v = stats_json(name);
+    let c = &v["connections"][0];
+    assert_eq!(c["transport"], "RC", "{name}");
+    c["timing"].clone()
+}
+
+/// A latency every sample of which is `ns`.
+fn all(count: u64, ns: u64) -> Value {
+    json!({"count": count, "min": ns, "p50": ns, "p90": ns, "p99": ns, "max": ns})
+}
+
+#[test]
+fn latencies_to_the_nanosecond() {
+    let t = timing("clean-timing-latencies");
+    // Three SENDs, the WRITE's LAST (AckReq) and the SEND after the RNR NAK.
+    assert_eq!(t["ack_latency_ns"], all(5, timers::ACK_DELAY));
+    assert_eq!(t["read_latency_ns"]["first_response"], all(1, timers::READ_FIRST_DELAY));
+    assert_eq!(
+        t["read_latency_ns"]["last_response"],
+        all(1, timers::READ_FIRST_DELAY + 2 * timers::READ_GAP)
+    );
+    assert_eq!(t["atomic_latency_ns"], all(1, timers::ATOMIC_DELAY));
+    assert_eq!(t["nak_generation_ns"], all(1, timers::NAK_DELAY));
+    assert_eq!(t["nak_reaction_ns"], all(1, timers::NAK_REACTION));
+    assert_eq!(
+        t["rnr_waits"],
+        json!([{"frames": [25, 26], "psn": 1010, "advertised_ns": 1_280_000, "waited_ns": timers::RNR_WAIT}])
+    );
+    // The go-back-N resend after the NAK is no timeout.
+    assert_eq!(t["timeout_retransmissions"], json!([]));
+    assert_eq!(t["inferred_timeout_exponent"], Value::Null);
+    assert_eq!(t["backoff"], Value::Null);
+}
+
+#[test]
+fn timeout_exponent_14_three_retries() {
+    let t = timing("clean-timing-timeout-t14");
+    let to = ack_timeout(14);
+    assert_eq!(to, 67_108_864);
+    assert_eq!(
+        t["timeout_retransmissions"],
+        json!([
+            {"psn": 1001, "frames": [6, 7], "retry": 1, "measured_ns": to},
+            {"psn": 1001, "frames": [7, 8], "retry": 2, "measured_ns": to},
+            {"psn": 1001, "frames": [8, 9], "retry": 3, "measured_ns": to},
+        ])
+    );
+    assert_eq!(t["backoff"], "constant");
+    assert_eq!(
+        t["inferred_timeout_exponent"],
+        json!({"exponent": 14, "timeout_ns": to, "first_retries": 1, "shortest_ns": to, "longest_ns": to})
+    );
+    // The ACK at the end covers the last transmission only.
+    assert_eq!(t["ack_latency_ns"], all(2, timers::ACK_DELAY));
+}
+
+#[test]
+fn exponential_backoff_from_exponent_12() {
+    let t = timing("clean-timing-backoff");
+    let measured: Vec<u64> = t["timeout_retransmissions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["measured_ns"].as_u64().unwrap())
+        .collect();
+    assert_eq!(measured, [ack_timeout(12), ack_timeout(13), ack_timeout(14)]);
+    let retries: Vec<u64> = t["timeout_retransmissions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["retry"].as_u64().unwrap())
+        .collect();
+    assert_eq!(retries, [1, 2, 3]);
+    assert_eq!(t["backoff"], "exponential");
+    assert_eq!(t["inferred_timeout_exponent"]["exponent"], 12);
+}
+
+#[test]
+fn text_section_names_the_timeouts() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../pcaps/conformance/clean-timing-timeout-t14.pcap");
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_roce-inspect")).arg("stats").arg(&path).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("timing (capture clock)"), "{text}");
+    assert!(text.contains("timeout: PSN 1001 retry 3 after 67.108864 ms  [frames 8, 9]"), "{text}");
+    assert!(
+        text.contains("local ACK timeout: consistent with t = 14 (4.096 us x 2^14 = 67.108864 ms)"),
+        "{text}"
+    );
+}
+
+#[test]
+fn connections_without_timers_report_nothing_measured() {
+    // A UD flow has no responder: every latency null, every list empty.
+    let v = stats_json("clean-timing-latencies");
+    let ud = v["connections"].as_array().unwrap().iter().find(|c| c["transport"] == "UD").unwrap();
+    assert_eq!(ud["timing"]["ack_latency_ns"], Value::Null);
+    assert_eq!(ud["timing"]["timeout_retransmissions"], json!([]));
+}
+
+#[path = "../../testdata/real.rs"]
+mod real;
+
+/// Reviewed against `dissect` of the capture: frames 60 (SEND_ONLY, AckReq) -> 63 (ACK) is
+/// 7.041767 - 7.031169 s; READ 66 -> 67 (FIRST) and 69 (LAST). The SEND of frame 70 is
+/// "ACKed" by frame 71 naming PSN 16777215, which covers nothing: no second ACK latency.
+/// The capture has no retransmission (the failure is the PSN reuse after the READ), so no
+/// timeout and no exponent.
+#[test]
+fn rping_failure_capture_reviewed_values() {
+    let Some(dir) = real::real_dir() else { return };
+    let path = dir.join("sanderw71_SoftRoce_rping_3072_faillire.pcapng");
+    let out = Command::new(env!("CARGO_BIN_EXE_roce-inspect"))
+        .args(["stats", "--format", "json"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let t = &v["connections"][0]["timing"];
+    assert_eq!(t["ack_latency_ns"], all(1, 10_598_349));
+    assert_eq!(t["read_latency_ns"]["first_response"], all(1, 2_804_321));
+    assert_eq!(t["read_latency_ns"]["last_response"], all(1, 2_804_904));
+    assert_eq!(t["timeout_retransmissions"], json!([]));
+    assert_eq!(t["inferred_timeout_exponent"], Value::Null);
+}
+
+#[test]
+fn qp_timeout_option_judges_the_measured_timeouts() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../pcaps/conformance/clean-timing-timeout-t14.pcap");
+    let check = |t: &str| {
+        Command::new(env!("CARGO_BIN_EXE_roce-inspect"))
+            .args(["check", "--format", "json", "--qp-timeout", t])
+            .arg(&path)
+            .output()
+            .unwrap()
+    };
+    let rules_of = |out: &std::process::Output| -> Vec<(String, Value)> {
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| (f["rule"].as_str().unwrap().to_string(), f["frames"].clone()))
+            .collect()
+    };
+    // 67.108864 ms timeouts: on time for T = 14, and for T = 15 (134 ms) too early.
+    let on_time = check("14");
+    assert_eq!(on_time.status.code(), Some(0));
+    assert_eq!(rules_of(&on_time), []);
+    let early = check("15");
+    assert_eq!(early.status.code(), Some(0), "warnings only");
+    let got = rules_of(&early);
+    assert_eq!(got.len(), 3, "{got:?}");
+    assert!(got.iter().all(|(r, _)| r == "REQ-QP-TIMEOUT"));
+    assert_eq!(got[0].1, json!([6, 7]));
+    // Not an exponent: refused on the command line.
+    for bad in ["0", "32", "x"] {
+        assert_eq!(check(bad).status.code(), Some(2), "--qp-timeout {bad}");
+    }
+}
