@@ -5,7 +5,7 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::path::Path;
 
-use roce_conformance::{Checker, ConnId, Finding, FrameInfo, Options, Report, Severity};
+use roce_conformance::{Checker, ConnId, Finding, FrameInfo, Options, Report, Severity, Shard};
 use roce_parser::Config;
 use serde::Serialize;
 
@@ -25,17 +25,22 @@ pub fn check_file(
     cfg: &Config,
     opts: Options,
 ) -> Result<(Report, Vec<String>), InputError> {
-    check_file_summary(path, cfg, opts).map(|(r, s)| (r, s.warnings))
+    check_file_summary(path, cfg, opts, Shard::ALL).map(|(r, s)| (r, s.warnings))
 }
 
-/// [`check_file`], with everything the reading summed up (warnings, undecoded frames).
+/// [`check_file`] over the host pairs of `shard` (`--shard K/N`), with everything the reading
+/// summed up (warnings, undecoded frames).
 pub fn check_file_summary(
     path: &Path,
     cfg: &Config,
     opts: Options,
+    shard: Shard,
 ) -> Result<(Report, ReadSummary), InputError> {
     let mut checker = Checker::new(opts);
     let summary = for_each_frame(path, cfg, |d| {
+        if !shard.owns(d.packet.as_ref().ok()) {
+            return;
+        }
         let f = &d.frame;
         let info = FrameInfo { number: f.number, ts_ns: f.ts_ns, caplen: f.caplen, len: f.len };
         match &d.packet {
@@ -78,11 +83,12 @@ pub fn run(
     cfg: &Config,
     opts: Options,
     annotate: Option<&Path>,
+    shard: Shard,
 ) -> Result<u8, InputError> {
     if let Some(out) = annotate {
         annotate_refuses(path, out)?;
     }
-    let (report, summary) = check_file_summary(path, cfg, opts)?;
+    let (report, summary) = check_file_summary(path, cfg, opts, shard)?;
     if let Some(out) = annotate {
         write_annotated(path, out, &report)?;
     }

@@ -6,6 +6,8 @@ pub mod check;
 pub mod cm_json;
 pub mod cm_text;
 pub mod dissect;
+#[cfg(feature = "parquet")]
+pub mod export;
 pub mod gen;
 pub mod input;
 pub mod output;

@@ -63,6 +63,16 @@ struct ModelArgs {
     reconnect_idle_ns: u64,
 }
 
+/// Splitting the work (docs/sharding.md).
+#[derive(Args, Clone, Copy)]
+struct ScaleArgs {
+    /// Process only the host pairs of shard K of N (0 <= K < N): the stable hash of the
+    /// unordered IP pair modulo N, the same on every machine (docs/sharding.md); frames with
+    /// no address go to shard 0
+    #[arg(long, default_value = "0/1", value_name = "K/N")]
+    shard: roce_conformance::Shard,
+}
+
 /// The checker's options `report` and `graph` take (a subset of `check`'s).
 #[derive(Args, Clone, Copy)]
 struct CheckArgs {
@@ -134,6 +144,8 @@ enum Command {
         #[command(flatten)]
         model: ModelArgs,
         #[command(flatten)]
+        scale: ScaleArgs,
+        #[command(flatten)]
         common: Common,
     },
     /// Check a capture against the InfiniBand transport rules: replay it through a
@@ -181,6 +193,27 @@ enum Command {
         /// everything else unchanged (bytes, lengths, interfaces, timestamps)
         #[arg(long, value_name = "FILE", conflicts_with_all = ["expect", "write_expect"])]
         annotate: Option<PathBuf>,
+        #[command(flatten)]
+        scale: ScaleArgs,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Write the capture as Parquet for DuckDB, Spark or pandas: DIR/packets.parquet (one
+    /// row per frame), DIR/connections.parquet and DIR/findings.parquet (the checker's
+    /// report); docs/parquet.md. Exit status as `check`: 1 when an error-severity finding
+    #[cfg(feature = "parquet")]
+    Export {
+        /// Capture file (pcap or pcapng, optionally gzip-compressed), or '-' for stdin
+        file: PathBuf,
+        /// Output directory (created when missing; the three files in it are overwritten)
+        #[arg(short, long, value_name = "DIR")]
+        output: PathBuf,
+        #[command(flatten)]
+        checking: CheckArgs,
+        #[command(flatten)]
+        model: ModelArgs,
+        #[command(flatten)]
+        scale: ScaleArgs,
         #[command(flatten)]
         common: Common,
     },
@@ -443,8 +476,30 @@ fn main() -> ExitCode {
             };
             dissect::run(&file, &opts)
         }
-        Command::Stats { file, format, model, common } => {
-            stats::run(&file, format, &common.config(), model.model())
+        Command::Stats { file, format, model, scale, common } => {
+            stats::run(&file, format, &common.config(), model.model(), scale.shard)
+        }
+        #[cfg(feature = "parquet")]
+        Command::Export { file, output, checking, model, scale, common } => {
+            let opts = checking.options(&model);
+            let res =
+                roce_inspect::export::run(&file, &output, &common.config(), opts, scale.shard);
+            return match res {
+                Ok(w) => {
+                    eprintln!(
+                        "wrote {}: {} packets, {} connections, {} findings",
+                        output.display(),
+                        w.packets,
+                        w.connections,
+                        w.findings
+                    );
+                    ExitCode::from(u8::from(w.errors > 0))
+                }
+                Err(e) => {
+                    output::error(e);
+                    ExitCode::from(2)
+                }
+            };
         }
         Command::Check {
             file,
@@ -458,6 +513,7 @@ fn main() -> ExitCode {
             expect,
             write_expect,
             annotate,
+            scale,
             common,
         } => {
             let mut rules = roce_conformance::RuleSet::default();
@@ -492,11 +548,20 @@ fn main() -> ExitCode {
                 ));
                 return ExitCode::from(2);
             }
+            if !scale.shard.is_all() && (expect.is_some() || write_expect.is_some()) {
+                output::error(
+                    "--shard cannot be used with --expect or --write-expect: an expect file \
+                     holds the findings of the whole capture",
+                );
+                return ExitCode::from(2);
+            }
             let cfg = common.config();
             let res = match (expect, write_expect) {
                 (Some(e), _) => check::run_expect(&file, &e, &cfg, opts),
                 (None, Some(w)) => check::run_write_expect(&file, &w, &cfg, opts),
-                (None, None) => check::run(&file, format, &cfg, opts, annotate.as_deref()),
+                (None, None) => {
+                    check::run(&file, format, &cfg, opts, annotate.as_deref(), scale.shard)
+                }
             };
             return match res {
                 Ok(code) => ExitCode::from(code),

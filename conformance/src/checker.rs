@@ -157,6 +157,12 @@ impl Checker {
         }
     }
 
+    /// The incarnation of the connection flow `key` is in now (after [`Checker::feed`] of its
+    /// packet): what `export` writes per packet to join packets to their connection.
+    pub fn incarnation_of(&self, key: &FlowKey) -> Option<u32> {
+        self.model.flow(key).map(|f| f.incarnation)
+    }
+
     /// Counts a frame that could not be decoded at all (unsupported link type, ...).
     pub fn feed_undecoded(&mut self, f: &FrameInfo) {
         self.frames += 1;

@@ -44,6 +44,7 @@ mod psn;
 mod requester;
 mod responder;
 pub mod rules;
+mod shard;
 mod stream;
 
 pub use checker::{Checker, ConnectionReport, Report, StateStats};
@@ -56,3 +57,4 @@ pub use finding::{ConnId, Finding};
 pub use options::{FrameInfo, Options};
 pub use psn::{read_psns, Psn, PSN_MASK};
 pub use rules::{Rule, RuleSet, Severity, Side};
+pub use shard::{host_pair, host_pair_hash, Shard};
