@@ -63,11 +63,11 @@ struct ModelArgs {
     reconnect_idle_ns: u64,
 }
 
-/// Splitting the work (docs/sharding.md).
+/// Splitting the work (docs/parquet.md).
 #[derive(Args, Clone, Copy)]
 struct ScaleArgs {
     /// Process only the host pairs of shard K of N (0 <= K < N): the stable hash of the
-    /// unordered IP pair modulo N, the same on every machine (docs/sharding.md); frames with
+    /// unordered IP pair modulo N, the same on every machine (docs/parquet.md); frames with
     /// no address go to shard 0
     #[arg(long, default_value = "0/1", value_name = "K/N")]
     shard: roce_conformance::Shard,

@@ -91,6 +91,9 @@ pub struct Checker {
     frames: u64,
     roce_frames: u64,
     last_ts: u64,
+    /// Whether the packet fed last was a retransmitted request (`None`: not a request the
+    /// checker judged).
+    last_retransmission: Option<bool>,
 }
 
 /// RSP-NAK-ERROR on a packet of `flow` (its sender's QP), once.
@@ -132,6 +135,7 @@ impl Checker {
             frames: 0,
             roce_frames: 0,
             last_ts: 0,
+            last_retransmission: None,
         }
     }
 
@@ -163,6 +167,13 @@ impl Checker {
         self.model.flow(key).map(|f| f.incarnation)
     }
 
+    /// Whether the packet [`Checker::feed`] took last was a request the checker judged a
+    /// retransmission (its PSN not newer than the stream's highest); `None` when it was not
+    /// a request of a stream the checker judges (`export`'s `retransmission` column).
+    pub fn last_retransmission(&self) -> Option<bool> {
+        self.last_retransmission
+    }
+
     /// Counts a frame that could not be decoded at all (unsupported link type, ...).
     pub fn feed_undecoded(&mut self, f: &FrameInfo) {
         self.frames += 1;
@@ -183,6 +194,7 @@ impl Checker {
     /// Feeds one frame (RoCE or not) in capture order.
     pub fn feed(&mut self, f: &FrameInfo, p: &Packet<'_>) {
         self.frames += 1;
+        self.last_retransmission = None;
         self.capture_time(f);
         let Some(r) = &p.roce else { return };
         self.roce_frames += 1;
@@ -241,7 +253,7 @@ impl Checker {
         conn: Option<ConnId>,
     ) {
         let default_pmtu = self.model.default_pmtu();
-        let Checker { opts, judge, model, .. } = self;
+        let Checker { opts, judge, model, last_retransmission, .. } = self;
         let Some(flow) = model.flow_mut(&key) else { return };
         let request = own == key;
         if request {
@@ -259,7 +271,7 @@ impl Checker {
             opts,
         };
         if request {
-            flow.state.request(&x, judge);
+            *last_retransmission = Some(!flow.state.request(&x, judge));
         } else {
             flow.state.response(&x, judge);
         }

@@ -6,7 +6,7 @@
 //! therefore a function of its *unordered* address pair only, and every connection lands whole
 //! in one shard.
 //!
-//! The hash is part of the command line's contract (`--shard K/N`, docs/sharding.md): it must
+//! The hash is part of the command line's contract (`--shard K/N`, docs/parquet.md): it must
 //! give the same shard on every machine, every run and every version, so it is not the
 //! process-seeded hash of [`crate::hash`]. It is FNV-1a (64 bits) over 32 bytes: the two
 //! addresses as 16-byte IPv6 addresses (IPv4 as `::ffff:a.b.c.d`), the smaller first (bytewise),
@@ -144,7 +144,7 @@ mod tests {
         s.parse().unwrap()
     }
 
-    /// The documented values (docs/sharding.md): they may never change.
+    /// The documented values (docs/parquet.md): they may never change.
     #[test]
     fn hash_is_the_documented_one() {
         // FNV-1a of the empty input is its offset basis: the constants are FNV's.

@@ -68,17 +68,18 @@ pub fn run(
         }
         let f = &d.frame;
         let info = FrameInfo { number: f.number, ts_ns: f.ts_ns, caplen: f.caplen, len: f.len };
-        let incarnation = match packet {
+        let (incarnation, retransmission) = match packet {
             Some(p) => {
                 checker.feed(&info, p);
-                p.roce.as_ref().and_then(|r| checker.incarnation_of(&FlowKey::of(p, r)))
+                let inc = p.roce.as_ref().and_then(|r| checker.incarnation_of(&FlowKey::of(p, r)));
+                (inc, checker.last_retransmission())
             }
             None => {
                 checker.feed_undecoded(&info);
-                None
+                (None, None)
             }
         };
-        let row = PacketRow { d, incarnation };
+        let row = PacketRow { d, incarnation, retransmission };
         if let Err(e) = out.row(packets::COLUMNS.iter().map(|c| (c.get)(&row))) {
             failed = Some(e);
         }

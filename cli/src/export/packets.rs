@@ -14,6 +14,8 @@ pub struct PacketRow<'r, 'a> {
     pub d: &'r Decoded<'a>,
     /// The connection incarnation of the packet's flow (RoCE packets the model placed).
     pub incarnation: Option<u32>,
+    /// Whether the checker judged the packet a retransmitted request.
+    pub retransmission: Option<bool>,
 }
 
 impl<'a> PacketRow<'_, 'a> {
@@ -117,5 +119,6 @@ columns! {
         Err(u) => V::Static(u.reason()),
         Ok(_) => V::Null,
     };
+    "retransmission" Bool true "A request the checker judged retransmitted (PSN not newer than its stream's highest, modulo 2^24); null for what is not a request of a judged stream" => |r| V::opt(r.retransmission, V::Bool);
     "incarnation" Int true "Incarnation of the packet's connection (with `ip_dst` and `bth_dest_qp`, the key into connections.parquet); null for frames outside the connection model" => |r| V::opt(r.incarnation, V::int);
 }
