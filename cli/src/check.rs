@@ -38,10 +38,11 @@ pub fn check_file_summary(
 ) -> Result<(Report, ReadSummary), InputError> {
     let mut checker = Checker::new(opts);
     let summary = for_each_frame(path, cfg, |d| {
+        let f = &d.frame;
         if !shard.owns(d.packet.as_ref().ok()) {
+            checker.tick(f.ts_ns);
             return;
         }
-        let f = &d.frame;
         let info = FrameInfo { number: f.number, ts_ns: f.ts_ns, caplen: f.caplen, len: f.len };
         match &d.packet {
             Ok(p) => checker.feed(&info, p),

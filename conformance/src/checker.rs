@@ -174,6 +174,14 @@ impl Checker {
         self.last_retransmission
     }
 
+    /// A frame of another shard (`--shard K/N`): not judged, but the capture's clock
+    /// advances, so that `CAP-TIME` compares with the capture's previous frame and the
+    /// timeouts judged at the end of the capture count from the capture's end, as in the
+    /// single run.
+    pub fn tick(&mut self, ts_ns: u64) {
+        self.last_ts = self.last_ts.max(ts_ns);
+    }
+
     /// Counts a frame that could not be decoded at all (unsupported link type, ...).
     pub fn feed_undecoded(&mut self, f: &FrameInfo) {
         self.frames += 1;

@@ -10,7 +10,7 @@
 //! give the same shard on every machine, every run and every version, so it is not the
 //! process-seeded hash of [`crate::hash`]. It is FNV-1a (64 bits) over 32 bytes: the two
 //! addresses as 16-byte IPv6 addresses (IPv4 as `::ffff:a.b.c.d`), the smaller first (bytewise),
-//! and the shard is the hash modulo N. Frames with no address (not IP, not decoded) belong to
+//! then MurmurHash3's 64-bit finalizer (fmix64), and the shard is the hash modulo N. Frames with no address (not IP, not decoded) belong to
 //! shard 0.
 
 use std::fmt;
@@ -27,7 +27,7 @@ const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
 /// use roce_conformance::host_pair_hash;
 /// let (a, b) = ("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap());
 /// assert_eq!(host_pair_hash(a, b), host_pair_hash(b, a));
-/// assert_eq!(host_pair_hash(a, b), 0x98a1_8121_6a8c_c078);
+/// assert_eq!(host_pair_hash(a, b), 0x4537_6971_daba_9929);
 /// ```
 pub fn host_pair_hash(a: IpAddr, b: IpAddr) -> u64 {
     let (a, b) = (v6_octets(a), v6_octets(b));
@@ -37,7 +37,18 @@ pub fn host_pair_hash(a: IpAddr, b: IpAddr) -> u64 {
         h ^= u64::from(*byte);
         h = h.wrapping_mul(FNV_PRIME);
     }
-    h
+    fmix64(h)
+}
+
+/// MurmurHash3's 64-bit finalizer. FNV-1a alone is weak in its low bits (its lowest bit is
+/// the parity of the input bytes' lowest bits: every pair 10.1.0.i / 10.2.0.i fell in shard 0
+/// of 2), and the shard is taken from them.
+fn fmix64(mut k: u64) -> u64 {
+    k ^= k >> 33;
+    k = k.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    k ^= k >> 33;
+    k = k.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    k ^ (k >> 33)
 }
 
 fn v6_octets(a: IpAddr) -> [u8; 16] {
@@ -150,8 +161,8 @@ mod tests {
         // FNV-1a of the empty input is its offset basis: the constants are FNV's.
         let (a, b) = (ip("10.0.0.1"), ip("10.0.0.2"));
         assert_eq!(host_pair_hash(a, b), host_pair_hash(b, a));
-        assert_eq!(host_pair_hash(a, b), 0x98a1_8121_6a8c_c078);
-        assert_eq!(Shard::of_pair(a, b, 4), (0x98a1_8121_6a8c_c078u64 % 4) as u32);
+        assert_eq!(host_pair_hash(a, b), 0x4537_6971_daba_9929);
+        assert_eq!(Shard::of_pair(a, b, 4), (0x4537_6971_daba_9929u64 % 4) as u32);
         // IPv4 is hashed as its IPv4-mapped IPv6 address.
         assert_eq!(
             host_pair_hash(a, b),
@@ -165,6 +176,22 @@ mod tests {
         assert_eq!("0/1".parse::<Shard>(), Ok(Shard::ALL));
         for bad in ["4/4", "1/0", "x/2", "1", "-1/2", "1/2/3"] {
             assert!(bad.parse::<Shard>().is_err(), "{bad}");
+        }
+    }
+
+    /// `gen bench`'s host pairs (10.1.0.i with 10.2.0.i) over 2 and 4 shards: none empty
+    /// (plain FNV-1a put all 64 in shard 0 of 2).
+    #[test]
+    fn neighbouring_pairs_spread_over_few_shards() {
+        for n in [2u32, 4] {
+            let mut counts = vec![0u32; n as usize];
+            for i in 0..64u8 {
+                let a = IpAddr::V4(std::net::Ipv4Addr::new(10, 1, 0, i));
+                let b = IpAddr::V4(std::net::Ipv4Addr::new(10, 2, 0, i));
+                counts[Shard::of_pair(a, b, n) as usize] += 1;
+            }
+            let fair = 64 / n;
+            assert!(counts.iter().all(|&c| c >= fair / 2), "{n} shards: {counts:?}");
         }
     }
 

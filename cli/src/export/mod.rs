@@ -63,10 +63,11 @@ pub fn run(
     let mut failed: Option<InputError> = None;
     let summary = for_each_frame(path, cfg, |d| {
         let packet = d.packet.as_ref().ok();
+        let f = &d.frame;
         if failed.is_some() || !shard.owns(packet) {
+            checker.tick(f.ts_ns);
             return;
         }
-        let f = &d.frame;
         let info = FrameInfo { number: f.number, ts_ns: f.ts_ns, caplen: f.caplen, len: f.len };
         let (incarnation, retransmission) = match packet {
             Some(p) => {
