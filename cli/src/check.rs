@@ -5,7 +5,9 @@ use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::path::Path;
 
-use roce_conformance::{Checker, ConnId, Finding, FrameInfo, Options, Report, RuleCount, Severity};
+use roce_conformance::{
+    Checker, ConnId, Finding, FrameInfo, Options, Report, RuleCount, Severity, Shard,
+};
 use roce_parser::Config;
 use serde::Serialize;
 
@@ -26,18 +28,24 @@ pub fn check_file(
     cfg: &Config,
     opts: Options,
 ) -> Result<(Report, Vec<String>), InputError> {
-    check_file_summary(path, cfg, opts).map(|(r, s)| (r, s.warnings))
+    check_file_summary(path, cfg, opts, Shard::ALL).map(|(r, s)| (r, s.warnings))
 }
 
-/// [`check_file`], with everything the reading summed up (warnings, undecoded frames).
+/// [`check_file`] over the host pairs of `shard` (`--shard K/N`), with everything the reading
+/// summed up (warnings, undecoded frames).
 pub fn check_file_summary(
     path: &Path,
     cfg: &Config,
     opts: Options,
+    shard: Shard,
 ) -> Result<(Report, ReadSummary), InputError> {
     let mut checker = Checker::new(opts);
     let summary = for_each_frame(path, cfg, |d| {
         let f = &d.frame;
+        if !shard.owns(d.packet.as_ref().ok()) {
+            checker.tick(f.ts_ns);
+            return;
+        }
         let info = FrameInfo { number: f.number, ts_ns: f.ts_ns, caplen: f.caplen, len: f.len };
         match &d.packet {
             Ok(p) => checker.feed(&info, p),
@@ -82,18 +90,20 @@ pub struct Output<'a> {
     pub view: TextView,
     /// `--annotate FILE`.
     pub annotate: Option<&'a Path>,
+    /// `--shard K/N`: the host pairs judged.
+    pub shard: Shard,
 }
 
 /// Runs the command; returns the exit code (0: no error finding, 1: at least one).
 pub fn run(path: &Path, cfg: &Config, opts: Options, how: &Output<'_>) -> Result<u8, InputError> {
-    let (format, annotate) = (how.format, how.annotate);
+    let (format, annotate, shard) = (how.format, how.annotate, how.shard);
     if how.view.live && format == Format::Text && annotate.is_none() {
         return run_live(path, cfg, opts, how);
     }
     if let Some(out) = annotate {
         annotate_refuses(path, out)?;
     }
-    let (report, summary) = check_file_summary(path, cfg, opts)?;
+    let (report, summary) = check_file_summary(path, cfg, opts, shard)?;
     if let Some(out) = annotate {
         write_annotated(path, out, &report)?;
     }
@@ -336,6 +346,10 @@ fn run_live(path: &Path, cfg: &Config, opts: Options, how: &Output<'_>) -> Resul
     let mut checker = Checker::new(opts);
     let summary = for_each_frame(path, cfg, |d| {
         let f = &d.frame;
+        if !how.shard.owns(d.packet.as_ref().ok()) {
+            checker.tick(f.ts_ns);
+            return;
+        }
         let info = FrameInfo { number: f.number, ts_ns: f.ts_ns, caplen: f.caplen, len: f.len };
         match &d.packet {
             Ok(p) => checker.feed(&info, p),

@@ -6,6 +6,8 @@ pub mod check;
 pub mod cm_json;
 pub mod cm_text;
 pub mod dissect;
+#[cfg(feature = "parquet")]
+pub mod export;
 pub mod gen;
 pub mod input;
 pub mod output;
@@ -13,8 +15,8 @@ pub mod report;
 pub mod stats;
 pub mod style;
 pub mod text;
-pub mod tshark;
 pub mod timing_text;
+pub mod tshark;
 
 /// What `--version` prints after the name: the crate version, the commit it was built from
 /// (build.rs: `git rev-parse --short HEAD` in a checkout, the commit cargo recorded when it

@@ -124,6 +124,16 @@ impl ViewArgs {
     }
 }
 
+/// Splitting the work (docs/parquet.md).
+#[derive(Args, Clone, Copy)]
+struct ScaleArgs {
+    /// Process only the host pairs of shard K of N (0 <= K < N): the stable hash of the
+    /// unordered IP pair modulo N, the same on every machine (docs/parquet.md); frames with
+    /// no address go to shard 0
+    #[arg(long, default_value = "0/1", value_name = "K/N")]
+    shard: roce_conformance::Shard,
+}
+
 /// The checker's options `report` and `graph` take (a subset of `check`'s).
 #[derive(Args, Clone, Copy)]
 struct CheckArgs {
@@ -206,6 +216,8 @@ enum Command {
         #[command(flatten)]
         model: ModelArgs,
         #[command(flatten)]
+        scale: ScaleArgs,
+        #[command(flatten)]
         common: Common,
     },
     /// Check a capture against the InfiniBand transport rules: replay it through a
@@ -260,6 +272,27 @@ enum Command {
         annotate: Option<PathBuf>,
         #[command(flatten)]
         view: ViewArgs,
+        #[command(flatten)]
+        scale: ScaleArgs,
+        #[command(flatten)]
+        common: Common,
+    },
+    /// Write the capture as Parquet for DuckDB, Spark or pandas: DIR/packets.parquet (one
+    /// row per frame), DIR/connections.parquet and DIR/findings.parquet (the checker's
+    /// report); docs/parquet.md. Exit status as `check`: 1 when an error-severity finding
+    #[cfg(feature = "parquet")]
+    Export {
+        #[command(flatten)]
+        input: InputArg,
+        /// Output directory (created when missing; the three files in it are overwritten)
+        #[arg(short, long, value_name = "DIR")]
+        output: PathBuf,
+        #[command(flatten)]
+        checking: CheckArgs,
+        #[command(flatten)]
+        model: ModelArgs,
+        #[command(flatten)]
+        scale: ScaleArgs,
         #[command(flatten)]
         common: Common,
     },
@@ -541,8 +574,31 @@ fn main() -> ExitCode {
             };
             dissect::run(&file, &opts)
         }
-        Command::Stats { input, format, model, common } => {
-            stats::run(&input.path(), format, &common.config(), model.model())
+        Command::Stats { input, format, model, scale, common } => {
+            stats::run(&input.path(), format, &common.config(), model.model(), scale.shard)
+        }
+        #[cfg(feature = "parquet")]
+        Command::Export { input, output, checking, model, scale, common } => {
+            let opts = checking.options(&model);
+            let file = input.path();
+            let res =
+                roce_inspect::export::run(&file, &output, &common.config(), opts, scale.shard);
+            return match res {
+                Ok(w) => {
+                    eprintln!(
+                        "wrote {}: {} packets, {} connections, {} findings",
+                        output.display(),
+                        w.packets,
+                        w.connections,
+                        w.findings
+                    );
+                    ExitCode::from(u8::from(w.errors > 0))
+                }
+                Err(e) => {
+                    output::error(e);
+                    ExitCode::from(2)
+                }
+            };
         }
         Command::Check {
             input,
@@ -558,6 +614,7 @@ fn main() -> ExitCode {
             write_expect,
             annotate,
             view,
+            scale,
             common,
         } => {
             let mut rules = roce_conformance::RuleSet::default();
@@ -593,6 +650,13 @@ fn main() -> ExitCode {
                 ));
                 return ExitCode::from(2);
             }
+            if !scale.shard.is_all() && (expect.is_some() || write_expect.is_some()) {
+                output::error(
+                    "--shard cannot be used with --expect or --write-expect: an expect file \
+                     holds the findings of the whole capture",
+                );
+                return ExitCode::from(2);
+            }
             let cfg = common.config();
             let file = input.path();
             let res = match (expect, write_expect) {
@@ -603,6 +667,7 @@ fn main() -> ExitCode {
                         format,
                         view: view.view(&file),
                         annotate: annotate.as_deref(),
+                        shard: scale.shard,
                     };
                     check::run(&file, &cfg, opts, &how)
                 }

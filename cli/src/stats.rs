@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use roce_conformance::{
     CmExchange, ConnectionInfo, Connections, EndedBy, FlowKey, FrameInfo, ModelOptions, Psn,
-    Retained, Seen, Timing, TimingReport,
+    Retained, Seen, Shard, Timing, TimingReport,
 };
 
 use crate::input::{for_each_frame, warn_undecoded, InputError, UndecodedGroup};
@@ -441,9 +441,13 @@ pub fn run(
     format: Format,
     cfg: &Config,
     model: ModelOptions,
+    shard: Shard,
 ) -> Result<(), InputError> {
     let mut stats = Stats::new(model);
     let summary = for_each_frame(path, cfg, |d| {
+        if !shard.owns(d.packet.as_ref().ok()) {
+            return;
+        }
         let f = &d.frame;
         stats.add(f.number, f.ts_ns, f.len, f.caplen, d.packet.as_ref().ok());
     })?;

@@ -95,6 +95,9 @@ pub struct Checker {
     roce_frames: u64,
     last_ts: u64,
     clock: ClockSteps,
+    /// Whether the packet fed last was a retransmitted request (`None`: not a request the
+    /// checker judged).
+    last_retransmission: Option<bool>,
 }
 
 /// CAP-TIME's evidence. A step back of the capture clock says something about the capture
@@ -149,6 +152,7 @@ impl Checker {
             roce_frames: 0,
             last_ts: 0,
             clock: ClockSteps::default(),
+            last_retransmission: None,
         }
     }
 
@@ -172,6 +176,27 @@ impl Checker {
             listed_connections: self.listed.len(),
             evicted: m.evicted,
         }
+    }
+
+    /// The incarnation of the connection flow `key` is in now (after [`Checker::feed`] of its
+    /// packet): what `export` writes per packet to join packets to their connection.
+    pub fn incarnation_of(&self, key: &FlowKey) -> Option<u32> {
+        self.model.flow(key).map(|f| f.incarnation)
+    }
+
+    /// Whether the packet [`Checker::feed`] took last was a request the checker judged a
+    /// retransmission (its PSN not newer than the stream's highest); `None` when it was not
+    /// a request of a stream the checker judges (`export`'s `retransmission` column).
+    pub fn last_retransmission(&self) -> Option<bool> {
+        self.last_retransmission
+    }
+
+    /// A frame of another shard (`--shard K/N`): not judged, but the capture's clock
+    /// advances, so that `CAP-TIME` compares with the capture's previous frame and the
+    /// timeouts judged at the end of the capture count from the capture's end, as in the
+    /// single run.
+    pub fn tick(&mut self, ts_ns: u64) {
+        self.last_ts = self.last_ts.max(ts_ns);
     }
 
     /// Counts a frame that could not be decoded at all (unsupported link type, ...).
@@ -220,6 +245,7 @@ impl Checker {
     /// Feeds one frame (RoCE or not) in capture order.
     pub fn feed(&mut self, f: &FrameInfo, p: &Packet<'_>) {
         self.frames += 1;
+        self.last_retransmission = None;
         self.capture_time(f);
         let Some(r) = &p.roce else { return };
         self.roce_frames += 1;
@@ -278,7 +304,7 @@ impl Checker {
         conn: Option<ConnId>,
     ) {
         let default_pmtu = self.model.default_pmtu();
-        let Checker { opts, judge, model, .. } = self;
+        let Checker { opts, judge, model, last_retransmission, .. } = self;
         let Some(flow) = model.flow_mut(&key) else { return };
         let request = own == key;
         if request {
@@ -296,7 +322,7 @@ impl Checker {
             opts,
         };
         if request {
-            flow.state.request(&x, judge);
+            *last_retransmission = Some(!flow.state.request(&x, judge));
         } else {
             flow.state.response(&x, judge);
         }

@@ -47,6 +47,7 @@ mod psn;
 mod requester;
 mod responder;
 pub mod rules;
+mod shard;
 mod stream;
 pub mod timing;
 
@@ -60,4 +61,5 @@ pub use finding::{ConnId, Finding, RuleCount};
 pub use options::{FrameInfo, Options};
 pub use psn::{read_psns, Psn, PSN_MASK};
 pub use rules::{Rule, RuleSet, Severity, Side};
+pub use shard::{host_pair, host_pair_hash, Shard};
 pub use timing::{Quantiles, Summary, Timing, TimingReport};

@@ -31,12 +31,14 @@ impl Stream {
     }
 
     /// A request packet of the stream.
-    pub(crate) fn request(&mut self, x: &Pkt<'_>, judge: &mut Judge) {
+    /// Returns whether the request was new (not a retransmission or duplicate).
+    pub(crate) fn request(&mut self, x: &Pkt<'_>, judge: &mut Judge) -> bool {
         let seen = self.req.on_request(x, judge);
         self.rsp.on_request(x, seen);
         if seen.new {
             self.settle_held(x, judge);
         }
+        seen.new
     }
 
     /// A response to the stream's requests.

@@ -498,7 +498,7 @@ pub const SUITE: &[Scenario] = &[
         t.frames[1].ts_ns = t.frames[0].ts_ns - 500;
         (t, vec![ex("CAP-TIME", &[2])])
     }},
-    Scenario { name: "cap-time-burst", description: "timestamps going backwards five times (frames 2, 4, 6, 8, 10; frame 6 the furthest back): one CAP-TIME finding citing the first and the worst step, with the count", assume_complete: true, build: || {
+    Scenario { name: "cap-time-burst", description: "timestamps going backwards five times (frames 2, 4, 6, 8, 10; frame 6 the furthest back): one CAP-TIME finding citing the first and the worst step, with the count", assume_complete: true, qp_timeout: None, build: || {
         let mut t = Trace::new();
         let mut c = conn();
         for _ in 0..5 {

@@ -32,6 +32,7 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("cm_mad", targets::cm_mad),
     ("capture", targets::capture),
     ("conformance", targets::conformance),
+    ("sharded_checker", targets::sharded_checker),
     ("expect_file", targets::expect_file),
     ("ffi", targets::ffi),
     ("annotate", targets::annotate),

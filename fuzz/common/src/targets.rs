@@ -644,6 +644,98 @@ pub fn conformance(data: &[u8], reach: &mut Reach) {
     assert!(report.state.flows <= max_flows);
 }
 
+/// `--shard K/N` against the single run, on the same generated frame sequences as
+/// [`conformance`]: N checkers (2 to 4, from the first byte), each fed the frames of its
+/// shard (`Shard::owns`) and ticked by the others', find together exactly what one checker
+/// fed every frame finds (as a multiset), and list the same connections, whenever no run
+/// evicted a connection or suppressed a finding (the cap is per process: beyond it the
+/// shards legitimately keep more).
+pub fn sharded_checker(data: &[u8], reach: &mut Reach) {
+    use roce_conformance::{Checker, Finding, FrameInfo, Report, Shard};
+    let Some(&opt) = data.first() else {
+        return;
+    };
+    let opts = crate::sequence::options(opt);
+    let count = 2 + u32::from(opt >> 6) % 3;
+    let mut whole = Checker::new(opts.clone());
+    let mut shards: Vec<(Shard, Checker)> = (0..count)
+        .filter_map(|k| Shard::new(k, count))
+        .map(|s| (s, Checker::new(opts.clone())))
+        .collect();
+    let cfg = Config::default();
+    let mut ts: u64 = 1_700_000_000_000_000_000;
+    let mut number = 0u64;
+    let mut built;
+    for (structured, rec) in crate::sequence::records(data) {
+        let frame: &[u8] = if structured {
+            match crate::sequence::build(rec) {
+                Some((f, step)) => {
+                    ts = ts.saturating_add_signed(step);
+                    built = f;
+                    &built
+                }
+                None => continue,
+            }
+        } else {
+            ts += 1000;
+            rec
+        };
+        number += 1;
+        let info =
+            FrameInfo { number, ts_ns: ts, caplen: frame.len() as u32, len: frame.len() as u32 };
+        let parsed = parse_ethernet(frame, &cfg);
+        let packet = parsed.as_ref().ok();
+        if let Some(r) = packet.and_then(|p| p.roce.as_ref()) {
+            reach.roce(r);
+        }
+        let owners = shards.iter().filter(|(s, _)| s.owns(packet)).count();
+        assert_eq!(owners, 1, "frame {number} belongs to {owners} shards");
+        for c in std::iter::once(&mut whole)
+            .chain(shards.iter_mut().filter_map(|(s, c)| s.owns(packet).then_some(c)))
+        {
+            match packet {
+                Some(p) => c.feed(&info, p),
+                None => c.feed_undecoded(&info),
+            }
+        }
+        for (s, c) in &mut shards {
+            if !s.owns(packet) {
+                c.tick(ts);
+            }
+        }
+    }
+    let whole = whole.finish();
+    let parts: Vec<Report> = shards.into_iter().map(|(_, c)| c.finish()).collect();
+    assert_eq!(parts.iter().map(|r| r.frames).sum::<u64>(), whole.frames, "frames over the shards");
+    let capped =
+        |r: &Report| r.state.evicted > 0 || r.suppressed > 0 || r.connections_not_listed > 0;
+    if capped(&whole) || parts.iter().any(capped) {
+        return;
+    }
+    let key = |f: &Finding| (f.frames.clone(), f.rule, f.psn, f.connection, f.message.clone());
+    let mut want: Vec<_> = whole.findings.iter().map(key).collect();
+    let mut got: Vec<_> = parts.iter().flat_map(|r| r.findings.iter().map(key)).collect();
+    want.sort();
+    got.sort();
+    assert_eq!(got, want, "the shards' findings differ from the single run's");
+    assert_eq!(parts.iter().map(|r| r.errors).sum::<u64>(), whole.errors);
+    let conn = |c: &roce_conformance::ConnectionReport| {
+        (
+            c.info.first_frame,
+            c.info.connection,
+            c.info.packets,
+            c.info.last_frame,
+            c.retransmissions,
+            c.missing_packets,
+        )
+    };
+    let mut want: Vec<_> = whole.connections.iter().map(conn).collect();
+    let mut got: Vec<_> = parts.iter().flat_map(|r| r.connections.iter().map(conn)).collect();
+    want.sort();
+    got.sort();
+    assert_eq!(got, want, "the shards' connections differ from the single run's");
+}
+
 /// The expect-file reader of `roce-inspect check --expect` (`roce_inspect::check::parse_expect`)
 /// on arbitrary bytes: it never panics; an error says something, and a JSON error's position
 /// is 1-based; what it accepts names only catalog rules and a valid PMTU, survives

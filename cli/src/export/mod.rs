@@ -1,0 +1,133 @@
+//! `roce-inspect export FILE -o DIR`: the capture as three Parquet tables for DuckDB, Spark,
+//! Trino or pandas (docs/parquet.md): `packets.parquet` (one row per frame), and the
+//! checker's report, `connections.parquet` (one row per connection incarnation) and
+//! `findings.parquet`.
+//!
+//! Why Parquet: past one machine, users' tools are columnar (Zeek, Zui, Tenzir and
+//! pcap-to-Parquet converters all land packets there); a fabric-wide question (which QPs NAK
+//! most, CNP rates per destination) is one SQL query over the exports of many captures or
+//! of many `--shard K/N` runs. The schema is a contract like the JSON one: each table is one
+//! declarative column list ([`packets::COLUMNS`], [`reports::CONNECTION_COLUMNS`],
+//! [`reports::FINDING_COLUMNS`]) and docs/parquet.md is generated from them.
+//!
+//! Memory: row groups of [`table::ROW_GROUP`] rows are written as they fill, and the checker
+//! is bounded by `--max-flows`; nothing grows with the capture's length.
+
+mod packets;
+mod reports;
+mod table;
+
+use std::path::Path;
+
+use roce_conformance::{Checker, FlowKey, FrameInfo, Options, Shard};
+use roce_parser::Config;
+
+use crate::input::{for_each_frame, warn_undecoded, InputError};
+use table::{Column, TableWriter};
+
+pub use packets::PacketRow;
+
+/// The file names in the output directory.
+pub const PACKETS: &str = "packets.parquet";
+pub const CONNECTIONS: &str = "connections.parquet";
+pub const FINDINGS: &str = "findings.parquet";
+
+/// What `export` wrote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Written {
+    pub packets: u64,
+    pub connections: u64,
+    pub findings: u64,
+    /// Error-severity findings (the exit status, as `check`'s).
+    pub errors: u64,
+}
+
+/// Exports `path` into the directory `dir` (created when missing): the frames of `shard`,
+/// checked with `opts`.
+pub fn run(
+    path: &Path,
+    dir: &Path,
+    cfg: &Config,
+    opts: Options,
+    shard: Shard,
+) -> Result<Written, InputError> {
+    if dir.is_file() {
+        return Err(InputError(format!("{}: is a file; -o takes a directory", dir.display())));
+    }
+    std::fs::create_dir_all(dir)
+        .map_err(|e| InputError(format!("{}: cannot create the directory: {e}", dir.display())))?;
+    let mut out = TableWriter::create(&dir.join(PACKETS), "packets", packets::COLUMNS)?;
+    let mut checker = Checker::new(opts);
+    // The first write error stops the writing (the frames are still read, so capture
+    // warnings are printed) and is returned.
+    let mut failed: Option<InputError> = None;
+    let summary = for_each_frame(path, cfg, |d| {
+        let packet = d.packet.as_ref().ok();
+        let f = &d.frame;
+        if failed.is_some() || !shard.owns(packet) {
+            checker.tick(f.ts_ns);
+            return;
+        }
+        let info = FrameInfo { number: f.number, ts_ns: f.ts_ns, caplen: f.caplen, len: f.len };
+        let (incarnation, retransmission) = match packet {
+            Some(p) => {
+                checker.feed(&info, p);
+                let inc = p.roce.as_ref().and_then(|r| checker.incarnation_of(&FlowKey::of(p, r)));
+                (inc, checker.last_retransmission())
+            }
+            None => {
+                checker.feed_undecoded(&info);
+                (None, None)
+            }
+        };
+        let row = PacketRow { d, incarnation, retransmission };
+        if let Err(e) = out.row(packets::COLUMNS.iter().map(|c| (c.get)(&row))) {
+            failed = Some(e);
+        }
+    })?;
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    warn_undecoded(&summary.undecoded);
+    let packets = out.finish()?;
+    let report = checker.finish();
+    let connections = write_all(
+        &dir.join(CONNECTIONS),
+        "connections",
+        reports::CONNECTION_COLUMNS,
+        &report.connections,
+    )?;
+    let findings =
+        write_all(&dir.join(FINDINGS), "findings", reports::FINDING_COLUMNS, &report.findings)?;
+    Ok(Written { packets, connections, findings, errors: report.errors })
+}
+
+/// Reads one column of a report row.
+type RowGet<R> = fn(&R) -> table::Value;
+
+/// Writes a whole table of `rows`.
+fn write_all<R>(
+    path: &Path,
+    table: &str,
+    cols: &[Column<RowGet<R>>],
+    rows: &[R],
+) -> Result<u64, InputError> {
+    let mut out = TableWriter::create(path, table, cols)?;
+    for r in rows {
+        out.row(cols.iter().map(|c| (c.get)(r)))?;
+    }
+    out.finish()
+}
+
+/// docs/parquet.md's tables of columns, generated from the column lists (a test keeps the
+/// document equal to it).
+pub fn schema_markdown() -> String {
+    let mut s = String::new();
+    s.push_str("### packets.parquet\n\n");
+    s.push_str(&table::doc_table(packets::COLUMNS));
+    s.push_str("\n### connections.parquet\n\n");
+    s.push_str(&table::doc_table(reports::CONNECTION_COLUMNS));
+    s.push_str("\n### findings.parquet\n\n");
+    s.push_str(&table::doc_table(reports::FINDING_COLUMNS));
+    s
+}

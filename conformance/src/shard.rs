@@ -1,0 +1,211 @@
+//! Splitting a capture by host pair, so that N processes (on N machines, or N threads of one)
+//! each judge a part and the parts add up to the whole.
+//!
+//! The connection model is per host pair: both directions of every QP between two hosts, their
+//! CM exchange on QP1 and their CNPs all carry the same two addresses. A frame's shard is
+//! therefore a function of its *unordered* address pair only, and every connection lands whole
+//! in one shard.
+//!
+//! The hash is part of the command line's contract (`--shard K/N`, docs/parquet.md): it must
+//! give the same shard on every machine, every run and every version, so it is not the
+//! process-seeded hash of [`crate::hash`]. It is FNV-1a (64 bits) over 32 bytes: the two
+//! addresses as 16-byte IPv6 addresses (IPv4 as `::ffff:a.b.c.d`), the smaller first (bytewise),
+//! then MurmurHash3's 64-bit finalizer (fmix64), and the shard is the hash modulo N. Frames with no address (not IP, not decoded) belong to
+//! shard 0.
+
+use std::fmt;
+use std::net::IpAddr;
+
+use roce_parser::Packet;
+
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
+
+/// The stable hash of an unordered host pair: `host_pair_hash(a, b) == host_pair_hash(b, a)`.
+///
+/// ```
+/// use roce_conformance::host_pair_hash;
+/// let (a, b) = ("10.0.0.1".parse().unwrap(), "10.0.0.2".parse().unwrap());
+/// assert_eq!(host_pair_hash(a, b), host_pair_hash(b, a));
+/// assert_eq!(host_pair_hash(a, b), 0x4537_6971_daba_9929);
+/// ```
+pub fn host_pair_hash(a: IpAddr, b: IpAddr) -> u64 {
+    let (a, b) = (v6_octets(a), v6_octets(b));
+    let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
+    let mut h = FNV_OFFSET;
+    for byte in lo.iter().chain(hi.iter()) {
+        h ^= u64::from(*byte);
+        h = h.wrapping_mul(FNV_PRIME);
+    }
+    fmix64(h)
+}
+
+/// MurmurHash3's 64-bit finalizer. FNV-1a alone is weak in its low bits (its lowest bit is
+/// the parity of the input bytes' lowest bits: every pair 10.1.0.i / 10.2.0.i fell in shard 0
+/// of 2), and the shard is taken from them.
+fn fmix64(mut k: u64) -> u64 {
+    k ^= k >> 33;
+    k = k.wrapping_mul(0xff51_afd7_ed55_8ccd);
+    k ^= k >> 33;
+    k = k.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
+    k ^ (k >> 33)
+}
+
+fn v6_octets(a: IpAddr) -> [u8; 16] {
+    match a {
+        IpAddr::V4(v4) => v4.to_ipv6_mapped().octets(),
+        IpAddr::V6(v6) => v6.octets(),
+    }
+}
+
+/// The two addresses a frame's connection model keys on: the IP header's, or RoCEv1's GRH
+/// GIDs; `None` for a frame with neither.
+pub fn host_pair(p: &Packet<'_>) -> Option<(IpAddr, IpAddr)> {
+    if let Some(ip) = p.ip {
+        return Some((ip.src, ip.dst));
+    }
+    let g = p.roce.as_ref()?.grh?;
+    Some((IpAddr::V6(g.sgid_addr()), IpAddr::V6(g.dgid_addr())))
+}
+
+/// Shard `index` of `count` (`--shard K/N`, 0 <= K < N); [`Shard::ALL`] is the whole capture.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Shard {
+    index: u32,
+    count: u32,
+}
+
+impl Shard {
+    /// One shard holding everything.
+    pub const ALL: Shard = Shard { index: 0, count: 1 };
+
+    /// Shard `index` of `count`; `None` unless `index < count`.
+    pub fn new(index: u32, count: u32) -> Option<Shard> {
+        (index < count).then_some(Shard { index, count })
+    }
+
+    pub fn index(self) -> u32 {
+        self.index
+    }
+
+    pub fn count(self) -> u32 {
+        self.count
+    }
+
+    /// Whether the shard is the whole capture.
+    pub fn is_all(self) -> bool {
+        self.count == 1
+    }
+
+    /// The shard (of `count`) a host pair belongs to.
+    pub fn of_pair(a: IpAddr, b: IpAddr, count: u32) -> u32 {
+        (host_pair_hash(a, b) % u64::from(count.max(1))) as u32
+    }
+
+    /// The shard (of `count`) of a frame: its host pair's, or 0 for a frame without addresses
+    /// (`None`: not decoded).
+    pub fn of_frame(p: Option<&Packet<'_>>, count: u32) -> u32 {
+        match p.and_then(host_pair) {
+            Some((a, b)) if count > 1 => Shard::of_pair(a, b, count),
+            _ => 0,
+        }
+    }
+
+    /// Whether a frame (`None`: not decoded) belongs to this shard.
+    pub fn owns(self, p: Option<&Packet<'_>>) -> bool {
+        self.is_all() || Shard::of_frame(p, self.count) == self.index
+    }
+}
+
+impl Default for Shard {
+    fn default() -> Self {
+        Shard::ALL
+    }
+}
+
+impl fmt::Display for Shard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
+}
+
+impl std::str::FromStr for Shard {
+    type Err = String;
+
+    /// `K/N`, with 0 <= K < N (e.g. `0/4` .. `3/4`).
+    fn from_str(s: &str) -> Result<Shard, String> {
+        let bad = || format!("'{s}' is not a shard: write K/N with 0 <= K < N, e.g. 0/4");
+        let (k, n) = s.split_once('/').ok_or_else(bad)?;
+        let (k, n): (u32, u32) =
+            (k.trim().parse().map_err(|_| bad())?, n.trim().parse().map_err(|_| bad())?);
+        if n == 0 {
+            return Err(format!("'{s}': the number of shards N must be at least 1"));
+        }
+        Shard::new(k, n).ok_or_else(|| {
+            format!("'{s}': shard K must be below N (shards are numbered 0 to {})", n - 1)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ip(s: &str) -> IpAddr {
+        s.parse().unwrap()
+    }
+
+    /// The documented values (docs/parquet.md): they may never change.
+    #[test]
+    fn hash_is_the_documented_one() {
+        // FNV-1a of the empty input is its offset basis: the constants are FNV's.
+        let (a, b) = (ip("10.0.0.1"), ip("10.0.0.2"));
+        assert_eq!(host_pair_hash(a, b), host_pair_hash(b, a));
+        assert_eq!(host_pair_hash(a, b), 0x4537_6971_daba_9929);
+        assert_eq!(Shard::of_pair(a, b, 4), (0x4537_6971_daba_9929u64 % 4) as u32);
+        // IPv4 is hashed as its IPv4-mapped IPv6 address.
+        assert_eq!(
+            host_pair_hash(a, b),
+            host_pair_hash(ip("::ffff:10.0.0.2"), ip("::ffff:10.0.0.1"))
+        );
+    }
+
+    #[test]
+    fn shards_parse_and_refuse() {
+        assert_eq!("1/4".parse::<Shard>(), Ok(Shard { index: 1, count: 4 }));
+        assert_eq!("0/1".parse::<Shard>(), Ok(Shard::ALL));
+        for bad in ["4/4", "1/0", "x/2", "1", "-1/2", "1/2/3"] {
+            assert!(bad.parse::<Shard>().is_err(), "{bad}");
+        }
+    }
+
+    /// `gen bench`'s host pairs (10.1.0.i with 10.2.0.i) over 2 and 4 shards: none empty
+    /// (plain FNV-1a put all 64 in shard 0 of 2).
+    #[test]
+    fn neighbouring_pairs_spread_over_few_shards() {
+        for n in [2u32, 4] {
+            let mut counts = vec![0u32; n as usize];
+            for i in 0..64u8 {
+                let a = IpAddr::V4(std::net::Ipv4Addr::new(10, 1, 0, i));
+                let b = IpAddr::V4(std::net::Ipv4Addr::new(10, 2, 0, i));
+                counts[Shard::of_pair(a, b, n) as usize] += 1;
+            }
+            let fair = 64 / n;
+            assert!(counts.iter().all(|&c| c >= fair / 2), "{n} shards: {counts:?}");
+        }
+    }
+
+    #[test]
+    fn every_pair_is_in_exactly_one_shard() {
+        let mut counts = [0u32; 4];
+        for i in 0..256u32 {
+            let a = IpAddr::V4(std::net::Ipv4Addr::from(0x0a00_0000 + i));
+            let b = IpAddr::V4(std::net::Ipv4Addr::from(0x0a01_0000 + i * 7));
+            let k = Shard::of_pair(a, b, 4);
+            assert_eq!(k, Shard::of_pair(b, a, 4));
+            counts[k as usize] += 1;
+        }
+        // 256 pairs over 4 shards: none empty, none holding most.
+        assert!(counts.iter().all(|&c| (32..=96).contains(&c)), "{counts:?}");
+    }
+}
