@@ -31,7 +31,10 @@ use roce_parser::Config;
         dissect --frames 1-10,15,20- tshark -Y 'frame.number in {1..10 15 20..}'\n  \
         --port 4791 --port 4792      tshark -d udp.port==4792,infiniband (both decoded)\n  \
         -n                           tshark -n (accepted: names are never resolved)\n  \
-        dissect -V                   tshark -V\n\n\
+        dissect -V                   tshark -V\n  \
+        dissect -x                   tshark -x (hex and ASCII of each frame)\n  \
+        dissect -t r|a|ad|e|d        tshark -t (a and ad in UTC: tshark -t u|ud)\n  \
+        check -l, dissect -l         tshark -l (flush per finding / frame)\n\n\
         Exit status: 0 on success (warnings about damaged input go to stderr),\n\
         2 when the input could not be read, the output could not be written or the command\n\
         line was wrong. A closed pipe (`| head`) ends the output quietly."
@@ -197,6 +200,13 @@ enum Command {
         /// Colour bad ICRCs: auto (a terminal, and NO_COLOR not set), always, never
         #[arg(long, value_enum, default_value_t, value_name = "WHEN")]
         color: roce_inspect::style::ColorWhen,
+        /// Time column: r (since the first frame), a (time of day, UTC), ad (date and time,
+        /// UTC), e (since the epoch), d (since the previous frame); as tshark -t
+        #[arg(short = 't', value_enum, default_value_t, value_name = "FORMAT")]
+        time: roce_inspect::tshark::TimeFormat,
+        /// After each frame its bytes in hex and ASCII, as tshark -x
+        #[arg(short = 'x')]
+        hex: bool,
         /// Flush after every frame (tshark -l); on by itself when the capture comes from
         /// stdin ('-') and stdout is a pipe (`tcpdump -U -w - | roce-inspect dissect - | grep`)
         #[arg(short = 'l')]
@@ -560,6 +570,8 @@ fn main() -> ExitCode {
             frames,
             count,
             color,
+            time,
+            hex,
             live,
             common,
         } => {
@@ -571,6 +583,8 @@ fn main() -> ExitCode {
                 config: common.config(),
                 paint: roce_inspect::style::Paint::for_stdout(color),
                 line_flush: live || (file == std::path::Path::new("-") && output::stdout_is_pipe()),
+                time,
+                hex,
             };
             dissect::run(&file, &opts)
         }

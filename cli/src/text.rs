@@ -59,17 +59,10 @@ pub fn aeth_words(r: &Roce<'_>) -> Option<String> {
 }
 
 /// Writes the one-line summary of a frame. `t0` is the first frame's timestamp.
-pub fn summary_line(d: &Decoded<'_>, t0: u64, line: &mut String) {
+pub fn summary_line(d: &Decoded<'_>, time: &str, line: &mut String) {
     line.clear();
     let f = &d.frame;
-    let rel = f.ts_ns.saturating_sub(t0);
-    let _ = write!(
-        line,
-        "{:>7} {:>4}.{:06} ",
-        f.number,
-        rel / 1_000_000_000,
-        (rel % 1_000_000_000) / 1000
-    );
+    let _ = write!(line, "{:>7} {time} ", f.number);
     let p = match &d.packet {
         Ok(p) => p,
         Err(e) => {

@@ -102,9 +102,141 @@ fn parse_item(item: &str, all: &str) -> Result<(u64, u64), String> {
     Ok((a, b))
 }
 
+/// `-t`: how the time column of `dissect` is written, with tshark's letters. Absolute times
+/// are UTC (tshark's `-t u` / `-t ud`; a capture's reader is rarely in its time zone).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum TimeFormat {
+    /// Seconds since the first frame (the default)
+    #[default]
+    R,
+    /// Time of day, UTC: 13:45:07.123456789
+    #[value(alias = "u")]
+    A,
+    /// Date and time, UTC: 2026-12-01 13:45:07.123456789
+    #[value(alias = "ud")]
+    Ad,
+    /// Seconds since the Unix epoch: 1764596707.123456789
+    E,
+    /// Seconds since the previous frame in the capture
+    D,
+}
+
+/// The clock of the time column: the first frame's time, the previous shown frame's.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Clock {
+    first: Option<u64>,
+    /// The frame read last, and the one before it (`-t d`, as tshark: the previous frame
+    /// captured, shown or not).
+    last: Option<u64>,
+    prev: Option<u64>,
+}
+
+impl Clock {
+    /// Notes a frame read (the first one read sets the origin of `-t r`).
+    pub fn read(&mut self, ts_ns: u64) {
+        self.first.get_or_insert(ts_ns);
+        self.prev = self.last.replace(ts_ns);
+    }
+
+    /// Appends the time column of the frame read last.
+    pub fn write(&mut self, fmt: TimeFormat, ts_ns: u64, out: &mut String) {
+        use std::fmt::Write as _;
+        let secs = |ns: u64| (ns / 1_000_000_000, ns % 1_000_000_000);
+        let (s, ns) = match fmt {
+            TimeFormat::R => secs(ts_ns.saturating_sub(self.first.unwrap_or(ts_ns))),
+            TimeFormat::D => secs(ts_ns.saturating_sub(self.prev.unwrap_or(ts_ns))),
+            _ => secs(ts_ns),
+        };
+        let _ = match fmt {
+            TimeFormat::R | TimeFormat::D => write!(out, "{s:>4}.{:06}", ns / 1000),
+            TimeFormat::E => write!(out, "{s}.{ns:09}"),
+            TimeFormat::A => {
+                let t = s % 86_400;
+                write!(out, "{:02}:{:02}:{:02}.{ns:09}", t / 3600, t / 60 % 60, t % 60)
+            }
+            TimeFormat::Ad => {
+                let (y, m, d) = civil_from_days(s / 86_400);
+                let t = s % 86_400;
+                write!(
+                    out,
+                    "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{ns:09}",
+                    t / 3600,
+                    t / 60 % 60,
+                    t % 60
+                )
+            }
+        };
+    }
+}
+
+/// The proleptic Gregorian date of a day count since 1970-01-01 (Howard Hinnant's
+/// `civil_from_days`, for days >= 0).
+fn civil_from_days(days: u64) -> (u64, u64, u64) {
+    let z = days + 719_468;
+    let era = z / 146_097;
+    let doe = z % 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + u64::from(m <= 2);
+    (y, m, d)
+}
+
+/// `-x`: the frame's bytes as tshark prints them, 16 a line: a 4-digit hex offset, two
+/// spaces, the bytes in hex, three spaces, the bytes as ASCII ('.' for what is not
+/// printable); then an empty line.
+pub fn hex_dump(data: &[u8], out: &mut String) {
+    use std::fmt::Write as _;
+    for (i, chunk) in data.chunks(16).enumerate() {
+        let _ = write!(out, "{:04x}  ", i * 16);
+        let start = out.len();
+        for (j, b) in chunk.iter().enumerate() {
+            let _ = write!(out, "{}{b:02x}", if j == 0 { "" } else { " " });
+        }
+        let width = out.len() - start;
+        out.extend(std::iter::repeat_n(' ', 47 - width + 3));
+        out.extend(chunk.iter().map(|&b| if (0x20..0x7f).contains(&b) { b as char } else { '.' }));
+        out.push('\n');
+    }
+    out.push('\n');
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn times() {
+        let ts = 1_764_596_707_123_456_789; // 2025-12-01 13:45:07.123456789 UTC
+        let mut c = Clock::default();
+        c.read(ts - 2_000_000_000);
+        c.read(ts);
+        let mut out = |fmt, ts| {
+            let mut s = String::new();
+            c.write(fmt, ts, &mut s);
+            s
+        };
+        assert_eq!(out(TimeFormat::R, ts), "   2.000000");
+        assert_eq!(out(TimeFormat::E, ts), "1764596707.123456789");
+        assert_eq!(out(TimeFormat::A, ts), "13:45:07.123456789");
+        assert_eq!(out(TimeFormat::Ad, ts), "2025-12-01 13:45:07.123456789");
+        assert_eq!(out(TimeFormat::D, ts), "   2.000000");
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(11_016), (2000, 2, 29));
+    }
+
+    #[test]
+    fn hex() {
+        let mut s = String::new();
+        hex_dump(b"0123456789abcdef\x00\x7fZ", &mut s);
+        assert_eq!(
+            s,
+            "0000  30 31 32 33 34 35 36 37 38 39 61 62 63 64 65 66   0123456789abcdef\n\
+             0010  00 7f 5a                                          ..Z\n\n"
+        );
+    }
 
     #[test]
     fn lists_and_ranges() {

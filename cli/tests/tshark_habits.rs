@@ -104,3 +104,51 @@ fn repeatable_port_decodes_each() {
     assert_eq!(code, 2);
     assert!(err.contains("at most 4 RoCEv2 ports"), "{err}");
 }
+
+/// tshark, or None (with a note) when it is not installed; under CI=true it must be.
+fn tshark() -> Option<&'static str> {
+    let found = Command::new("tshark").arg("--version").output().is_ok_and(|o| o.status.success());
+    if !found {
+        assert!(std::env::var("CI").map_or(true, |v| v != "true"), "CI=true: tshark is required");
+        eprintln!("note: tshark not found, skipping the comparison with tshark -x / -t");
+        return None;
+    }
+    Some("tshark")
+}
+
+fn tshark_out(args: &[&str]) -> String {
+    let out = Command::new("tshark").args(args).output().unwrap();
+    assert!(out.status.success(), "tshark {args:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// `-x` prints each frame's bytes exactly as tshark -x does (our summary line above each
+/// dump aside); `-t e` and `-t ad` give tshark's `-t e` and `-t ud` times, on every frame.
+#[test]
+fn hex_dump_and_times_are_tsharks() {
+    let Some(ts) = tshark() else { return };
+    for name in ["sample.pcap", "conformance/cap-time-burst.pcap", "conformance/req-psn-skip.pcap"]
+    {
+        let p = Path::new(env!("CARGO_MANIFEST_DIR")).join("../pcaps").join(name);
+        let p = p.to_str().unwrap();
+        let ours = run(&["dissect", "-x", p]).0;
+        let hex: String = ours
+            .lines()
+            .filter(|l| l.is_empty() || l.starts_with(|c: char| c.is_ascii_hexdigit()))
+            .map(|l| format!("{l}\n"))
+            .collect();
+        assert_eq!(hex, tshark_out(&["-r", p, "-x"]), "{name}: -x");
+        let time = |line: &str, words: usize| -> String {
+            line.split_whitespace().skip(1).take(words).collect::<Vec<_>>().join(" ")
+        };
+        for (ours, theirs, words) in [("e", "e", 1), ("ad", "ud", 2)] {
+            let a: Vec<String> =
+                run(&["dissect", "-t", ours, p]).0.lines().map(|l| time(l, words)).collect();
+            let b: Vec<String> = tshark_out(&["-r", p, "-t", theirs, "-T", "tabs"])
+                .lines()
+                .map(|l| time(l, words))
+                .collect();
+            assert_eq!(a, b, "{name}: -t {ours} against {ts} -t {theirs}");
+        }
+    }
+}

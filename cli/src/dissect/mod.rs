@@ -75,6 +75,10 @@ pub struct Options {
     pub paint: crate::style::Paint,
     /// Flush after every frame (`-l`, or stdout a pipe).
     pub line_flush: bool,
+    /// `-t`: the time column.
+    pub time: crate::tshark::TimeFormat,
+    /// `-x`: each frame's bytes in hex and ASCII after its text, as tshark.
+    pub hex: bool,
 }
 
 /// The summary line's ICRC word, in the error colour when it is bad.
@@ -95,22 +99,34 @@ pub fn run(path: &Path, opts: &Options) -> Result<(), InputError> {
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut line = String::with_capacity(256);
     let mut json_buf: Vec<u8> = Vec::with_capacity(1024);
-    let mut t0 = None;
+    let mut clock = crate::tshark::Clock::default();
+    let mut time = String::with_capacity(32);
     let mut first = true;
     let mut io_err: Option<io::Error> = None;
     // The JSON array opens with its first frame (or at the end): when the capture cannot be
     // read, nothing is written before the error.
     for_each_frame_until(path, &opts.config, opts.filter.last_frame(), |d| {
-        let t0 = *t0.get_or_insert(d.frame.ts_ns);
+        clock.read(d.frame.ts_ns);
         if io_err.is_some() || !opts.filter.keeps(d) {
             return;
         }
         let res = match opts.format {
-            Format::Text if opts.verbose => crate::text::tree(d, &mut out),
+            Format::Text if opts.verbose => crate::text::tree(d, &mut out).and_then(|()| {
+                line.clear();
+                if opts.hex {
+                    crate::tshark::hex_dump(d.frame.data, &mut line);
+                }
+                out.write_all(line.as_bytes())
+            }),
             Format::Text => {
-                crate::text::summary_line(d, t0, &mut line);
+                time.clear();
+                clock.write(opts.time, d.frame.ts_ns, &mut time);
+                crate::text::summary_line(d, &time, &mut line);
                 paint_bad_icrc(&mut line, opts.paint);
                 line.push('\n');
+                if opts.hex {
+                    crate::tshark::hex_dump(d.frame.data, &mut line);
+                }
                 out.write_all(line.as_bytes())
             }
             Format::Jsonl => {

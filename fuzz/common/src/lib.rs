@@ -37,4 +37,5 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("ffi", targets::ffi),
     ("annotate", targets::annotate),
     ("segments", targets::segments),
+    ("frame_list", targets::frame_list),
 ];

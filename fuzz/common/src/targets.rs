@@ -1141,3 +1141,48 @@ pub fn segments(data: &[u8], reach: &mut Reach) {
     assert_eq!(ws, gs, "C status, segments against contiguous");
     assert_eq!(want, got, "C struct, segments against contiguous");
 }
+
+/// `dissect --frames LIST`: `roce_inspect::tshark::FrameSelection::parse` never panics; an
+/// error has a message; an accepted list selects exactly the frames of a naive reading of
+/// its items (checked on frames 0..=300 and around every bound), frame 0 never, and `last()`
+/// is the largest selected frame (none for an open range), after which nothing is selected.
+pub fn frame_list(data: &[u8], _reach: &mut Reach) {
+    use roce_inspect::tshark::FrameSelection;
+    let Ok(text) = std::str::from_utf8(data) else { return };
+    let sel = match FrameSelection::parse(text) {
+        Ok(sel) => sel,
+        Err(why) => {
+            assert!(!why.is_empty());
+            return;
+        }
+    };
+    let items: Vec<(u64, u64)> = text
+        .split(',')
+        .map(|item| {
+            let item = item.trim();
+            let num = |t: &str| t.trim().parse::<u64>().expect("an accepted list's numbers parse");
+            match item.split_once('-') {
+                Some((a, "")) => (num(a), u64::MAX),
+                Some((a, b)) => (num(a), num(b)),
+                None => (num(item), num(item)),
+            }
+        })
+        .collect();
+    let naive = |n: u64| items.iter().any(|&(a, b)| a <= n && n <= b);
+    let mut probes: Vec<u64> = (0..=300).collect();
+    for &(a, b) in &items {
+        assert!(a >= 1 && a <= b, "accepted item {a}-{b}");
+        probes.extend([a - 1, a, a.saturating_add(1), b - 1, b, b.saturating_add(1)]);
+    }
+    for n in probes {
+        assert_eq!(sel.contains(n), naive(n), "frame {n} of {text:?}");
+    }
+    let max = items.iter().map(|&(_, b)| b).max().expect("an accepted list has an item");
+    match sel.last() {
+        None => assert_eq!(max, u64::MAX, "{text:?}"),
+        Some(l) => {
+            assert_eq!(l, max, "{text:?}");
+            assert!(sel.contains(l) && !sel.contains(l + 1));
+        }
+    }
+}
