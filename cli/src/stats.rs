@@ -13,9 +13,10 @@ use roce_parser::opcode::{self, Operation, Role, Transport};
 use roce_parser::{Config, IcrcStatus, Packet, Problem, Roce};
 use serde::Serialize;
 
+use roce_conformance::timing::compare;
 use roce_conformance::{
-    CmExchange, ConnectionInfo, Connections, EndedBy, FlowKey, FrameInfo, ModelOptions, Psn,
-    Retained, Seen, Shard, Timing, TimingReport,
+    BeganBy, CmExchange, ConnectionInfo, Connections, EndedBy, FlowKey, FrameInfo, ModelOptions,
+    Psn, Retained, Seen, Shard, Timing, TimingReport,
 };
 
 use crate::input::{for_each_frame, warn_undecoded, InputError, UndecodedGroup};
@@ -279,6 +280,7 @@ impl Stats {
     pub fn connections(&mut self) -> (Vec<Connection>, u64) {
         self.model.finish();
         self.settle_ended();
+        let cm = self.model.cm_exchanges();
         let listed = std::mem::replace(&mut self.listed, Retained::new(1));
         let (listed, not_listed) = listed.into_sorted();
         let mut out: Vec<Connection> = listed
@@ -294,11 +296,13 @@ impl Stats {
                 } else {
                     0.0
                 };
+                let mut timing = total
+                    .timing
+                    .as_deref()
+                    .map_or_else(|| Timing::default().report(), Timing::report);
+                timing.negotiated = exchange_of(cm, &info).map(|x| compare(&timing, x));
                 Connection {
-                    timing: total
-                        .timing
-                        .as_deref()
-                        .map_or_else(|| Timing::default().report(), Timing::report),
+                    timing,
                     info,
                     total,
                     duration_ns,
@@ -352,6 +356,23 @@ impl Stats {
     pub fn roce_frames(&self) -> u64 {
         self.roce_v1 + self.roce_v2
     }
+}
+
+/// The CM exchange that opened an incarnation: the last REQ at or before the frame that
+/// began it, between its two QPs.
+fn exchange_of<'c>(cm: &'c [CmExchange], info: &ConnectionInfo) -> Option<&'c CmExchange> {
+    if info.began.how != BeganBy::Cm {
+        return None;
+    }
+    let c = &info.connection;
+    let (qa, qb) = (c.qpn_a?, c.qpn_b?);
+    let opened = |x: &&CmExchange| {
+        let forward = x.active == c.a && x.active_qpn == qa && x.passive == c.b;
+        let reverse = x.active == c.b && x.active_qpn == qb && x.passive == c.a;
+        x.req_frame <= info.began.frame
+            && ((forward && x.passive_qpn == Some(qb)) || (reverse && x.passive_qpn == Some(qa)))
+    };
+    cm.iter().rev().find(opened)
 }
 
 /// One direction inside a connection.

@@ -104,6 +104,20 @@ pub fn write(t: &mut String, r: &TimingReport) {
             duration(i.longest_ns)
         );
     }
+    if let Some(n) = r
+        .negotiated
+        .as_ref()
+        .filter(|_| !r.timeout_retransmissions.is_empty() || !r.rnr_waits.is_empty())
+    {
+        let timeout = n.local_ack_timeout_ns.map_or("none".to_string(), duration);
+        let verdict =
+            if n.agrees { "the wire agrees".to_string() } else { n.disagreements.join("; ") };
+        let _ = writeln!(
+            t,
+            "      CM REQ (frame {}): Local ACK Timeout {} ({timeout}), Retry Count {}, RNR Retry Count {}: {verdict}",
+            n.req_frame, n.local_ack_timeout, n.retry_count, n.rnr_retry_count
+        );
+    }
 }
 
 #[cfg(test)]

@@ -149,6 +149,15 @@ fn rping_failure_capture_reviewed_values() {
     assert_eq!(t["read_latency_ns"]["last_response"], all(1, 2_804_904));
     assert_eq!(t["timeout_retransmissions"], json!([]));
     assert_eq!(t["inferred_timeout_exponent"], Value::Null);
+    // rping's REQ (frame 37): RDMA-CM's defaults, nothing measured to contradict them.
+    let n = &t["negotiated"];
+    assert_eq!(n["req_frame"], 37);
+    assert_eq!((n["local_ack_timeout"].as_u64(), n["retry_count"].as_u64()), (Some(19), Some(7)));
+    assert_eq!(
+        (n["rnr_retry_count"].as_u64(), n["rep_rnr_retry_count"].as_u64()),
+        (Some(7), Some(7))
+    );
+    assert_eq!(n["agrees"], true);
 }
 
 #[test]
@@ -185,4 +194,29 @@ fn qp_timeout_option_judges_the_measured_timeouts() {
     for bad in ["0", "32", "x"] {
         assert_eq!(check(bad).status.code(), Some(2), "--qp-timeout {bad}");
     }
+}
+
+#[test]
+fn negotiated_against_measured() {
+    // The REQ announces 14 and the NIC fires at 4.096 us x 2^14, three retries of Retry
+    // Count 3: agrees.
+    let n = &timing("clean-timing-timeout-t14")["negotiated"];
+    assert_eq!(n["local_ack_timeout"], 14);
+    assert_eq!(n["local_ack_timeout_ns"], ack_timeout(14));
+    assert_eq!((n["retry_count"].as_u64(), n["max_timeout_retry"].as_u64()), (Some(3), Some(3)));
+    assert_eq!(n["agrees"], true, "{n}");
+    // The REQ announces 16 (268 ms) and the wire shows 67 ms.
+    let n = &timing("req-qp-timeout")["negotiated"];
+    assert_eq!(n["agrees"], false);
+    let why = n["disagreements"][0].as_str().unwrap();
+    assert!(
+        why.starts_with("first retries after 67108864 to 67108864 ns, outside 241591911.."),
+        "{why}"
+    );
+    // One RNR retry against an RNR Retry Count of 0.
+    let n = &timing("clean-timing-latencies")["negotiated"];
+    assert_eq!((n["rnr_retry_count"].as_u64(), n["max_rnr_retry"].as_u64()), (Some(0), Some(1)));
+    assert_eq!(n["agrees"], false);
+    // The exponential backoff's first retry is on time for the announced 12.
+    assert_eq!(timing("clean-timing-backoff")["negotiated"]["agrees"], true);
 }

@@ -2245,6 +2245,20 @@ fn check_mapping_table(mapping: &BTreeMap<String, BTreeSet<String>>) {
         panic!("docs/json.md lacks the markers {BEGIN:?} .. {END:?}");
     };
     let current = &doc[b + BEGIN.len()..e];
+    if !real::configured().is_ok_and(|d| d.is_some()) {
+        // Some rows are proven only by the real captures (tshark decodes their MADs): without
+        // them, every comparison made here must still be in the table, and the table is not
+        // rewritten.
+        let missing: Vec<&str> = table.lines().filter(|l| !current.contains(l)).collect();
+        assert!(
+            missing.is_empty(),
+            "docs/json.md's tshark table lacks comparisons this test made (bless with the real \
+             captures: ROCE_INSPECT_REAL_CAPTURES=... ROCE_INSPECT_BLESS=1):\n{}",
+            missing.join("\n")
+        );
+        println!("note: tshark table compared as a subset (the real captures are not configured)");
+        return;
+    }
     if current != table {
         if std::env::var_os("ROCE_INSPECT_BLESS").is_some() {
             fs::write(&path, format!("{}{table}{}", &doc[..b + BEGIN.len()], &doc[e..])).unwrap();

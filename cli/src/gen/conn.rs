@@ -440,11 +440,13 @@ pub struct Cm {
     comm_ids: (u32, u32),
     /// PSNs of the UD packets to QP1 from a and from b.
     gsi_psn: [u32; 2],
+    /// The REQ's primary path Local ACK Timeout (None: RDMA-CM's default, 19).
+    pub local_ack_timeout: Option<u8>,
 }
 
 impl Cm {
     pub fn new(tid: u64, comm_ids: (u32, u32)) -> Self {
-        Cm { tid, comm_ids, gsi_psn: [1, 1] }
+        Cm { tid, comm_ids, gsi_psn: [1, 1], local_ack_timeout: None }
     }
 
     fn mad(&mut self, t: &mut Trace, conn: &RcConn, from_a: bool, msg: &CmMessage<'_>) {
@@ -487,6 +489,9 @@ impl Cm {
         req.starting_psn = conn.sides[1].next_psn;
         req.pkey = conn.pkey;
         req.path_mtu = cm::mtu_code(conn.pmtu as u16).unwrap_or(3);
+        if let Some(t) = self.local_ack_timeout {
+            req.primary_path.local_ack_timeout = t;
+        }
         if conn.transport == 0x20 {
             req.transport_service_type = cm::TransportServiceType::Uc;
         }

@@ -30,10 +30,13 @@ pub const fn ack_timeout(t: u8) -> u64 {
     4096 << t
 }
 
-fn conn(t: &mut Trace) -> RcConn {
+/// A CM-opened connection (frames 1-3) whose REQ announces Local ACK Timeout `ack_timeout`.
+fn conn(t: &mut Trace, ack_timeout: u8) -> RcConn {
     let ip = |d| std::net::IpAddr::V4(std::net::Ipv4Addr::new(10, 9, 0, d));
     let c = RcConn::new(Endpoint::new(ip(1), 0x111), Endpoint::new(ip(2), 0x222), 1024, 1000, 5000);
-    Cm::new(77, (0x1111, 0x2222)).connect(t, &c, 4000);
+    let mut cm = Cm::new(77, (0x1111, 0x2222));
+    cm.local_ack_timeout = Some(ack_timeout);
+    cm.connect(t, &c, 4000);
     // From here every time is set by `advance`.
     t.gap_ns = 0;
     t.advance(PACKET_GAP);
@@ -48,7 +51,7 @@ fn conn(t: &mut Trace) -> RcConn {
 /// [`RNR_WAIT`] later (26), ACK (27).
 pub fn latencies() -> Trace {
     let mut t = Trace::new();
-    let mut c = conn(&mut t);
+    let mut c = conn(&mut t, 14);
     for _ in 0..3 {
         let s = c.message(true, false, 100, None);
         c.emit_request(&mut t, true, &s[0]);
@@ -132,11 +135,12 @@ fn atomic(c: &mut RcConn, t: &mut Trace) {
     c.emit_response(t, true, op::ATOMIC_ACK, psn, headers, &[]);
 }
 
-/// CM (1-3); a SEND ACKed (4, 5); a WRITE_ONLY (6) that gets no answer, resent after each
-/// of `timeouts` (ns, one per retry: 7, 8, ...), then ACKed [`ACK_DELAY`] after the last.
-pub fn timeouts(timeouts: &[u64]) -> Trace {
+/// CM (1-3, the REQ announcing Local ACK Timeout `announced`); a SEND ACKed (4, 5); a
+/// WRITE_ONLY (6) that gets no answer, resent after each of `timeouts` (ns, one per retry:
+/// 7, 8, ...), then ACKed [`ACK_DELAY`] after the last.
+pub fn timeouts(announced: u8, timeouts: &[u64]) -> Trace {
     let mut t = Trace::new();
-    let mut c = conn(&mut t);
+    let mut c = conn(&mut t, announced);
     let s = c.message(true, false, 100, None);
     c.emit_request(&mut t, true, &s[0]);
     t.advance(ACK_DELAY);

@@ -50,6 +50,12 @@ pub struct CmExchange {
     /// Frames of the REQ and of the last CM message.
     pub req_frame: u64,
     pub last_frame: u64,
+    /// The REQ's primary path Local ACK Timeout (exponent t: 4.096 us x 2^t), Retry Count
+    /// and RNR Retry Count (7: infinite), and the REP's RNR Retry Count.
+    pub local_ack_timeout: u8,
+    pub retry_count: u8,
+    pub rnr_retry_count: u8,
+    pub rep_rnr_retry_count: Option<u8>,
 }
 
 /// CM state of the model.
@@ -116,6 +122,10 @@ impl CmTracker {
                     reject_reason: None,
                     req_frame: frame,
                     last_frame: frame,
+                    local_ack_timeout: q.primary_path.local_ack_timeout,
+                    retry_count: q.retry_count,
+                    rnr_retry_count: q.rnr_retry_count,
+                    rep_rnr_retry_count: None,
                 };
                 let full = self.log.len() >= self.log_cap;
                 match retry.and_then(|i| self.log.get_mut(i)) {
@@ -139,6 +149,7 @@ impl CmTracker {
                     CmMessage::Rep(p) => {
                         c.passive_qpn = Some(p.local_qpn);
                         c.rep_starting_psn = Some(p.starting_psn);
+                        c.rep_rnr_retry_count = Some(p.rnr_retry_count);
                         c.outcome = "replied";
                         if self.log_ids.len() < 2 * self.log_cap {
                             self.log_ids.insert(p.local_comm_id, i);

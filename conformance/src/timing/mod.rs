@@ -18,6 +18,7 @@
 //! whatever the capture's length. The definitions and limits of each measurement are in
 //! docs/timing.md.
 
+mod negotiated;
 mod quantiles;
 
 use std::collections::VecDeque;
@@ -31,6 +32,7 @@ use serde::Serialize;
 use crate::psn::Psn;
 use crate::FrameInfo;
 
+pub use negotiated::{compare, Negotiated, TOLERANCE_PERCENT};
 pub use quantiles::{Quantiles, Summary, BUCKETS};
 
 /// IBTA's unit of the local ACK timeout: 4.096 us x 2^t.
@@ -426,6 +428,7 @@ impl Timing {
             timeout_retransmissions_not_listed: self.timeouts_not_listed,
             backoff: self.backoff.pattern(),
             inferred_timeout_exponent: inferred,
+            negotiated: None,
         }
     }
 }
@@ -461,6 +464,9 @@ pub struct TimingReport {
     /// was retried twice).
     pub backoff: Option<&'static str>,
     pub inferred_timeout_exponent: Option<InferredTimeout>,
+    /// What the connection's CM exchange negotiated against what was measured (null: no
+    /// CM exchange captured for it). Set by the consumer, which knows the exchange.
+    pub negotiated: Option<Negotiated>,
 }
 
 #[cfg(test)]

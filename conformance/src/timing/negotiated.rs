@@ -1,0 +1,100 @@
+//! What CM negotiated against what the wire shows: the REQ's primary path Local ACK
+//! Timeout, Retry Count and RNR Retry Count (and the REP's RNR Retry Count) against the
+//! timeouts and retries measured on the connection. IBTA lets a transport timer fire
+//! between the configured value and four times it (C9-141); with a 10 % tolerance for
+//! timestamps and timer granularity, a first-retry timeout outside 0.9 x T .. 4.4 x T, or
+//! more retries of one PSN than the Retry Count, disagrees.
+
+use serde::Serialize;
+
+use super::{local_ack_timeout_ns, TimingReport};
+use crate::connections::CmExchange;
+
+/// Percent of slack on each side of the IBTA range.
+pub const TOLERANCE_PERCENT: u64 = 10;
+
+/// RNR Retry Count 7 means "retry for ever".
+const RNR_INFINITE: u8 = 7;
+
+/// The CM values and the verdict.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Negotiated {
+    /// The REQ frame these come from.
+    pub req_frame: u64,
+    pub local_ack_timeout: u8,
+    /// 4.096 us x 2^t (null: t = 0, no timeout).
+    pub local_ack_timeout_ns: Option<u64>,
+    pub retry_count: u8,
+    pub rnr_retry_count: u8,
+    pub rep_rnr_retry_count: Option<u8>,
+    /// The most retries of one PSN measured after timeouts, and after RNR NAKs.
+    pub max_timeout_retry: u32,
+    pub max_rnr_retry: u32,
+    /// True when nothing measured contradicts what CM negotiated.
+    pub agrees: bool,
+    /// One sentence per disagreement.
+    pub disagreements: Vec<String>,
+}
+
+/// Compares the measured timers with a CM exchange.
+pub fn compare(t: &TimingReport, cm: &CmExchange) -> Negotiated {
+    let configured = local_ack_timeout_ns(cm.local_ack_timeout);
+    let max_timeout_retry = t.timeout_retransmissions.iter().map(|x| x.retry).max().unwrap_or(0);
+    let max_rnr_retry = rnr_retries(t);
+    let mut why = Vec::new();
+    if let Some(inf) = &t.inferred_timeout_exponent {
+        let tol = TOLERANCE_PERCENT;
+        match configured {
+            None => why.push(format!(
+                "the REQ's Local ACK Timeout is 0 (no timeout), yet {} first retries came after timeouts of {} to {} ns",
+                inf.first_retries, inf.shortest_ns, inf.longest_ns
+            )),
+            Some(c) => {
+                let (lo, hi) = (c - c * tol / 100, 4 * c + 4 * c * tol / 100);
+                if inf.shortest_ns < lo || inf.longest_ns > hi {
+                    why.push(format!(
+                        "first retries after {} to {} ns, outside {lo}..{hi} ns (the REQ's Local ACK Timeout {} = {c} ns, 1x to 4x, {tol} % tolerance)",
+                        inf.shortest_ns, inf.longest_ns, cm.local_ack_timeout
+                    ));
+                }
+            }
+        }
+    }
+    if max_timeout_retry > u32::from(cm.retry_count) {
+        why.push(format!(
+            "a PSN was retransmitted {max_timeout_retry} times after timeouts, more than the REQ's Retry Count {}",
+            cm.retry_count
+        ));
+    }
+    // The REQ's count is for the passive side's requester, the REP's for the active side's;
+    // the connection's RNR retries are judged against the larger.
+    let rnr_limit = cm.rnr_retry_count.max(cm.rep_rnr_retry_count.unwrap_or(0));
+    if rnr_limit < RNR_INFINITE && max_rnr_retry > u32::from(rnr_limit) {
+        why.push(format!(
+            "a PSN was retried {max_rnr_retry} times after RNR NAKs, more than the RNR Retry Count {rnr_limit}"
+        ));
+    }
+    Negotiated {
+        req_frame: cm.req_frame,
+        local_ack_timeout: cm.local_ack_timeout,
+        local_ack_timeout_ns: configured,
+        retry_count: cm.retry_count,
+        rnr_retry_count: cm.rnr_retry_count,
+        rep_rnr_retry_count: cm.rep_rnr_retry_count,
+        max_timeout_retry,
+        max_rnr_retry,
+        agrees: why.is_empty(),
+        disagreements: why,
+    }
+}
+
+/// The longest run of RNR waits on one PSN among those listed.
+fn rnr_retries(t: &TimingReport) -> u32 {
+    let (mut best, mut run, mut last) = (0u32, 0u32, None);
+    for w in &t.rnr_waits {
+        run = if last == Some(w.psn) { run + 1 } else { 1 };
+        last = Some(w.psn);
+        best = best.max(run);
+    }
+    best
+}
