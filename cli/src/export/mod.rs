@@ -56,7 +56,8 @@ pub fn run(
     }
     std::fs::create_dir_all(dir)
         .map_err(|e| InputError(format!("{}: cannot create the directory: {e}", dir.display())))?;
-    let mut out = TableWriter::create(&dir.join(PACKETS), "packets", packets::COLUMNS)?;
+    let mut out =
+        TableWriter::create(&dir.join(PACKETS), "packets", packets::COLUMNS, packets::UNIQUE)?;
     let mut checker = Checker::new(opts);
     // The first write error stops the writing (the frames are still read, so capture
     // warnings are printed) and is returned.
@@ -112,7 +113,7 @@ fn write_all<R>(
     cols: &[Column<RowGet<R>>],
     rows: &[R],
 ) -> Result<u64, InputError> {
-    let mut out = TableWriter::create(path, table, cols)?;
+    let mut out = TableWriter::create(path, table, cols, &[])?;
     for r in rows {
         out.row(cols.iter().map(|c| (c.get)(r)))?;
     }

@@ -27,6 +27,10 @@ impl<'a> PacketRow<'_, 'a> {
     }
 }
 
+/// The columns whose values (nearly) never repeat: written without a dictionary.
+pub const UNIQUE: &[&str] =
+    &["frame", "ts_ns", "bth_psn", "icrc_value", "icrc_expected", "aeth_msn"];
+
 /// Reads one column of a packet row.
 pub type Get = for<'x, 'r, 'a> fn(&'x PacketRow<'r, 'a>) -> Value;
 
