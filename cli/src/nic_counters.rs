@@ -442,7 +442,7 @@ mod tests {
             assert_eq!(e.line, Some(line), "{e}");
             assert!(e.message.contains(needle), "{e}");
         }
-        let many = "a 1\n".repeat(1) + &"\n".repeat(MAX_LINES);
+        let many = "a 1\n".to_string() + &"\n".repeat(MAX_LINES);
         assert!(Snapshot::parse(many.as_bytes()).unwrap_err().message.contains("lines"));
         let big = vec![b'\n'; MAX_FILE_BYTES as usize + 1];
         assert!(Snapshot::parse(&big).unwrap_err().message.contains("bytes"));
