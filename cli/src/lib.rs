@@ -10,6 +10,7 @@ pub mod dissect;
 pub mod export;
 pub mod gen;
 pub mod input;
+pub mod nic_counters;
 pub mod output;
 pub mod report;
 pub mod stats;

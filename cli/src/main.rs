@@ -137,6 +137,18 @@ struct ScaleArgs {
     shard: roce_conformance::Shard,
 }
 
+/// `stats --nic-counters BEFORE AFTER --nic-host IP` (docs/nic-counters.md).
+#[derive(Args, Clone)]
+struct NicArgs {
+    /// Two snapshots of a host's RDMA hardware counters (`name value` or `name: value` per
+    /// line: hw_counters, ethtool -S), reconciled with what the capture shows for that host
+    #[arg(long, num_args = 2, value_names = ["BEFORE", "AFTER"], requires = "nic_host")]
+    nic_counters: Option<Vec<PathBuf>>,
+    /// The host whose counters these are (its IP address)
+    #[arg(long, value_name = "IP", requires = "nic_counters")]
+    nic_host: Option<std::net::IpAddr>,
+}
+
 /// The checker's options `report` and `graph` take (a subset of `check`'s).
 #[derive(Args, Clone, Copy)]
 struct CheckArgs {
@@ -227,6 +239,8 @@ enum Command {
         model: ModelArgs,
         #[command(flatten)]
         scale: ScaleArgs,
+        #[command(flatten)]
+        nic: NicArgs,
         #[command(flatten)]
         common: Common,
     },
@@ -588,8 +602,19 @@ fn main() -> ExitCode {
             };
             dissect::run(&file, &opts)
         }
-        Command::Stats { input, format, model, scale, common } => {
-            stats::run(&input.path(), format, &common.config(), model.model(), scale.shard)
+        Command::Stats { input, format, model, scale, nic, common } => {
+            let nic = match (&nic.nic_counters, nic.nic_host) {
+                (Some(files), Some(host)) if files.len() == 2 => {
+                    roce_inspect::nic_counters::NicInput::read(&files[0], &files[1], host)
+                        .map(Some)
+                        .map_err(roce_inspect::input::InputError)
+                }
+                _ => Ok(None),
+            };
+            nic.and_then(|nic| {
+                let cfg = common.config();
+                stats::run(&input.path(), format, &cfg, model.model(), scale.shard, nic.as_ref())
+            })
         }
         #[cfg(feature = "parquet")]
         Command::Export { input, output, checking, model, scale, common } => {

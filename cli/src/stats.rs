@@ -20,6 +20,7 @@ use roce_conformance::{
 };
 
 use crate::input::{for_each_frame, warn_undecoded, InputError, UndecodedGroup};
+use crate::nic_counters::{NicInput, Reconciliation};
 
 /// Counters of one direction.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -181,6 +182,9 @@ pub struct Stats {
     pub roce_v1: u64,
     pub undecoded: u64,
     pub icrc: [u64; 4],
+    /// `--nic-host`: the bad ICRCs of frames to that host (`rx_icrc_encapsulated`).
+    pub nic_host: Option<IpAddr>,
+    pub nic_host_bad_icrc: u64,
     opcodes: Vec<u64>,
     problems: [u64; 32],
     model: Connections<FlowStats>,
@@ -198,6 +202,8 @@ impl Stats {
             roce_v1: 0,
             undecoded: 0,
             icrc: [0; 4],
+            nic_host: None,
+            nic_host_bad_icrc: 0,
             opcodes: vec![0; 256],
             problems: [0; 32],
             model: Connections::new(model),
@@ -240,6 +246,9 @@ impl Stats {
             IcrcStatus::NotChecked => 3,
         };
         self.icrc[i] += 1;
+        if i == 1 && self.nic_host.is_some() && self.nic_host == p.ip.map(|ip| ip.dst) {
+            self.nic_host_bad_icrc += 1;
+        }
         if let Some(c) = self.opcodes.get_mut(usize::from(r.bth.opcode)) {
             *c += 1;
         }
@@ -429,6 +438,9 @@ struct StatsJson<'a> {
     connections_not_listed: u64,
     cm_connections: &'a [CmExchange],
     warnings: &'a [String],
+    /// `--nic-counters`: the host's counter deltas against the capture (docs/nic-counters.md).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    nic_counters: Option<&'a Reconciliation>,
 }
 
 #[derive(Serialize)]
@@ -463,8 +475,10 @@ pub fn run(
     cfg: &Config,
     model: ModelOptions,
     shard: Shard,
+    nic: Option<&NicInput>,
 ) -> Result<(), InputError> {
     let mut stats = Stats::new(model);
+    stats.nic_host = nic.map(|n| n.host);
     let summary = for_each_frame(path, cfg, |d| {
         if !shard.owns(d.packet.as_ref().ok()) {
             return;
@@ -474,6 +488,10 @@ pub fn run(
     })?;
     warn_undecoded(&summary.undecoded);
     let (connections, not_listed) = stats.connections();
+    let nic = nic
+        .map(|n| n.reconcile(&connections, not_listed, stats.nic_host_bad_icrc))
+        .transpose()
+        .map_err(|e| InputError(format!("--nic-counters: {e}")))?;
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let res = match format {
@@ -503,14 +521,19 @@ pub fn run(
                 connections_not_listed: not_listed,
                 cm_connections: stats.model.cm_exchanges(),
                 warnings: &summary.warnings,
+                nic_counters: nic.as_ref(),
             };
             serde_json::to_writer_pretty(&mut out, &j)
                 .map_err(io::Error::from)
                 .and_then(|()| writeln!(out))
         }
-        Format::Text => out.write_all(
-            text_report(path, &stats, &connections, not_listed, &summary.warnings).as_bytes(),
-        ),
+        Format::Text => {
+            let mut t = text_report(path, &stats, &connections, not_listed, &summary.warnings);
+            if let Some(r) = &nic {
+                crate::nic_counters::write_text(&mut t, r);
+            }
+            out.write_all(t.as_bytes())
+        }
     };
     crate::output::written(res.and_then(|()| out.flush()))
 }

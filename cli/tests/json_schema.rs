@@ -204,6 +204,16 @@ fn the_schemas_refuse_what_the_contract_does_not_say() {
     assert!(s.stats.is_valid(&stats));
     stats["connections"][0]["retransmitted_psns"] = 3.into();
     assert!(!s.stats.is_valid(&stats), "the stats schema accepts retransmitted_psns");
+    let nic = root().join("testdata/nic-counters");
+    let (b, a) = (nic.join("before.txt"), nic.join("after-disagree.txt"));
+    let args = ["stats", "--format", "json", sample.to_str().unwrap(), "--nic-counters"];
+    let mut args: Vec<&str> = args.to_vec();
+    args.extend([b.to_str().unwrap(), a.to_str().unwrap(), "--nic-host", "10.0.0.2"]);
+    let mut stats: Value = serde_json::from_slice(&run(&args)).unwrap();
+    assert!(stats["nic_counters"]["counters"].as_array().is_some_and(|c| c.len() == 10));
+    assert_valid(&s.stats, &stats, "stats --nic-counters");
+    stats["nic_counters"]["counters"][0]["verdict"] = "maybe".into();
+    assert!(!s.stats.is_valid(&stats), "the stats schema accepts a verdict maybe");
 }
 /// A finding's `side` is its rule's side in the catalog, and `summary.by_rule` counts the
 /// findings listed (with none suppressed, exactly).

@@ -38,4 +38,5 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("annotate", targets::annotate),
     ("segments", targets::segments),
     ("frame_list", targets::frame_list),
+    ("nic_counters", targets::nic_counters),
 ];

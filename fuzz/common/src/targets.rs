@@ -1186,3 +1186,29 @@ pub fn frame_list(data: &[u8], _reach: &mut Reach) {
         }
     }
 }
+
+/// `stats --nic-counters` snapshot files: `Snapshot::parse` never panics; an error has a
+/// message and, when it names a line, one of the input's lines; an accepted snapshot holds
+/// no more counters than the input has lines, each name and value read back from its line
+/// (`name value` or `name: value`), and reconciling it with itself agrees or is not counted.
+pub fn nic_counters(data: &[u8], _reach: &mut Reach) {
+    use roce_inspect::nic_counters::{reconcile, HostCounts, Snapshot, Verdict};
+    let snap = match Snapshot::parse(data) {
+        Ok(s) => s,
+        Err(e) => {
+            assert!(!e.message.is_empty());
+            if let Some(l) = e.line {
+                assert!(l >= 1 && l <= data.split(|&b| b == b'\n').count(), "line {l}");
+            }
+            return;
+        }
+    };
+    let text = std::str::from_utf8(data).expect("accepted input is UTF-8");
+    assert!(snap.len() <= text.lines().count());
+    let rows = reconcile(&snap, &snap, &HostCounts::default()).expect("same names");
+    for r in rows {
+        assert_eq!(r.delta, Some(0));
+        assert_eq!(snap.get(r.counter), Some(r.before));
+        assert!(matches!(r.verdict, Verdict::Agree | Verdict::NotInCapture), "{r:?}");
+    }
+}
