@@ -34,7 +34,8 @@ use roce_parser::Config;
         dissect -V                   tshark -V\n  \
         dissect -x                   tshark -x (hex and ASCII of each frame)\n  \
         dissect -t r|a|ad|e|d        tshark -t (a and ad in UTC: tshark -t u|ud)\n  \
-        check -l, dissect -l         tshark -l (flush per finding / frame)\n\n\
+        check -l, dissect -l         tshark -l (flush per finding / frame)\n  \
+        dissect --qp 0x11 -w out.pcap  tshark -Y 'infiniband.bth.destqp == 0x11' -w out.pcap\n\n\
         Exit status: 0 on success (warnings about damaged input go to stderr),\n\
         2 when the input could not be read, the output could not be written or the command\n\
         line was wrong. A closed pipe (`| head`) ends the output quietly."
@@ -223,6 +224,11 @@ enum Command {
         /// stdin ('-') and stdout is a pipe (`tcpdump -U -w - | roce-inspect dissect - | grep`)
         #[arg(short = 'l')]
         live: bool,
+        /// Also save the frames shown to FILE, byte for byte with their timestamps (tshark
+        /// -w): pcap if it ends in .pcap, pcapng if .pcapng; '-' writes the input's format to
+        /// stdout instead of the text
+        #[arg(short = 'w', value_name = "FILE")]
+        write: Option<std::path::PathBuf>,
         #[command(flatten)]
         common: Common,
     },
@@ -587,6 +593,7 @@ fn main() -> ExitCode {
             time,
             hex,
             live,
+            write,
             common,
         } => {
             let file = input.path();
@@ -599,6 +606,7 @@ fn main() -> ExitCode {
                 line_flush: live || (file == std::path::Path::new("-") && output::stdout_is_pipe()),
                 time,
                 hex,
+                write,
             };
             dissect::run(&file, &opts)
         }

@@ -101,7 +101,12 @@ fn with_comments(block: &[u8], ty: u32, big: bool, comments: &[String], o: &mut 
 }
 
 /// A pcap file's header as a pcapng section and interface (little-endian).
-fn pcap_header(out: &mut impl Write, nano: bool, network: u32, snaplen: u32) -> io::Result<()> {
+pub(crate) fn pcap_header(
+    out: &mut impl Write,
+    nano: bool,
+    network: u32,
+    snaplen: u32,
+) -> io::Result<()> {
     let mut shb = Vec::with_capacity(64);
     put32(&mut shb, blocks::SHB, false);
     put32(&mut shb, 0, false);
@@ -143,7 +148,7 @@ fn finish_len(b: &mut [u8]) {
 }
 
 /// A pcap record as an EPB on interface 0 (timestamp in the file's units).
-fn pcap_record(rec: &[u8], big: bool, nano: bool, comments: &[String], o: &mut Vec<u8>) {
+pub(crate) fn pcap_record(rec: &[u8], big: bool, nano: bool, comments: &[String], o: &mut Vec<u8>) {
     let secs = u64::from(blocks::read_u32(rec, 0, big));
     let frac = u64::from(blocks::read_u32(rec, 4, big));
     let caplen = blocks::read_u32(rec, 8, big);

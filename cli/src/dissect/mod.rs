@@ -1,6 +1,7 @@
 //! `roce-inspect dissect`: every frame, as a summary line, a field tree, or JSON.
 
 pub mod json;
+pub mod write;
 
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
@@ -79,6 +80,8 @@ pub struct Options {
     pub time: crate::tshark::TimeFormat,
     /// `-x`: each frame's bytes in hex and ASCII after its text, as tshark.
     pub hex: bool,
+    /// `-w FILE`: the kept frames also saved as a capture (`-`: to stdout, instead of text).
+    pub write: Option<std::path::PathBuf>,
 }
 
 /// The summary line's ICRC word, in the error colour when it is bad.
@@ -103,11 +106,26 @@ pub fn run(path: &Path, opts: &Options) -> Result<(), InputError> {
     let mut time = String::with_capacity(32);
     let mut first = true;
     let mut io_err: Option<io::Error> = None;
+    let mut writer = match &opts.write {
+        Some(name) => Some(write::Writer::create(path, name).map_err(InputError)?),
+        None => None,
+    };
+    let text = !writer.as_ref().is_some_and(write::Writer::to_stdout);
+    let mut write_err: Option<String> = None;
     // The JSON array opens with its first frame (or at the end): when the capture cannot be
     // read, nothing is written before the error.
     for_each_frame_until(path, &opts.config, opts.filter.last_frame(), |d| {
         clock.read(d.frame.ts_ns);
-        if io_err.is_some() || !opts.filter.keeps(d) {
+        if io_err.is_some() || write_err.is_some() || !opts.filter.keeps(d) {
+            return;
+        }
+        if let Some(w) = writer.as_mut() {
+            if let Err(e) = w.frame(d.frame.number) {
+                write_err = Some(e);
+                return;
+            }
+        }
+        if !text {
             return;
         }
         let res = match opts.format {
@@ -148,6 +166,16 @@ pub fn run(path: &Path, opts: &Options) -> Result<(), InputError> {
             io_err = Some(e);
         }
     })?;
+    // The frames saved so far stay saved (flushed) whatever stopped the writing.
+    if let Some(w) = writer {
+        let finished = w.finish();
+        if let Some(e) = write_err.or(finished.err()) {
+            return Err(InputError(e));
+        }
+    }
+    if !text {
+        return Ok(());
+    }
     if opts.format == Format::Json && io_err.is_none() {
         let end: &[u8] = if first { b"[\n]\n" } else { b"\n]\n" };
         if let Err(e) = out.write_all(end) {

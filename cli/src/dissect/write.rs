@@ -1,0 +1,312 @@
+//! `dissect -w FILE`: the frames dissect keeps (`--frames`, `-c`, `--qp`, `--opcode`) saved
+//! as a capture Wireshark opens, as `tshark -Y ... -w` would.
+//!
+//! Why a copy and not a re-encoding: the selected records are copied from the input byte for
+//! byte (pcap records; pcapng sections, interfaces and the other non-packet blocks with every
+//! option, then the selected packet blocks), so data, timestamps, captured and original
+//! lengths, interfaces and `if_tsresol` are the input's by construction. The input is read a
+//! second time, in step with the dissector (by frame number), through the strict record
+//! reader of `check --annotate`; one record in memory at a time. Only a change of container
+//! converts: pcap to pcapng as `--annotate` does (one interface, the file's link type and
+//! resolution), pcapng to pcap with the first interface's link type, in microseconds when its
+//! `if_tsresol` is 6 and nanoseconds otherwise.
+//!
+//! The input must be a file (stdin cannot be read twice). A file that the strict reader
+//! refuses (a damaged block) stops the writing with the offset; what was written stays.
+
+use std::fs::File;
+use std::io::{self, BufWriter, Read, Write};
+use std::path::{Path, PathBuf};
+
+use crate::annotate::blocks::{self, Kind, Records};
+
+/// The container `-w` writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Out {
+    Pcap,
+    PcapNg,
+}
+
+/// A pcapng interface as the pcapng-to-pcap conversion needs it.
+#[derive(Debug, Clone, Copy)]
+struct Idb {
+    link: u16,
+    snaplen: u32,
+    /// `if_tsresol` (6 when absent).
+    tsresol: u8,
+}
+
+/// Writes the selected frames of one input to one output.
+pub struct Writer {
+    name: PathBuf,
+    input: Records<Box<dyn Read>>,
+    out: Box<dyn Write>,
+    format: Out,
+    /// Packet records of the input passed so far (the last one's frame number).
+    passed: u64,
+    /// pcapng to pcap: the interfaces so far, and whether the pcap header is out (with its
+    /// resolution).
+    idbs: Vec<Idb>,
+    pcap_nano: Option<bool>,
+    /// Something was written (the header comes with the first frame, or at the end).
+    started: bool,
+    buf: Vec<u8>,
+    pub frames: u64,
+}
+
+fn out_format(name: &Path, input: Kind) -> Result<Out, String> {
+    let s = name.to_string_lossy();
+    if s == "-" {
+        return Ok(match input {
+            Kind::Pcap { .. } => Out::Pcap,
+            Kind::PcapNg => Out::PcapNg,
+        });
+    }
+    if s.ends_with(".pcapng") {
+        Ok(Out::PcapNg)
+    } else if s.ends_with(".pcap") {
+        Ok(Out::Pcap)
+    } else {
+        Err(format!("-w {s}: the name must end in .pcap or .pcapng (or be - for stdout)"))
+    }
+}
+
+impl Writer {
+    /// Opens `input` a second time and creates `name` ("-": stdout, in the input's format).
+    pub fn create(input: &Path, name: &Path) -> Result<Writer, String> {
+        if input == Path::new("-") {
+            return Err(format!(
+                "-w {}: the capture must be a file, not stdin (it is read twice)",
+                name.display()
+            ));
+        }
+        let records = Records::new(crate::annotate::open(input)?)
+            .map_err(|e| format!("{}: {e}", input.display()))?;
+        let format = out_format(name, records.kind)?;
+        let out: Box<dyn Write> = if name == Path::new("-") {
+            Box::new(io::stdout())
+        } else {
+            let f = File::create(name)
+                .map_err(|e| format!("-w {}: cannot create: {e}", name.display()))?;
+            Box::new(f)
+        };
+        Ok(Writer {
+            name: name.to_path_buf(),
+            input: records,
+            out: Box::new(BufWriter::with_capacity(1 << 16, out)),
+            format,
+            passed: 0,
+            idbs: Vec::new(),
+            pcap_nano: None,
+            started: false,
+            buf: Vec::with_capacity(4096),
+            frames: 0,
+        })
+    }
+
+    /// Whether the output is stdout (then dissect prints no text).
+    pub fn to_stdout(&self) -> bool {
+        self.name == Path::new("-")
+    }
+
+    fn werr(&self, e: io::Error) -> String {
+        werr(&self.name, e)
+    }
+
+    /// Writes frame `number` (called in increasing order), copying what lies before it.
+    pub fn frame(&mut self, number: u64) -> Result<(), String> {
+        while self.passed < number {
+            if !self.step(Some(number))? {
+                return Err(format!(
+                    "-w {}: frame {number} not found on the second read of the input",
+                    self.name.display()
+                ));
+            }
+        }
+        self.frames += 1;
+        Ok(())
+    }
+
+    /// Reads one input record and writes what belongs in the output: non-packet blocks
+    /// always (pcapng), packet `want`. `false` at the end of the input.
+    fn step(&mut self, want: Option<u64>) -> Result<bool, String> {
+        let name = self.name.display().to_string();
+        let kind = self.input.kind;
+        let Some(rec) = self.input.next_record().map_err(|e| format!("-w {name}: {e}"))? else {
+            return Ok(false);
+        };
+        let packet = rec.ty == 0 || blocks::is_packet(rec.ty);
+        if packet {
+            self.passed += 1;
+        }
+        let selected = packet && want == Some(self.passed);
+        self.buf.clear();
+        let mut header: Vec<u8> = Vec::new();
+        match (kind, self.format) {
+            (Kind::Pcap { big, nano, network, snaplen }, Out::Pcap) => {
+                if !self.started {
+                    pcap_file_header(&mut header, big, nano, network, snaplen);
+                }
+                if selected {
+                    self.buf.extend_from_slice(rec.bytes);
+                }
+            }
+            (Kind::Pcap { big, nano, network, snaplen }, Out::PcapNg) => {
+                if !self.started {
+                    crate::annotate::pcap_header(&mut header, nano, network, snaplen)
+                        .map_err(|e| werr(&self.name, e))?;
+                }
+                if selected {
+                    crate::annotate::pcap_record(rec.bytes, big, nano, &[], &mut self.buf);
+                }
+            }
+            (Kind::PcapNg, Out::PcapNg) => {
+                if !packet || selected {
+                    self.buf.extend_from_slice(rec.bytes);
+                }
+            }
+            (Kind::PcapNg, Out::Pcap) => {
+                if rec.ty == blocks::IDB {
+                    self.idbs.push(idb(rec.bytes, rec.big));
+                } else if selected {
+                    let (bytes, big) = (rec.bytes.to_vec(), rec.big);
+                    self.pcapng_packet_as_pcap(&bytes, big, &mut header)?;
+                }
+            }
+        }
+        let started = self.started || !header.is_empty() || !self.buf.is_empty();
+        self.out.write_all(&header).map_err(|e| self.werr(e))?;
+        self.out.write_all(&self.buf).map_err(|e| self.werr(e))?;
+        self.started = started;
+        Ok(true)
+    }
+
+    /// A pcapng EPB, PB or SPB as a pcap record (into `self.buf`), the pcap file header
+    /// into `header` first.
+    fn pcapng_packet_as_pcap(
+        &mut self,
+        b: &[u8],
+        big: bool,
+        header: &mut Vec<u8>,
+    ) -> Result<(), String> {
+        let u32_at = |at| blocks::read_u32(b, at, big);
+        let (iface, ticks, caplen, len, data_at) = match u32_at(0) {
+            blocks::SPB => {
+                (0, None, u32_at(8).min(b.len().saturating_sub(16) as u32), u32_at(8), 12)
+            }
+            blocks::PB => {
+                let iface = u32::from(blocks::u16_of(b, 8, big));
+                let ticks = (u64::from(u32_at(12)) << 32) | u64::from(u32_at(16));
+                (iface, Some(ticks), u32_at(20), u32_at(24), 28)
+            }
+            _ => {
+                let ticks = (u64::from(u32_at(12)) << 32) | u64::from(u32_at(16));
+                (u32_at(8), Some(ticks), u32_at(20), u32_at(24), 28)
+            }
+        };
+        let name = self.name.display().to_string();
+        let Some(i) = self.idbs.get(iface as usize).copied() else {
+            return Err(format!("-w {name}: a packet on interface {iface}, which has no IDB"));
+        };
+        let nano = match self.pcap_nano {
+            Some(n) => n,
+            None => {
+                let nano = i.tsresol != 6;
+                pcap_file_header(header, false, nano, u32::from(i.link), i.snaplen);
+                self.pcap_nano = Some(nano);
+                nano
+            }
+        };
+        if let Some(first) = self.idbs.first() {
+            if first.link != i.link {
+                return Err(format!(
+                    "-w {name}: interface {iface} has link type {} and interface 0 {}: a pcap \
+                     file holds one link type, write .pcapng",
+                    i.link, first.link
+                ));
+            }
+        }
+        let ns = ticks.map_or(0, |t| ticks_to_ns(t, i.tsresol));
+        let unit: u128 = if nano { 1_000_000_000 } else { 1_000_000 };
+        let per_unit = 1_000_000_000 / unit;
+        let secs = u32::try_from(ns / 1_000_000_000).unwrap_or(u32::MAX);
+        let frac = ((ns % 1_000_000_000) / per_unit) as u32;
+        let data = b.get(data_at..data_at + caplen as usize).unwrap_or_default();
+        for v in [secs, frac, data.len() as u32, len] {
+            self.buf.extend_from_slice(&v.to_le_bytes());
+        }
+        self.buf.extend_from_slice(data);
+        Ok(())
+    }
+
+    /// Writes the header when no frame was selected, and flushes.
+    pub fn finish(mut self) -> Result<u64, String> {
+        // No frame selected: the headers (pcapng: the blocks before the first packet).
+        while self.frames == 0 {
+            let before = self.passed;
+            if !self.step(None)? || self.passed > before {
+                break;
+            }
+        }
+        if !self.started && self.format == Out::Pcap {
+            // pcapng to pcap with no frame: the first interface's header (Ethernet if none).
+            let i = self.idbs.first().copied().unwrap_or(Idb { link: 1, snaplen: 0, tsresol: 6 });
+            let mut header = Vec::new();
+            pcap_file_header(&mut header, false, i.tsresol != 6, u32::from(i.link), i.snaplen);
+            self.out.write_all(&header).map_err(|e| self.werr(e))?;
+        }
+        self.out.flush().map_err(|e| self.werr(e))?;
+        Ok(self.frames)
+    }
+}
+
+/// A write error naming the output.
+fn werr(name: &Path, e: io::Error) -> String {
+    if name == Path::new("-") {
+        format!("-w -: writing to stdout: {e}")
+    } else {
+        format!("-w {}: writing: {e}", name.display())
+    }
+}
+
+/// Nanoseconds of `ticks` in units of `if_tsresol`.
+fn ticks_to_ns(ticks: u64, tsresol: u8) -> u128 {
+    let t = u128::from(ticks);
+    if tsresol & 0x80 != 0 {
+        (t * 1_000_000_000) >> (tsresol & 0x7f).min(127)
+    } else if tsresol <= 9 {
+        t * 10u128.pow(9 - u32::from(tsresol))
+    } else {
+        t / 10u128.pow(u32::from(tsresol - 9).min(38))
+    }
+}
+
+/// The interface an IDB describes (`if_tsresol` 6 when absent).
+fn idb(b: &[u8], big: bool) -> Idb {
+    let body_end = b.len().saturating_sub(4);
+    let opts = blocks::options(b.get(..body_end).unwrap_or_default(), 16, big);
+    let tsresol = opts.iter().find(|(c, _)| *c == 9).and_then(|(_, v)| v.first()).copied();
+    Idb {
+        link: blocks::u16_of(b, 8, big),
+        snaplen: blocks::read_u32(b, 12, big),
+        tsresol: tsresol.unwrap_or(6),
+    }
+}
+
+/// A pcap file header in the input's byte order and resolution.
+fn pcap_file_header(o: &mut Vec<u8>, big: bool, nano: bool, network: u32, snaplen: u32) {
+    let magic: u32 = if nano { 0xa1b2_3c4d } else { 0xa1b2_c3d4 };
+    let put32 = |o: &mut Vec<u8>, v: u32| {
+        o.extend_from_slice(&if big { v.to_be_bytes() } else { v.to_le_bytes() })
+    };
+    let put16 = |o: &mut Vec<u8>, v: u16| {
+        o.extend_from_slice(&if big { v.to_be_bytes() } else { v.to_le_bytes() })
+    };
+    put32(o, magic);
+    put16(o, 2);
+    put16(o, 4);
+    put32(o, 0);
+    put32(o, 0);
+    put32(o, snaplen);
+    put32(o, network);
+}
