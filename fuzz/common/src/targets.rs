@@ -713,8 +713,18 @@ pub fn sharded_checker(data: &[u8], reach: &mut Reach) {
         return;
     }
     let key = |f: &Finding| (f.frames.clone(), f.rule, f.psn, f.connection, f.message.clone());
-    let mut want: Vec<_> = whole.findings.iter().map(key).collect();
-    let mut got: Vec<_> = parts.iter().flat_map(|r| r.findings.iter().map(key)).collect();
+    // CAP-TIME is one finding per capture; each shard reports the steps back it saw on its own
+    // frames, so the union splits it (a known limit of --shard, docs/parquet.md): compare
+    // whether it fired, and every other finding exactly.
+    let cap_time = |f: &&Finding| f.rule == "CAP-TIME";
+    assert_eq!(
+        whole.findings.iter().any(|f| cap_time(&f)),
+        parts.iter().any(|r| r.findings.iter().any(|f| cap_time(&f))),
+        "CAP-TIME in the single run and in no shard, or the other way round"
+    );
+    let mut want: Vec<_> = whole.findings.iter().filter(|f| !cap_time(f)).map(key).collect();
+    let mut got: Vec<_> =
+        parts.iter().flat_map(|r| r.findings.iter().filter(|f| !cap_time(f)).map(key)).collect();
     want.sort();
     got.sort();
     assert_eq!(got, want, "the shards' findings differ from the single run's");
