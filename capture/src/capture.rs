@@ -282,6 +282,28 @@ impl Capture {
         Capture::start(Arc::from(name), Source::from_bytes(bytes.into()))
     }
 
+    /// A capture read from any byte stream (a pipe, a socket, a live capture's pcap stream);
+    /// `name` appears in error messages. Formats are detected as for a file; the stream's
+    /// length is unknown, so there is no progress total.
+    ///
+    /// ```
+    /// let mut pcap = vec![0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0];
+    /// pcap.extend_from_slice(&[0; 8]); // thiszone, sigfigs
+    /// pcap.extend_from_slice(&65535u32.to_le_bytes());
+    /// pcap.extend_from_slice(&1u32.to_le_bytes()); // Ethernet
+    /// let cap = roce_capture::Capture::from_reader("pipe", std::io::Cursor::new(pcap)).unwrap();
+    /// assert_eq!(cap.bytes_total(), None);
+    /// ```
+    pub fn from_reader(
+        name: &str,
+        reader: impl std::io::Read + Send + 'static,
+    ) -> Result<Capture, CaptureError> {
+        let name: Arc<str> = Arc::from(name);
+        let src = Source::from_reader(Box::new(reader), None)
+            .map_err(|e| CaptureError::new(Arc::clone(&name), None, 0, ErrorKind::Io(e)))?;
+        Capture::start(name, src)
+    }
+
     fn start(name: Arc<str>, mut src: Source) -> Result<Capture, CaptureError> {
         let header_error = |kind| CaptureError::new(Arc::clone(&name), None, 0, kind);
         let gzip = src.is_gzip();

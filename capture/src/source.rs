@@ -85,7 +85,10 @@ impl Source {
 
     /// Reads the first two bytes to decide whether the stream is gzip, then puts them back
     /// in front of the rest (stdin cannot seek).
-    fn from_reader(mut raw: Box<dyn Read + Send>, total: Option<u64>) -> io::Result<Source> {
+    pub(crate) fn from_reader(
+        mut raw: Box<dyn Read + Send>,
+        total: Option<u64>,
+    ) -> io::Result<Source> {
         let mut head = [0u8; 2];
         let n = read_full(&mut raw, &mut head)?;
         let prefix = Cursor::new(head.get(..n).unwrap_or_default().to_vec());

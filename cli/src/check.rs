@@ -12,7 +12,9 @@ use roce_parser::Config;
 use serde::Serialize;
 
 use crate::gen::suite::{ExpectFile, ExpectOptions, Expected};
-use crate::input::{for_each_frame, warn_undecoded, InputError, ReadSummary, UndecodedGroup};
+use crate::input::{
+    for_each_frame, warn_undecoded, Input, InputError, ReadSummary, UndecodedGroup,
+};
 use crate::output;
 use crate::style::Paint;
 
@@ -28,19 +30,19 @@ pub fn check_file(
     cfg: &Config,
     opts: Options,
 ) -> Result<(Report, Vec<String>), InputError> {
-    check_file_summary(path, cfg, opts, Shard::ALL).map(|(r, s)| (r, s.warnings))
+    check_file_summary(&path.into(), cfg, opts, Shard::ALL).map(|(r, s)| (r, s.warnings))
 }
 
 /// [`check_file`] over the host pairs of `shard` (`--shard K/N`), with everything the reading
 /// summed up (warnings, undecoded frames).
 pub fn check_file_summary(
-    path: &Path,
+    input: &Input,
     cfg: &Config,
     opts: Options,
     shard: Shard,
 ) -> Result<(Report, ReadSummary), InputError> {
     let mut checker = Checker::new(opts);
-    let summary = for_each_frame(path, cfg, |d| {
+    let summary = for_each_frame(input, cfg, |d| {
         let f = &d.frame;
         if !shard.owns(d.packet.as_ref().ok()) {
             checker.tick(f.ts_ns);
@@ -95,17 +97,18 @@ pub struct Output<'a> {
 }
 
 /// Runs the command; returns the exit code (0: no error finding, 1: at least one).
-pub fn run(path: &Path, cfg: &Config, opts: Options, how: &Output<'_>) -> Result<u8, InputError> {
+pub fn run(input: &Input, cfg: &Config, opts: Options, how: &Output<'_>) -> Result<u8, InputError> {
     let (format, annotate, shard) = (how.format, how.annotate, how.shard);
     if how.view.live && format == Format::Text && annotate.is_none() {
-        return run_live(path, cfg, opts, how);
+        return run_live(input, cfg, opts, how);
     }
-    if let Some(out) = annotate {
-        annotate_refuses(path, out)?;
-    }
-    let (report, summary) = check_file_summary(path, cfg, opts, shard)?;
-    if let Some(out) = annotate {
-        write_annotated(path, out, &report)?;
+    let annotate = match annotate {
+        Some(out) => Some((annotate_refuses(input, out)?, out)),
+        None => None,
+    };
+    let (report, summary) = check_file_summary(input, cfg, opts, shard)?;
+    if let Some((file, out)) = annotate {
+        write_annotated(file, out, &report)?;
     }
     warn_undecoded(&summary.undecoded);
     let warnings = summary.warnings;
@@ -133,27 +136,22 @@ pub fn run(path: &Path, cfg: &Config, opts: Options, how: &Output<'_>) -> Result
                 .map_err(io::Error::from)
                 .and_then(|()| writeln!(out))
         }
-        Format::Text => out.write_all(text(path, &report, &warnings, &how.view).as_bytes()),
+        Format::Text => out.write_all(text(input, &report, &warnings, &how.view).as_bytes()),
     };
     output::written(res.and_then(|()| out.flush()))?;
     Ok(u8::from(report.errors > 0))
 }
 
-/// `--annotate OUT` needs a file to read again, and does not write over it.
-fn annotate_refuses(input: &Path, out: &Path) -> Result<(), InputError> {
-    if input == Path::new("-") {
-        return Err(InputError(
-            "--annotate reads the capture a second time to copy it: give a file, not '-' (stdin)"
-                .into(),
-        ));
-    }
+/// `--annotate OUT` needs a file to read again (returned), and does not write over it.
+fn annotate_refuses<'a>(input: &'a Input, out: &Path) -> Result<&'a Path, InputError> {
+    let input = input.twice("--annotate")?;
     if same_file(input, out) {
         return Err(InputError(format!(
             "--annotate {}: that is the capture being checked; not overwriting it",
             out.display()
         )));
     }
-    Ok(())
+    Ok(input)
 }
 
 /// `check --annotate OUT`: the capture again as pcapng, each finding a comment on the frames
@@ -333,7 +331,12 @@ impl<W: Write> Live<W> {
 
 /// `check -l` (or the capture on stdin): findings as they are proven, then the report
 /// without them. Returns the exit code.
-fn run_live(path: &Path, cfg: &Config, opts: Options, how: &Output<'_>) -> Result<u8, InputError> {
+fn run_live(
+    input: &Input,
+    cfg: &Config,
+    opts: Options,
+    how: &Output<'_>,
+) -> Result<u8, InputError> {
     let stdout = io::stdout();
     let mut live = Live {
         out: stdout.lock(),
@@ -344,7 +347,7 @@ fn run_live(path: &Path, cfg: &Config, opts: Options, how: &Output<'_>) -> Resul
         failed: None,
     };
     let mut checker = Checker::new(opts);
-    let summary = for_each_frame(path, cfg, |d| {
+    let summary = for_each_frame(input, cfg, |d| {
         let f = &d.frame;
         if !how.shard.owns(d.packet.as_ref().ok()) {
             checker.tick(f.ts_ns);
@@ -364,7 +367,7 @@ fn run_live(path: &Path, cfg: &Config, opts: Options, how: &Output<'_>) -> Resul
     if !end.is_empty() || live.printed.values().any(|&n| n > 0) {
         end.push('\n');
     }
-    end.push_str(&text(path, &report, &summary.warnings, &how.view));
+    end.push_str(&text(input, &report, &summary.warnings, &how.view));
     let Live { mut out, failed, .. } = live;
     let res = match failed {
         Some(e) => Err(e),
@@ -376,7 +379,7 @@ fn run_live(path: &Path, cfg: &Config, opts: Options, how: &Output<'_>) -> Resul
 
 /// The text report: the per-rule summary, findings grouped by connection (at most
 /// `view.max_per_rule` of each rule), then how complete each connection's capture looked.
-pub fn text(path: &Path, r: &Report, warnings: &[String], view: &TextView) -> String {
+pub fn text(input: &Input, r: &Report, warnings: &[String], view: &TextView) -> String {
     let paint = view.paint;
     let mut t = String::new();
     let errors = format!("{} error(s)", r.errors);
@@ -384,7 +387,7 @@ pub fn text(path: &Path, r: &Report, warnings: &[String], view: &TextView) -> St
     let _ = writeln!(
         t,
         "{}: {} frames, {} RoCE; {}, {}{}",
-        path.display(),
+        input,
         r.frames,
         r.roce_frames,
         if r.errors > 0 { paint.severity(Severity::Error, errors) } else { errors },

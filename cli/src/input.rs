@@ -5,13 +5,84 @@
 
 use std::fmt;
 use std::io::IsTerminal;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use roce_parser::{parse_ethernet_into, parse_ethertype_payload, Config, Packet};
 
-use roce_capture::{Frame, L2Error, L2Start, LinkType, Warnings};
+use roce_capture::{Capture, Frame, L2Error, L2Start, LinkType, Warnings};
+
+/// What a command reads: a capture file (`-` for stdin) or, with the `live` feature, a
+/// network interface (`-i IFACE`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Input {
+    /// A capture file, or `-` for stdin.
+    File(PathBuf),
+    /// A network interface, captured through libpcap until `-a` or SIGINT stops it.
+    #[cfg(feature = "live")]
+    Interface(crate::live::LiveOptions),
+}
+
+impl Input {
+    /// The capture file, if the input is one (`-` included).
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            Input::File(p) => Some(p),
+            #[cfg(feature = "live")]
+            Input::Interface(_) => None,
+        }
+    }
+
+    /// The file for a command that reads its input twice (`check --annotate`, `report`,
+    /// `dissect -w`), or why it cannot: `what` names the option.
+    pub fn twice(&self, what: &str) -> Result<&Path, InputError> {
+        match self.path() {
+            Some(p) if p != Path::new("-") => Ok(p),
+            _ => Err(InputError(format!(
+                "{what} reads the capture a second time: give a file, not {}",
+                match self.path() {
+                    Some(_) => "'-' (stdin)".to_string(),
+                    None => format!("a live interface ({self}); save it with dissect -w first"),
+                }
+            ))),
+        }
+    }
+
+    /// Whether frames arrive as they happen (stdin, an interface): read once, and the
+    /// output is flushed as it is made.
+    pub fn is_stream(&self) -> bool {
+        self.path().is_none_or(|p| p == Path::new("-"))
+    }
+
+    /// Opens the capture. For an interface, the libpcap capture starts now, on its own
+    /// thread, and its frames reach the returned reader as a pcap stream (one reader for
+    /// files and interfaces: the same damage checks and frame numbering).
+    pub fn open(&self) -> Result<Capture, InputError> {
+        match self {
+            Input::File(p) => roce_capture::open(p).map_err(|e| InputError(e.to_string())),
+            #[cfg(feature = "live")]
+            Input::Interface(o) => crate::live::start(o),
+        }
+    }
+}
+
+impl From<&Path> for Input {
+    fn from(p: &Path) -> Input {
+        Input::File(p.to_path_buf())
+    }
+}
+
+/// The file's name as given, or `interface NAME`: the first word of reports.
+impl fmt::Display for Input {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Input::File(p) => write!(f, "{}", p.display()),
+            #[cfg(feature = "live")]
+            Input::Interface(o) => write!(f, "interface {}", o.interface),
+        }
+    }
+}
 
 /// A frame and what the parser made of it.
 pub struct Decoded<'a> {
@@ -198,26 +269,26 @@ impl std::fmt::Display for InputError {
     }
 }
 
-/// Reads every frame of `path` ("-" for stdin) and calls `f` with it, decoded. Damage after
+/// Reads every frame of `input` ("-" for stdin) and calls `f` with it, decoded. Damage after
 /// the first frame is reported on stderr and reading goes on where the format allows; an
 /// unreadable file or damage before any frame is an `InputError`.
 pub fn for_each_frame(
-    path: &Path,
+    input: &Input,
     cfg: &Config,
     f: impl FnMut(&Decoded<'_>),
 ) -> Result<ReadSummary, InputError> {
-    for_each_frame_until(path, cfg, None, f)
+    for_each_frame_until(input, cfg, None, f)
 }
 
 /// [`for_each_frame`] that stops reading after frame number `last` (`dissect --frames 1-10`,
 /// `-c 10`): the rest of the capture is not read at all.
 pub fn for_each_frame_until(
-    path: &Path,
+    input: &Input,
     cfg: &Config,
     last: Option<u64>,
     mut f: impl FnMut(&Decoded<'_>),
 ) -> Result<ReadSummary, InputError> {
-    let mut cap = roce_capture::open(path).map_err(|e| InputError(e.to_string()))?;
+    let mut cap = input.open()?;
     let progress = progress_bar(cap.bytes_total());
     let mut summary = ReadSummary::default();
     let mut warnings = Warnings::default();

@@ -10,6 +10,8 @@ pub mod dissect;
 pub mod export;
 pub mod gen;
 pub mod input;
+#[cfg(feature = "live")]
+pub mod live;
 pub mod nic_counters;
 pub mod output;
 pub mod report;

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
-use roce_inspect::input::InputError;
+use roce_inspect::input::{Input, InputError};
 use roce_inspect::{check, dissect, gen, output, report, stats};
 use roce_parser::Config;
 
@@ -35,7 +35,9 @@ use roce_parser::Config;
         dissect -x                   tshark -x (hex and ASCII of each frame)\n  \
         dissect -t r|a|ad|e|d        tshark -t (a and ad in UTC: tshark -t u|ud)\n  \
         check -l, dissect -l         tshark -l (flush per finding / frame)\n  \
-        dissect --qp 0x11 -w out.pcap  tshark -Y 'infiniband.bth.destqp == 0x11' -w out.pcap\n\n\
+        dissect --qp 0x11 -w out.pcap  tshark -Y 'infiniband.bth.destqp == 0x11' -w out.pcap\n  \
+        -i eth0 -f 'udp port 4791'   tshark -i eth0 -f 'udp port 4791' (feature live)\n  \
+        -a duration:10 -a packets:N  tshark -a duration:10 -a packets:N (with -i)\n\n\
         Exit status: 0 on success (warnings about damaged input go to stderr),\n\
         2 when the input could not be read, the output could not be written or the command\n\
         line was wrong. A closed pipe (`| head`) ends the output quietly."
@@ -65,7 +67,9 @@ impl Common {
 
 /// The capture: positional, or `-r FILE` as tshark and tcpdump read one.
 #[derive(Args, Clone)]
-#[group(required = true, multiple = false)]
+#[group(skip)]
+#[cfg_attr(not(feature = "live"), command(group(input_group(&["file", "read"]))))]
+#[cfg_attr(feature = "live", command(group(input_group(&["file", "read", "interface"]))))]
 struct InputArg {
     /// Capture file (pcap or pcapng, optionally gzip-compressed), or '-' for stdin
     #[arg(value_name = "FILE")]
@@ -73,11 +77,56 @@ struct InputArg {
     /// The capture file, as tshark -r / tcpdump -r (the same as the positional FILE)
     #[arg(short = 'r', long = "read", value_name = "FILE")]
     read: Option<PathBuf>,
+    /// Capture from a network interface through libpcap, as tshark -i / tcpdump -i, until
+    /// Ctrl-C (SIGINT), SIGTERM or -a; the report is printed when it ends
+    #[cfg(feature = "live")]
+    #[arg(short = 'i', long = "interface", value_name = "IFACE")]
+    interface: Option<String>,
+    #[cfg(feature = "live")]
+    #[command(flatten)]
+    live: LiveArgs,
+}
+
+/// One of the inputs, exactly one.
+fn input_group(args: &[&'static str]) -> clap::ArgGroup {
+    clap::ArgGroup::new("input").required(true).multiple(false).args(args)
+}
+
+/// How `-i` captures (tshark's -f and -a).
+#[cfg(feature = "live")]
+#[derive(Args, Clone)]
+#[group(skip)]
+struct LiveArgs {
+    /// Capture filter in libpcap's BPF syntax, as tcpdump's (with -i), e.g. 'udp port 4791'
+    #[arg(short = 'f', value_name = "BPF", conflicts_with_all = ["file", "read"])]
+    capture_filter: Option<String>,
+    /// Stop the capture (with -i): duration:SECS or packets:N, repeatable (the first met
+    /// stops it), as tshark -a
+    #[arg(short = 'a', value_name = "COND", conflicts_with_all = ["file", "read"],
+          value_parser = roce_inspect::live::parse_autostop)]
+    autostop: Vec<roce_inspect::live::Autostop>,
 }
 
 impl InputArg {
-    fn path(self) -> PathBuf {
-        self.file.or(self.read).unwrap_or_default()
+    fn input(self) -> Input {
+        #[cfg(feature = "live")]
+        if let Some(interface) = self.interface {
+            use roce_inspect::live::{Autostop, LiveOptions};
+            let mut o = LiveOptions {
+                interface,
+                capture_filter: self.live.capture_filter,
+                duration: None,
+                packets: None,
+            };
+            for a in self.live.autostop {
+                match a {
+                    Autostop::Duration(d) => o.duration = Some(o.duration.map_or(d, |x| x.min(d))),
+                    Autostop::Packets(n) => o.packets = Some(o.packets.map_or(n, |x| x.min(n))),
+                }
+            }
+            return Input::Interface(o);
+        }
+        Input::File(self.file.or(self.read).unwrap_or_default())
     }
 }
 
@@ -118,12 +167,12 @@ struct ViewArgs {
 }
 
 impl ViewArgs {
-    fn view(&self, input: &std::path::Path) -> check::TextView {
+    fn view(&self, input: &Input) -> check::TextView {
         check::TextView {
             max_per_rule: (self.max_per_rule > 0).then_some(self.max_per_rule),
             quiet: self.quiet,
             paint: roce_inspect::style::Paint::for_stdout(self.color),
-            live: self.live || input == std::path::Path::new("-"),
+            live: self.live || input.is_stream(),
         }
     }
 }
@@ -596,19 +645,19 @@ fn main() -> ExitCode {
             write,
             common,
         } => {
-            let file = input.path();
+            let input = input.input();
             let opts = dissect::Options {
                 format,
                 verbose,
                 filter: dissect::Filter { qp, opcode, frames, count },
                 config: common.config(),
                 paint: roce_inspect::style::Paint::for_stdout(color),
-                line_flush: live || (file == std::path::Path::new("-") && output::stdout_is_pipe()),
+                line_flush: live || (input.is_stream() && output::stdout_is_pipe()),
                 time,
                 hex,
                 write,
             };
-            dissect::run(&file, &opts)
+            dissect::run(&input, &opts)
         }
         Command::Stats { input, format, model, scale, nic, common } => {
             let nic = match (&nic.nic_counters, nic.nic_host) {
@@ -621,15 +670,15 @@ fn main() -> ExitCode {
             };
             nic.and_then(|nic| {
                 let cfg = common.config();
-                stats::run(&input.path(), format, &cfg, model.model(), scale.shard, nic.as_ref())
+                stats::run(&input.input(), format, &cfg, model.model(), scale.shard, nic.as_ref())
             })
         }
         #[cfg(feature = "parquet")]
         Command::Export { input, output, checking, model, scale, common } => {
             let opts = checking.options(&model);
-            let file = input.path();
+            let input = input.input();
             let res =
-                roce_inspect::export::run(&file, &output, &common.config(), opts, scale.shard);
+                roce_inspect::export::run(&input, &output, &common.config(), opts, scale.shard);
             return match res {
                 Ok(w) => {
                     eprintln!(
@@ -705,18 +754,22 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
             let cfg = common.config();
-            let file = input.path();
-            let res = match (expect, write_expect) {
-                (Some(e), _) => check::run_expect(&file, &e, &cfg, opts),
-                (None, Some(w)) => check::run_write_expect(&file, &w, &cfg, opts),
-                (None, None) => {
+            let input = input.input();
+            let res = match (expect, write_expect, input.path()) {
+                (Some(e), _, Some(file)) => check::run_expect(file, &e, &cfg, opts),
+                (None, Some(w), Some(file)) => check::run_write_expect(file, &w, &cfg, opts),
+                (Some(_), _, None) | (None, Some(_), None) => Err(InputError(format!(
+                    "--expect and --write-expect compare a capture file's findings: give a \
+                     file, not {input}"
+                ))),
+                (None, None, _) => {
                     let how = check::Output {
                         format,
-                        view: view.view(&file),
+                        view: view.view(&input),
                         annotate: annotate.as_deref(),
                         shard: scale.shard,
                     };
-                    check::run(&file, &cfg, opts, &how)
+                    check::run(&input, &cfg, opts, &how)
                 }
             };
             return match res {
@@ -728,9 +781,12 @@ fn main() -> ExitCode {
             };
         }
         Command::Report { input, output, graphs, checking, model, common } => {
-            let file = input.path();
+            let input = input.input();
             let opts = checking.options(&model);
-            return match report::run_report(&file, &output, &common.config(), opts, graphs) {
+            let res = input
+                .twice("report")
+                .and_then(|file| report::run_report(file, &output, &common.config(), opts, graphs));
+            return match res {
                 Ok(done) => {
                     eprintln!(
                         "wrote {}: {} bytes, {} connection(s) graphed, {} finding(s)",
@@ -747,13 +803,12 @@ fn main() -> ExitCode {
                 }
             };
         }
-        Command::Graph { input, conn, output, checking, model, common } => report::run_graph(
-            &input.path(),
-            &output,
-            &common.config(),
-            checking.options(&model),
-            &conn,
-        ),
+        Command::Graph { input, conn, output, checking, model, common } => {
+            let input = input.input();
+            input.twice("graph").and_then(|file| {
+                report::run_graph(file, &output, &common.config(), checking.options(&model), &conn)
+            })
+        }
         Command::Rules { format: check::Format::Text } => {
             output::stdout(check::list_rules().as_bytes())
         }

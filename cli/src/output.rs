@@ -32,6 +32,12 @@ pub fn warning(msg: impl Display) {
     let _ = writeln!(io::stderr().lock(), "roce-inspect: warning: {msg}");
 }
 
+/// `{msg}` on stderr, if stderr can take it: progress of a live capture (tshark's
+/// "Capturing on 'eth0'" and "39 packets captured").
+pub fn note(msg: impl Display) {
+    let _ = writeln!(io::stderr().lock(), "{msg}");
+}
+
 /// `roce-inspect: error: {msg}` on stderr, if stderr can take it.
 pub fn error(msg: impl Display) {
     let _ = writeln!(io::stderr().lock(), "roce-inspect: error: {msg}");

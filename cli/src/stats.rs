@@ -6,7 +6,6 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::{self, Write};
 use std::net::IpAddr;
-use std::path::Path;
 
 use roce_parser::headers::{AethKind, NakCode};
 use roce_parser::opcode::{self, Operation, Role, Transport};
@@ -19,7 +18,7 @@ use roce_conformance::{
     Psn, Retained, Seen, Shard, Timing, TimingReport,
 };
 
-use crate::input::{for_each_frame, warn_undecoded, InputError, UndecodedGroup};
+use crate::input::{for_each_frame, warn_undecoded, Input, InputError, UndecodedGroup};
 use crate::nic_counters::{NicInput, Reconciliation};
 
 /// Counters of one direction.
@@ -470,7 +469,7 @@ fn is_zero(n: &u64) -> bool {
 
 /// Runs the command.
 pub fn run(
-    path: &Path,
+    input: &Input,
     format: Format,
     cfg: &Config,
     model: ModelOptions,
@@ -479,7 +478,7 @@ pub fn run(
 ) -> Result<(), InputError> {
     let mut stats = Stats::new(model);
     stats.nic_host = nic.map(|n| n.host);
-    let summary = for_each_frame(path, cfg, |d| {
+    let summary = for_each_frame(input, cfg, |d| {
         if !shard.owns(d.packet.as_ref().ok()) {
             return;
         }
@@ -528,7 +527,7 @@ pub fn run(
                 .and_then(|()| writeln!(out))
         }
         Format::Text => {
-            let mut t = text_report(path, &stats, &connections, not_listed, &summary.warnings);
+            let mut t = text_report(input, &stats, &connections, not_listed, &summary.warnings);
             if let Some(r) = &nic {
                 crate::nic_counters::write_text(&mut t, r);
             }
@@ -543,7 +542,7 @@ fn secs(ns: u64) -> String {
 }
 
 fn text_report(
-    path: &Path,
+    input: &Input,
     s: &Stats,
     conns: &[Connection],
     not_listed: u64,
@@ -551,7 +550,7 @@ fn text_report(
 ) -> String {
     let mut t = String::new();
     let dur = s.last_ts.saturating_sub(s.first_ts.unwrap_or(0));
-    let _ = writeln!(t, "Capture   {}", path.display());
+    let _ = writeln!(t, "Capture   {input}");
     let _ = writeln!(
         t,
         "Frames    {} ({} RoCE: {} RoCEv2, {} RoCEv1; {} not decoded), duration {}",

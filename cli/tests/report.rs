@@ -34,7 +34,7 @@ fn expected(path: &Path) -> BTreeMap<String, [u64; 5]> {
     let cfg = Config::default();
     let model = ModelOptions { max_flows: 65536, pmtu: None, reconnect_idle_ns: 1_000_000_000 };
     let mut stats = Stats::new(model);
-    for_each_frame(path, &cfg, |d| {
+    for_each_frame(&path.into(), &cfg, |d| {
         let f = &d.frame;
         stats.add(f.number, f.ts_ns, f.len, f.caplen, d.packet.as_ref().ok());
     })

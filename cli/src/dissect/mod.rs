@@ -4,11 +4,10 @@ pub mod json;
 pub mod write;
 
 use std::io::{self, BufWriter, Write};
-use std::path::Path;
 
 use roce_parser::Config;
 
-use crate::input::{for_each_frame_until, Decoded, InputError};
+use crate::input::{for_each_frame_until, Decoded, Input, InputError};
 use crate::tshark::FrameSelection;
 
 /// Output format.
@@ -97,7 +96,7 @@ fn paint_bad_icrc(line: &mut String, paint: crate::style::Paint) {
 }
 
 /// Runs the command, writing to stdout.
-pub fn run(path: &Path, opts: &Options) -> Result<(), InputError> {
+pub fn run(input: &Input, opts: &Options) -> Result<(), InputError> {
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut line = String::with_capacity(256);
@@ -107,14 +106,20 @@ pub fn run(path: &Path, opts: &Options) -> Result<(), InputError> {
     let mut first = true;
     let mut io_err: Option<io::Error> = None;
     let mut writer = match &opts.write {
-        Some(name) => Some(write::Writer::create(path, name).map_err(InputError)?),
+        Some(name) => {
+            let file = match input.path() {
+                Some(p) => p,
+                None => input.twice("-w")?,
+            };
+            Some(write::Writer::create(file, name).map_err(InputError)?)
+        }
         None => None,
     };
     let text = !writer.as_ref().is_some_and(write::Writer::to_stdout);
     let mut write_err: Option<String> = None;
     // The JSON array opens with its first frame (or at the end): when the capture cannot be
     // read, nothing is written before the error.
-    for_each_frame_until(path, &opts.config, opts.filter.last_frame(), |d| {
+    for_each_frame_until(input, &opts.config, opts.filter.last_frame(), |d| {
         clock.read(d.frame.ts_ns);
         if io_err.is_some() || write_err.is_some() || !opts.filter.keeps(d) {
             return;

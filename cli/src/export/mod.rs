@@ -22,7 +22,7 @@ use std::path::Path;
 use roce_conformance::{Checker, FlowKey, FrameInfo, Options, Shard};
 use roce_parser::Config;
 
-use crate::input::{for_each_frame, warn_undecoded, InputError};
+use crate::input::{for_each_frame, warn_undecoded, Input, InputError};
 use table::{Column, TableWriter};
 
 pub use packets::PacketRow;
@@ -42,10 +42,10 @@ pub struct Written {
     pub errors: u64,
 }
 
-/// Exports `path` into the directory `dir` (created when missing): the frames of `shard`,
+/// Exports `input` into the directory `dir` (created when missing): the frames of `shard`,
 /// checked with `opts`.
 pub fn run(
-    path: &Path,
+    input: &Input,
     dir: &Path,
     cfg: &Config,
     opts: Options,
@@ -62,7 +62,7 @@ pub fn run(
     // The first write error stops the writing (the frames are still read, so capture
     // warnings are printed) and is returned.
     let mut failed: Option<InputError> = None;
-    let summary = for_each_frame(path, cfg, |d| {
+    let summary = for_each_frame(input, cfg, |d| {
         let packet = d.packet.as_ref().ok();
         let f = &d.frame;
         if failed.is_some() || !shard.owns(packet) {

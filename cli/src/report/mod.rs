@@ -76,7 +76,7 @@ fn collect(
     select: Select,
 ) -> Result<(Collected, crate::input::ReadSummary), InputError> {
     let mut c = Collector::new(opts, select);
-    let summary = for_each_frame(path, cfg, |d| c.frame(d))?;
+    let summary = for_each_frame(&path.into(), cfg, |d| c.frame(d))?;
     warn_undecoded(&summary.undecoded);
     Ok((c.finish(), summary))
 }
