@@ -159,7 +159,7 @@ impl Interval {
 /// data.ce_mark(5, 11_000); // covered by the same CNP
 /// cnps.cnp(12_000);
 /// data.cnp_to_sender(6, 12_000, 2_048, 0);
-/// let r = data.report(2_048, 12_000).merged(&cnps.report(0, 0));
+/// let r = data.report(2_048, 12_000).merged(&cnps.report(0, 0)).json(2, 1);
 /// assert_eq!(r.ce_to_cnp_ns.unwrap().max, 2_000);
 /// ```
 #[derive(Debug, Clone, Default)]
