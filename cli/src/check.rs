@@ -603,6 +603,13 @@ pub fn parse_expect(bytes: &[u8]) -> Result<ExpectFile, ExpectError> {
             "options.qp_timeout: {t} is not a local ACK timeout exponent (1..31)"
         )));
     }
+    if let Some(t) = e.options.rnr_timer.filter(|t| *t > 31) {
+        return Err(invalid(format!("options.rnr_timer: {t} is not an RNR timer code (0..31)")));
+    }
+    if let Some(c) = &e.options.cnp_min_interval {
+        roce_conformance::CnpPacing::parse(c)
+            .map_err(|why| invalid(format!("options.cnp_min_interval: {why}")))?;
+    }
     for (i, f) in e.findings.iter().enumerate() {
         if roce_conformance::rules::ALL.iter().any(|r| r.id == f.rule) {
             continue;
@@ -711,6 +718,14 @@ pub fn run_expect(
     if opts.qp_timeout.is_none() {
         opts.qp_timeout = expected.options.qp_timeout;
     }
+    if opts.rnr_timer.is_none() {
+        opts.rnr_timer = expected.options.rnr_timer;
+    }
+    if opts.cnp_min_interval.is_none() {
+        // Validated by read_expect.
+        let c = expected.options.cnp_min_interval.as_deref();
+        opts.cnp_min_interval = c.and_then(|c| roce_conformance::CnpPacing::parse(c).ok());
+    }
     // Capture warnings were written to stderr as they were found.
     let (report, _) = check_file(path, cfg, opts)?;
     let (text, code) = match diff(&expected, &report) {
@@ -789,6 +804,8 @@ pub fn run_write_expect(
         assume_complete: opts.assume_complete,
         pmtu: opts.pmtu,
         qp_timeout: opts.qp_timeout,
+        cnp_min_interval: opts.cnp_min_interval.map(|p| p.to_string()),
+        rnr_timer: opts.rnr_timer,
     };
     let (report, _) = check_file(path, cfg, opts)?;
     // The file name only: the expect file is committed, the folder is the author's.

@@ -326,6 +326,17 @@ enum Command {
         /// 4.096 us x 2^T (less 10 %) is REQ-QP-TIMEOUT (docs/timing.md)
         #[arg(long = "qp-timeout", value_name = "T", value_parser = clap::value_parser!(u8).range(1..=31))]
         qp_timeout: Option<u8>,
+        /// The notification point's configured CNP pacing, DURATION[,qp|pair|dest] (e.g.
+        /// 4us, 50us,pair): two CNPs to one QP (default, mlx5's per-QP pacing), from one IP to
+        /// another (pair) or to one IP (dest) closer than DURATION are CC-CNP-PACING
+        /// (docs/congestion.md)
+        #[arg(long = "cnp-min-interval", value_name = "DURATION[,SCOPE]", value_parser = roce_conformance::CnpPacing::parse)]
+        cnp_min_interval: Option<roce_conformance::CnpPacing>,
+        /// The responder QPs' configured minimum RNR NAK timer code (ibv_modify_qp
+        /// min_rnr_timer, 0..31, IBTA table 45): an RNR NAK advertising another code is
+        /// RSP-RNR-TIMER; a retry before the advertised timer is REQ-RNR-WAIT anyway
+        #[arg(long = "rnr-timer", value_name = "CODE", value_parser = clap::value_parser!(u8).range(0..=31))]
+        rnr_timer: Option<u8>,
         #[command(flatten)]
         model: ModelArgs,
         /// Turn a rule off (repeatable); `roce-inspect rules` lists them
@@ -703,6 +714,8 @@ fn main() -> ExitCode {
             reorder_window_ns,
             retx_timeout_ns,
             qp_timeout,
+            cnp_min_interval,
+            rnr_timer,
             model,
             disable,
             enable,
@@ -735,6 +748,8 @@ fn main() -> ExitCode {
                 reconnect_idle_ns: m.reconnect_idle_ns,
                 rules,
                 qp_timeout,
+                cnp_min_interval,
+                rnr_timer,
                 ..Default::default()
             };
             if format == check::Format::Json && (expect.is_some() || write_expect.is_some()) {

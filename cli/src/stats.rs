@@ -12,7 +12,9 @@ use roce_parser::opcode::{self, Operation, Role, Transport};
 use roce_parser::{Config, IcrcStatus, Packet, Problem, Roce};
 use serde::Serialize;
 
-use roce_conformance::timing::compare;
+use roce_conformance::timing::{
+    compare, CnpScopes, CongestionJson, CongestionReport, FlowCongestion,
+};
 use roce_conformance::{
     BeganBy, CmExchange, ConnectionInfo, Connections, EndedBy, FlowKey, FrameInfo, ModelOptions,
     Psn, Retained, Seen, Shard, Timing, TimingReport,
@@ -59,6 +61,10 @@ pub struct FlowStats {
     /// flow that sends no request pays nothing.
     #[serde(skip)]
     pub timing: Option<Box<Timing>>,
+    /// CE marks on this flow and CNPs to or from it (the connection's `congestion`), from
+    /// its first CE mark or CNP on; boxed for the same reason as `timing`.
+    #[serde(skip)]
+    pub congestion: Option<Box<FlowCongestion>>,
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -102,7 +108,8 @@ impl NakCounts {
 }
 
 impl FlowStats {
-    fn add(&mut self, p: &Packet<'_>, r: &Roce<'_>, ts: u64, len: u32) {
+    /// Counts the packet; true when it is a CE-marked request or response.
+    fn add(&mut self, p: &Packet<'_>, r: &Roce<'_>, ts: u64, len: u32) -> bool {
         if self.packets == 0 {
             self.first_ts = ts;
         }
@@ -112,7 +119,7 @@ impl FlowStats {
         self.payload_bytes += r.payload_len as u64;
         let ce = p.ip.map_or(r.grh.is_some_and(|g| g.tclass & 3 == 3), |ip| ip.ecn == 3);
         self.ecn_ce += u64::from(ce);
-        let Some(info) = r.info else { return };
+        let Some(info) = r.info else { return false };
         self.transport.get_or_insert(info.transport);
         let psn = Psn::new(r.bth.psn);
         match info.role {
@@ -143,6 +150,7 @@ impl FlowStats {
                 }
             }
         }
+        ce && info.role != Role::Congestion
     }
 
     fn merge(&mut self, o: &FlowStats) {
@@ -188,6 +196,8 @@ pub struct Stats {
     problems: [u64; 32],
     model: Connections<FlowStats>,
     listed: Retained<Vec<(FlowKey, FlowStats)>>,
+    /// CNP pacing per IP pair and per destination, across connections.
+    cnp_scopes: CnpScopes,
     first_ts: Option<u64>,
     last_ts: u64,
 }
@@ -207,6 +217,7 @@ impl Stats {
             problems: [0; 32],
             model: Connections::new(model),
             listed: Retained::new(model.max_flows),
+            cnp_scopes: CnpScopes::new(model.max_flows),
             first_ts: None,
             last_ts: 0,
         }
@@ -254,11 +265,22 @@ impl Stats {
         let frame = FrameInfo { number, ts_ns: ts, caplen, len };
         let obs = self.model.observe(&frame, p, r);
         self.settle_ended();
+        let mut cnp_peer = None;
         if let Some(f) = self.model.flow_mut(&obs.own) {
-            f.state.add(p, r, ts, len);
+            let ce = f.state.add(p, r, ts, len);
             if obs.seen == Seen::Request {
                 f.state.timing.get_or_insert_with(Box::default).request(&frame, r);
             }
+            if ce {
+                f.state.congestion.get_or_insert_with(Box::default).ce_mark(number, ts);
+            }
+            if r.info.is_some_and(|i| i.role == Role::Congestion) {
+                f.state.congestion.get_or_insert_with(Box::default).cnp(ts);
+                cnp_peer = Some(f.peer);
+            }
+        }
+        if let Some(peer) = cnp_peer {
+            self.cnp(&frame, obs.own, peer);
         }
         if let Seen::Response { stream: Some(s) } = obs.seen {
             if let Some(f) = self.model.flow_mut(&s) {
@@ -267,6 +289,30 @@ impl Stats {
                 }
             }
         }
+    }
+
+    /// A CNP on flow `own` (NP -> RP, DestQP = the RP's QP): the pacing scopes, and the
+    /// marked flow (`own`'s peer, whose sender the CNP is for) pairs its first CE mark with it.
+    fn cnp(&mut self, frame: &FrameInfo, own: FlowKey, peer: Option<FlowKey>) {
+        self.cnp_scopes.cnp(frame.number, frame.ts_ns, own.src, own.dst);
+        let marked = peer.and_then(|k| self.model.flow_mut(&k));
+        match marked {
+            Some(m) => {
+                let (bytes, first) = (m.state.bytes, m.state.first_ts);
+                let c = m.state.congestion.get_or_insert_with(Box::default);
+                c.cnp_to_sender(frame.number, frame.ts_ns, bytes, first);
+            }
+            None => {
+                if let Some(f) = self.model.flow_mut(&own) {
+                    f.state.congestion.get_or_insert_with(Box::default).cnp_unpaired();
+                }
+            }
+        }
+    }
+
+    /// The top-level `congestion` object: CNP pacing per IP pair and per destination.
+    pub fn cnp_scopes(&self) -> roce_conformance::timing::congestion::CnpScopesJson {
+        self.cnp_scopes.json()
     }
 
     /// The sizes of what `stats` holds (to prove they stay within the cap): the model's
@@ -309,8 +355,14 @@ impl Stats {
                     .as_deref()
                     .map_or_else(|| Timing::default().report(), Timing::report);
                 timing.negotiated = exchange_of(cm, &info).map(|x| compare(&timing, x));
+                let congestion = dirs
+                    .iter()
+                    .filter_map(|(_, d)| Some(d.congestion.as_deref()?.report(d.bytes, d.last_ts)))
+                    .fold(CongestionReport::default(), |a, b| a.merged(&b))
+                    .json(total.ecn_ce, total.cnps);
                 Connection {
                     timing,
+                    congestion,
                     info,
                     total,
                     duration_ns,
@@ -412,6 +464,9 @@ pub struct Connection {
     pub goodput_bps: f64,
     /// The timers measured on the wire, both directions' requesters together (docs/timing.md).
     pub timing: TimingReport,
+    /// CE marks, CNPs, ECN-CE -> CNP latency, per-QP CNP pacing and the senders' rates
+    /// around CNPs (docs/congestion.md).
+    pub congestion: CongestionJson,
     pub directions: Vec<Direction>,
 }
 
@@ -436,6 +491,8 @@ struct StatsJson<'a> {
     #[serde(skip_serializing_if = "is_zero")]
     connections_not_listed: u64,
     cm_connections: &'a [CmExchange],
+    /// CNP pacing per IP pair and per destination IP, across connections.
+    congestion: roce_conformance::timing::congestion::CnpScopesJson,
     warnings: &'a [String],
     /// `--nic-counters`: the host's counter deltas against the capture (docs/nic-counters.md).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -519,6 +576,7 @@ pub fn run(
                 connections,
                 connections_not_listed: not_listed,
                 cm_connections: stats.model.cm_exchanges(),
+                congestion: stats.cnp_scopes(),
                 warnings: &summary.warnings,
                 nic_counters: nic.as_ref(),
             };
@@ -624,7 +682,9 @@ fn text_report(
             c.goodput_bps / 1e6
         );
         crate::timing_text::write(&mut t, &c.timing);
+        crate::timing_text::write_congestion(&mut t, &c.congestion);
     }
+    crate::timing_text::write_cnp_scopes(&mut t, &s.cnp_scopes());
     let cm = s.model.cm_exchanges();
     if !cm.is_empty() {
         let _ = writeln!(t, "\nCM connections ({})", cm.len());

@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use roce_conformance::timing::congestion::{CnpScopesJson, CongestionJson, Interval};
 use roce_conformance::{Summary, TimingReport};
 
 /// Retransmissions and RNR waits written one per line before "... more".
@@ -116,6 +117,90 @@ pub fn write(t: &mut String, r: &TimingReport) {
             t,
             "      CM REQ (frame {}): Local ACK Timeout {} ({timeout}), Retry Count {}, RNR Retry Count {}: {verdict}",
             n.req_frame, n.local_ack_timeout, n.retry_count, n.rnr_retry_count
+        );
+    }
+}
+
+fn rate(bps: u64) -> String {
+    match bps {
+        0..=999_999 => format!("{:.3} kb/s", bps as f64 / 1e3),
+        1_000_000..=999_999_999 => format!("{:.3} Mb/s", bps as f64 / 1e6),
+        _ => format!("{:.3} Gb/s", bps as f64 / 1e9),
+    }
+}
+
+fn interval(i: &Interval) -> String {
+    format!(
+        "{} intervals, min {}, p50 {}, max {}",
+        i.count,
+        duration(i.min),
+        duration(i.p50),
+        duration(i.max)
+    )
+}
+
+/// The congestion lines of a connection (nothing without CE marks or CNPs).
+pub fn write_congestion(t: &mut String, c: &CongestionJson) {
+    if c.ce_marked == 0 && c.cnps == 0 {
+        return;
+    }
+    let _ = writeln!(
+        t,
+        "    congestion (capture clock): {} CE-marked packets, {} CNPs ({} unpaired)",
+        c.ce_marked, c.cnps, c.cnps_unpaired
+    );
+    summary(t, "ECN-CE -> CNP", c.ce_to_cnp_ns.as_ref());
+    if let Some(i) = &c.cnp_interval_ns.qp {
+        let _ = writeln!(t, "      CNP interval per QP: {}", interval(i));
+    }
+    let r = &c.rate_before_after_cnp;
+    if r.reactions > 0 {
+        let _ = writeln!(
+            t,
+            "      sender rate around CNPs ({}): {} CNPs, slowed after {}",
+            r.window, r.reactions, r.slowed
+        );
+    }
+    for x in r.listed.iter().take(SHOWN) {
+        let after = if x.after_ns == 0 {
+            "nothing after it".to_string()
+        } else {
+            format!("{} ({} B in {})", rate(x.after_bps), x.after_bytes, duration(x.after_ns))
+        };
+        let _ = writeln!(
+            t,
+            "      CNP frame {}: {} ({} B in {}) -> {after}",
+            x.cnp_frame,
+            rate(x.before_bps),
+            x.before_bytes,
+            duration(x.before_ns),
+        );
+    }
+    let more = r.listed.len().saturating_sub(SHOWN) as u64 + r.not_listed;
+    if more > 0 {
+        let _ = writeln!(t, "      ... {more} more CNPs");
+    }
+}
+
+/// CNP pacing across connections (nothing without CNPs).
+pub fn write_cnp_scopes(t: &mut String, s: &CnpScopesJson) {
+    if s.ip_pairs.is_empty() && s.cnps_not_tracked == 0 {
+        return;
+    }
+    let _ = writeln!(t, "\nCNP pacing (capture clock)");
+    for p in &s.ip_pairs {
+        let i = p.cnp_interval_ns.as_ref().map_or("no interval".to_string(), interval);
+        let _ = writeln!(t, "  IP pair {} -> {}: {} CNPs, {i}", p.src, p.dst, p.cnps);
+    }
+    for d in &s.destinations {
+        let i = d.cnp_interval_ns.as_ref().map_or("no interval".to_string(), interval);
+        let _ = writeln!(t, "  destination {}: {} CNPs, {i}", d.dst, d.cnps);
+    }
+    if s.cnps_not_tracked > 0 {
+        let _ = writeln!(
+            t,
+            "  {} CNPs of IP pairs or destinations beyond --max-flows not tracked",
+            s.cnps_not_tracked
         );
     }
 }

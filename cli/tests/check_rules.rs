@@ -52,6 +52,12 @@ fn every_suite_scenario_gives_exactly_its_findings() {
         let opts = Options {
             assume_complete: expect.options.assume_complete,
             qp_timeout: expect.options.qp_timeout,
+            cnp_min_interval: expect
+                .options
+                .cnp_min_interval
+                .as_deref()
+                .map(|c| roce_conformance::CnpPacing::parse(c).unwrap()),
+            rnr_timer: expect.options.rnr_timer,
             ..Options::default()
         };
         let r = check_frames(&frames_of(&t), opts);

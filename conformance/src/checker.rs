@@ -145,7 +145,7 @@ impl Checker {
         Checker {
             judge: Judge::new(opts.rules.clone(), opts.max_findings_per_rule, 4 * cap),
             model: Connections::new(opts.model()),
-            congestion: Congestion::new(opts.cnp_window_ns, cap),
+            congestion: Congestion::new(opts.cnp_window_ns, cap, opts.cnp_min_interval),
             listed: Retained::new(cap),
             opts,
             frames: 0,
@@ -325,6 +325,9 @@ impl Checker {
             *last_retransmission = Some(!flow.state.request(&x, judge));
         } else {
             flow.state.response(&x, judge);
+        }
+        if let Some(code) = opts.rnr_timer.filter(|_| !request) {
+            crate::responder::rnr_timer(&x, code, judge);
         }
         if let Some(t) = opts.qp_timeout {
             let timing = flow.state.timing.get_or_insert_with(Box::default);

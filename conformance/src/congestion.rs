@@ -1,12 +1,25 @@
 //! Congestion rules (CC-*): a flow that keeps receiving ECN-CE marks gets CNPs back to the
 //! QP that sent the marked data, within a window before or after the mark (NICs rate-limit
 //! CNPs per QP, so one CNP covers a burst), and CNPs go to QPs that sent CE-marked data.
+//! With `--cnp-min-interval`, CNPs in one scope (QP, IP pair, destination) are no closer
+//! than the NP's configured pacing (CC-CNP-PACING, `Congestion::paced`): a NIC that paces
+//! per QP while the operator configured per-destination pacing, or an interval shorter than
+//! configured, shows here.
 
 use crate::hash::FastHashMap;
 use std::net::IpAddr;
 
 use crate::finding::{ConnId, Judge};
+use crate::options::{CnpPacing, CnpScope};
 use crate::rules;
+
+/// The CNPs one `--cnp-min-interval` scope compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum PacingKey {
+    Qp(IpAddr, IpAddr, u32),
+    Pair(IpAddr, IpAddr),
+    Dest(IpAddr),
+}
 
 /// A CE-marked packet from `src` to `dst`, sent by QP `sender_qp` (if known).
 #[derive(Debug, Clone, Copy)]
@@ -56,6 +69,9 @@ pub(crate) struct Congestion {
     last_cnp_any: FastHashMap<Hosts, u64>,
     /// Sender QPs that sent CE-marked data to the receiver.
     senders: FastHashMap<Hosts, Vec<Option<u32>>>,
+    /// `--cnp-min-interval`: the configured pacing, and the last CNP (frame, ts) per key.
+    pacing: Option<CnpPacing>,
+    last_in_scope: FastHashMap<PacingKey, (u64, u64)>,
 }
 
 /// Bursts tracked per host pair, and host pairs / QPs remembered, before older state is dropped.
@@ -63,8 +79,10 @@ const WAITING_PER_HOSTS: usize = 64;
 const SENDERS_PER_HOSTS: usize = 256;
 
 impl Congestion {
-    pub(crate) fn new(window: u64, cap: usize) -> Self {
+    pub(crate) fn new(window: u64, cap: usize, pacing: Option<CnpPacing>) -> Self {
         Congestion {
+            pacing,
+            last_in_scope: FastHashMap::default(),
             window,
             cap,
             waiting: FastHashMap::default(),
@@ -79,6 +97,7 @@ impl Congestion {
             + self.last_cnp.len()
             + self.last_cnp_any.len()
             + self.senders.len()
+            + self.last_in_scope.len()
     }
 
     /// Keeps the maps within `cap` entries each (history is dropped, never judged wrongly:
@@ -93,6 +112,10 @@ impl Congestion {
         }
         if self.senders.len() > cap {
             self.senders.clear();
+        }
+        // A dropped CNP time only lets the next CNP of that scope pass unjudged.
+        if self.last_in_scope.len() > cap {
+            self.last_in_scope.clear();
         }
         // Bursts waiting for a CNP: beyond the cap the oldest host pairs are dropped unjudged
         // (never reported wrongly; a flood of marked host pairs cannot grow memory).
@@ -134,6 +157,9 @@ impl Congestion {
         self.bound();
         self.last_cnp.insert((src, dst, qp), ts);
         self.last_cnp_any.insert((src, dst), ts);
+        if let Some(p) = self.pacing {
+            self.paced(p, &c, judge);
+        }
         let hosts = (dst, src);
         self.expire(hosts, ts, judge);
         if let Some(list) = self.waiting.get_mut(&hosts) {
@@ -148,6 +174,33 @@ impl Congestion {
                 format!("CNP to QP 0x{qp:06x} on {dst}, which sent no CE-marked data to {src}")
             });
         }
+    }
+
+    /// CC-CNP-PACING: this CNP against the previous one in the configured scope.
+    fn paced(&mut self, p: CnpPacing, c: &Cnp, judge: &mut Judge) {
+        let key = match p.scope {
+            CnpScope::Qp => PacingKey::Qp(c.src, c.dst, c.qp),
+            CnpScope::Pair => PacingKey::Pair(c.src, c.dst),
+            CnpScope::Dest => PacingKey::Dest(c.dst),
+        };
+        let Some((prev_frame, prev_ts)) = self.last_in_scope.insert(key, (c.frame, c.ts)) else {
+            return;
+        };
+        let gap = c.ts.saturating_sub(prev_ts);
+        if gap >= p.min_ns {
+            return;
+        }
+        let scope = match p.scope {
+            CnpScope::Qp => format!("to QP 0x{:06x} on {}", c.qp, c.dst),
+            CnpScope::Pair => format!("from {} to {}", c.src, c.dst),
+            CnpScope::Dest => format!("to {}", c.dst),
+        };
+        judge.report(&rules::CC_CNP_PACING, &[prev_frame, c.frame], c.conn, None, || {
+            format!(
+                "CNPs {scope} {gap} ns apart (frames {prev_frame}, {}), closer than the configured pacing {} ns (--cnp-min-interval {p})",
+                c.frame, p.min_ns
+            )
+        });
     }
 
     /// Reports bursts whose window has passed without a CNP.

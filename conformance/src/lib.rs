@@ -58,7 +58,7 @@ pub use connections::{
     RECONNECT_PSN_DISTANCE,
 };
 pub use finding::{ConnId, Finding, RuleCount};
-pub use options::{FrameInfo, Options};
+pub use options::{CnpPacing, CnpScope, FrameInfo, Options};
 pub use psn::{read_psns, Psn, PSN_MASK};
 pub use rules::{Rule, RuleSet, Severity, Side};
 pub use shard::{host_pair, host_pair_hash, Shard};

@@ -47,6 +47,94 @@ pub struct Options {
     /// The local ACK timeout exponent the QPs were configured with (`--qp-timeout T`:
     /// 4.096 us x 2^T): timeout retransmissions measured earlier are REQ-QP-TIMEOUT.
     pub qp_timeout: Option<u8>,
+    /// The NP's configured CNP pacing (`--cnp-min-interval DURATION[,SCOPE]`): CNPs closer
+    /// than this in the scope are CC-CNP-PACING.
+    pub cnp_min_interval: Option<CnpPacing>,
+    /// The responder QPs' configured minimum RNR NAK timer code (`--rnr-timer CODE`, IBTA
+    /// table 45): RNR NAKs advertising another code are RSP-RNR-TIMER.
+    pub rnr_timer: Option<u8>,
+}
+
+/// Which CNPs `--cnp-min-interval` compares: the NP's pacing mode (Lumina's three). mlx5
+/// paces per QP by default, so `qp` is the default scope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum CnpScope {
+    /// CNPs to one QP (one flow: NP address, RP address, DestQP).
+    Qp,
+    /// CNPs from one NP address to one RP address, any QP.
+    Pair,
+    /// CNPs to one RP address from any NP.
+    Dest,
+}
+
+impl CnpScope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CnpScope::Qp => "qp",
+            CnpScope::Pair => "pair",
+            CnpScope::Dest => "dest",
+        }
+    }
+}
+
+/// A configured minimum interval between CNPs, in a scope.
+///
+/// ```
+/// use roce_conformance::{CnpPacing, CnpScope};
+/// let p = CnpPacing::parse("50us,pair").unwrap();
+/// assert_eq!((p.min_ns, p.scope), (50_000, CnpScope::Pair));
+/// assert_eq!(p.to_string(), "50us,pair");
+/// assert_eq!(CnpPacing::parse("4ms").unwrap().scope, CnpScope::Qp);
+/// assert!(CnpPacing::parse("50,qp").is_err());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CnpPacing {
+    pub min_ns: u64,
+    pub scope: CnpScope,
+}
+
+impl CnpPacing {
+    /// `DURATION[,SCOPE]`: a whole number with a unit (ns, us, ms, s), scope `qp` (the
+    /// default), `pair` or `dest`.
+    pub fn parse(s: &str) -> Result<CnpPacing, String> {
+        let (d, scope) = match s.split_once(',') {
+            Some((d, sc)) => (d, sc),
+            None => (s, "qp"),
+        };
+        let scope = match scope.trim() {
+            "qp" => CnpScope::Qp,
+            "pair" => CnpScope::Pair,
+            "dest" => CnpScope::Dest,
+            other => return Err(format!("scope {other:?}: expected qp, pair or dest")),
+        };
+        let d = d.trim();
+        let split = d.find(|c: char| !c.is_ascii_digit()).unwrap_or(d.len());
+        let (num, unit) = d.split_at(split);
+        let mult: u64 = match unit {
+            "ns" => 1,
+            "us" => 1_000,
+            "ms" => 1_000_000,
+            "s" => 1_000_000_000,
+            _ => return Err(format!("{d:?}: a duration needs a unit (ns, us, ms, s), e.g. 50us")),
+        };
+        let n: u64 = num.parse().map_err(|_| format!("{d:?}: not a whole number of {unit}"))?;
+        let min_ns = n.checked_mul(mult).filter(|&v| v > 0);
+        let min_ns = min_ns.ok_or_else(|| format!("{d:?}: must be above 0 and below 2^64 ns"))?;
+        Ok(CnpPacing { min_ns, scope })
+    }
+}
+
+impl std::fmt::Display for CnpPacing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ns = self.min_ns;
+        let (n, unit) = match ns {
+            _ if ns.is_multiple_of(1_000_000_000) => (ns / 1_000_000_000, "s"),
+            _ if ns.is_multiple_of(1_000_000) => (ns / 1_000_000, "ms"),
+            _ if ns.is_multiple_of(1_000) => (ns / 1_000, "us"),
+            _ => (ns, "ns"),
+        };
+        write!(f, "{n}{unit},{}", self.scope.as_str())
+    }
 }
 
 impl Default for Options {
@@ -63,6 +151,8 @@ impl Default for Options {
             ack_timeout_ns: 100_000_000,
             reconnect_idle_ns: 1_000_000_000,
             qp_timeout: None,
+            cnp_min_interval: None,
+            rnr_timer: None,
         }
     }
 }

@@ -11,6 +11,7 @@
 //! | RSP-MSN | [`Responder::msn`] |
 //! | RSP-NAK-SEQ | [`Responder::nak_seq`] |
 //! | RSP-ACKREQ | [`Responder::finish`] |
+//! | RSP-RNR-TIMER | [`rnr_timer`] (with `--rnr-timer`) |
 //!
 //! READ responses are paired with the READ whose PSN range they answer: every READ the
 //! requester sends (a retry included, with its own DMA length) is an *issue* of its own, and
@@ -504,4 +505,23 @@ impl Responder {
             });
         }
     }
+}
+
+/// RSP-RNR-TIMER: with `--rnr-timer CODE` (the responder QP's configured minimum RNR NAK
+/// timer, `ibv_modify_qp` `min_rnr_timer`), an RNR NAK advertises that code in its AETH
+/// (IBTA 9.7.5.2.8, table 45: the responder returns its QP's RNR timer value).
+pub(crate) fn rnr_timer(x: &Pkt<'_>, code: u8, judge: &mut Judge) {
+    let Some(a) = x.roce.headers.aeth else { return };
+    if a.kind() != AethKind::RnrNak || a.value() == code {
+        return;
+    }
+    let advertised = a.value();
+    judge.report(&rules::RSP_RNR_TIMER, &[x.number()], x.conn, Some(x.psn), || {
+        format!(
+            "RNR NAK for PSN {} advertises timer code {advertised} ({} us), not the configured {code} ({} us, --rnr-timer {code})",
+            x.psn.value(),
+            roce_parser::headers::aeth::rnr_timer_us(advertised),
+            roce_parser::headers::aeth::rnr_timer_us(code)
+        )
+    });
 }

@@ -141,10 +141,14 @@ rules! {
         "a request carrying another P_Key than its connection's is dropped silently: never acknowledged, answered or NAKed";
     RSP_ACKREQ = "RSP-ACKREQ", Warning, Responder, "IBTA 9.7.5",
         "every AckReq packet is acknowledged (a coalesced ACK counts) if the capture runs long enough after it";
+    RSP_RNR_TIMER = "RSP-RNR-TIMER", Warning, Responder, "IBTA 9.7.5.2.8, table 45; --rnr-timer",
+        "with --rnr-timer CODE: an RNR NAK advertises the responder QP's configured minimum RNR NAK timer CODE";
     CC_CNP = "CC-CNP", Warning, NotificationPoint, "A17; DCQCN; Lumina cnp_check",
         "a CE-marked packet has a CNP back to its sender QP within a window before or after it (NICs rate-limit CNPs: one covers a burst)";
     CC_CNP_TARGET = "CC-CNP-TARGET", Warning, NotificationPoint, "A17",
         "a CNP's DestQP is a QP that sent CE-marked data to the CNP's sender";
+    CC_CNP_PACING = "CC-CNP-PACING", Warning, NotificationPoint, "DCQCN (Zhu et al., SIGCOMM 2015) CNP interval; mlx5 min_time_between_cnps; --cnp-min-interval",
+        "with --cnp-min-interval D[,qp|pair|dest]: no two CNPs to one QP (or from one IP to another, or to one IP) closer than D";
 }
 
 /// The catalog as a Markdown document (docs/rules.md is this, kept fresh by a test).

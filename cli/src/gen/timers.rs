@@ -156,3 +156,67 @@ pub fn timeouts(announced: u8, timeouts: &[u64]) -> Trace {
     c.ack(&mut t, true, w[0].psn, 1);
     t
 }
+
+/// CNP pacing of [`congestion`]: rounds this far apart (ns), each connection's CNP this long
+/// after the first CE-marked packet of its round.
+pub const CNP_ROUND: u64 = 50_000;
+pub const CE_TO_CNP: u64 = 4_000;
+/// In each round, the second and third connections send this long after the first.
+pub const SECOND_OFFSET: u64 = 20_000;
+pub const THIRD_OFFSET: u64 = 30_000;
+/// The first connection's CE-marked WRITE_ONLYs per round (one each round for the others),
+/// [`PACKET_GAP`] apart: the sender slowing down after each CNP.
+pub const BURSTS: [usize; 4] = [4, 3, 2, 1];
+/// Payload of each WRITE_ONLY.
+pub const CNP_WRITE_LEN: usize = 1024;
+
+/// Three CM-opened connections whose data is CE-marked, each answered by a CNP
+/// [`CE_TO_CNP`] after the first mark of a round, rounds [`CNP_ROUND`] apart:
+/// - 10.9.0.1 QP 0x111 -> 10.9.0.2 QP 0x222 (CM 1-3): a burst of [`BURSTS`]`[k]` WRITEs at
+///   the round's start, CNP from 10.9.0.2 to QP 0x111, ACK [`PACKET_GAP`] x 2 after the CNP;
+/// - 10.9.0.1 QP 0x113 -> 10.9.0.2 QP 0x223 (CM 4-6): one WRITE [`SECOND_OFFSET`] into the
+///   round, CNP to QP 0x113, ACK;
+/// - 10.9.0.1 QP 0x115 -> 10.9.0.4 QP 0x444 (CM 7-9): one WRITE [`THIRD_OFFSET`] into the
+///   round, CNP from 10.9.0.4 to QP 0x115, ACK.
+///
+/// Per QP the CNPs are 50 us apart; per IP pair 10.9.0.2 -> 10.9.0.1, 20 and 30 us apart in
+/// turn; per destination 10.9.0.1 (from both NPs), 20, 10, 20 us.
+pub fn congestion() -> Trace {
+    let mut t = Trace::new();
+    let ip = |d| std::net::IpAddr::V4(std::net::Ipv4Addr::new(10, 9, 0, d));
+    let mut conns = [
+        RcConn::new(Endpoint::new(ip(1), 0x111), Endpoint::new(ip(2), 0x222), 1024, 1000, 5000),
+        RcConn::new(Endpoint::new(ip(1), 0x113), Endpoint::new(ip(2), 0x223), 1024, 2000, 6000),
+        RcConn::new(Endpoint::new(ip(1), 0x115), Endpoint::new(ip(4), 0x444), 1024, 3000, 7000),
+    ];
+    for (k, c) in conns.iter().enumerate() {
+        let k32 = k as u32;
+        let mut cm = Cm::new(90 + k as u64, (0x3100 + k32, 0x4100 + k32));
+        cm.connect(&mut t, c, 4000 + k as u16);
+    }
+    t.gap_ns = 0;
+    t.advance(PACKET_GAP);
+    let start = t.now_ns;
+    for (round, &burst) in BURSTS.iter().enumerate() {
+        let base = start + round as u64 * CNP_ROUND;
+        for (k, c) in conns.iter_mut().enumerate() {
+            let at = base + [0, SECOND_OFFSET, THIRD_OFFSET][k];
+            let n = if k == 0 { burst } else { 1 };
+            t.now_ns = at;
+            c.ecn = 3;
+            let mut last = 0;
+            for j in 0..n {
+                t.now_ns = at + j as u64 * PACKET_GAP;
+                let w = c.message(true, true, CNP_WRITE_LEN, None);
+                c.emit_request(&mut t, true, &w[0]);
+                last = w[0].psn;
+            }
+            c.ecn = 2;
+            t.now_ns = at + CE_TO_CNP;
+            c.cnp(&mut t, true);
+            t.now_ns = at + CE_TO_CNP + 2 * PACKET_GAP;
+            c.ack(&mut t, true, last, n as u32);
+        }
+    }
+    t
+}

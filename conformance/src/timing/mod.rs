@@ -18,6 +18,7 @@
 //! whatever the capture's length. The definitions and limits of each measurement are in
 //! docs/timing.md.
 
+pub mod congestion;
 mod negotiated;
 mod quantiles;
 
@@ -32,6 +33,7 @@ use serde::Serialize;
 use crate::psn::Psn;
 use crate::FrameInfo;
 
+pub use congestion::{CnpScopes, CongestionJson, CongestionReport, FlowCongestion};
 pub use negotiated::{compare, Negotiated, TOLERANCE_PERCENT};
 pub use quantiles::{Quantiles, Summary, BUCKETS};
 
