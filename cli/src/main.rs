@@ -55,11 +55,19 @@ struct Common {
     /// Accepted for tshark habits (tshark -n): addresses are never resolved
     #[arg(short = 'n')]
     no_resolve: bool,
+    /// Threads to use: the capture is read ahead on one while the others work (docs/threads.md);
+    /// 1 is the single-thread path. Default: every core
+    #[arg(long, value_name = "N")]
+    threads: Option<roce_inspect::threads::Threads>,
 }
 
 impl Common {
     fn config(&self) -> Config {
         roce_inspect::tshark::config_for_ports(&self.port)
+    }
+
+    fn threads(&self) -> roce_inspect::threads::Threads {
+        self.threads.unwrap_or_else(roce_inspect::threads::Threads::all_cores)
     }
 }
 
@@ -607,6 +615,7 @@ fn main() -> ExitCode {
                 time,
                 hex,
                 write,
+                threads: common.threads(),
             };
             dissect::run(&file, &opts)
         }
@@ -621,15 +630,16 @@ fn main() -> ExitCode {
             };
             nic.and_then(|nic| {
                 let cfg = common.config();
-                stats::run(&input.path(), format, &cfg, model.model(), scale.shard, nic.as_ref())
+                let (shard, threads) = (scale.shard, common.threads());
+                stats::run(&input.path(), format, &cfg, model.model(), shard, nic.as_ref(), threads)
             })
         }
         #[cfg(feature = "parquet")]
         Command::Export { input, output, checking, model, scale, common } => {
             let opts = checking.options(&model);
             let file = input.path();
-            let res =
-                roce_inspect::export::run(&file, &output, &common.config(), opts, scale.shard);
+            let (cfg, threads) = (common.config(), common.threads());
+            let res = roce_inspect::export::run(&file, &output, &cfg, opts, scale.shard, threads);
             return match res {
                 Ok(w) => {
                     eprintln!(
@@ -715,6 +725,7 @@ fn main() -> ExitCode {
                         view: view.view(&file),
                         annotate: annotate.as_deref(),
                         shard: scale.shard,
+                        threads: common.threads(),
                     };
                     check::run(&file, &cfg, opts, &how)
                 }
