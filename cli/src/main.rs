@@ -56,7 +56,7 @@ struct Common {
     #[arg(short = 'n')]
     no_resolve: bool,
     /// Threads to use: the capture is read ahead on one while the others work (docs/threads.md);
-    /// 1 is the single-thread path. Default: every core
+    /// 1 is the single-thread path. Default: every core for dissect, 1 for the others
     #[arg(long, value_name = "N")]
     threads: Option<roce_inspect::threads::Threads>,
 }
@@ -66,8 +66,15 @@ impl Common {
         roce_inspect::tshark::config_for_ports(&self.port)
     }
 
+    /// `--threads`, by default every core (`dissect`).
     fn threads(&self) -> roce_inspect::threads::Threads {
         self.threads.unwrap_or_else(roce_inspect::threads::Threads::all_cores)
+    }
+
+    /// `--threads`, by default one: for `stats`, `check` and `export` reading ahead measured
+    /// no faster than one thread (BENCHMARKS.md, "Threads"), so it is only on request.
+    fn threads_or_one(&self) -> roce_inspect::threads::Threads {
+        self.threads.unwrap_or(roce_inspect::threads::Threads::ONE)
     }
 }
 
@@ -630,7 +637,7 @@ fn main() -> ExitCode {
             };
             nic.and_then(|nic| {
                 let cfg = common.config();
-                let (shard, threads) = (scale.shard, common.threads());
+                let (shard, threads) = (scale.shard, common.threads_or_one());
                 stats::run(&input.path(), format, &cfg, model.model(), shard, nic.as_ref(), threads)
             })
         }
@@ -638,7 +645,7 @@ fn main() -> ExitCode {
         Command::Export { input, output, checking, model, scale, common } => {
             let opts = checking.options(&model);
             let file = input.path();
-            let (cfg, threads) = (common.config(), common.threads());
+            let (cfg, threads) = (common.config(), common.threads_or_one());
             let res = roce_inspect::export::run(&file, &output, &cfg, opts, scale.shard, threads);
             return match res {
                 Ok(w) => {
@@ -725,7 +732,7 @@ fn main() -> ExitCode {
                         view: view.view(&file),
                         annotate: annotate.as_deref(),
                         shard: scale.shard,
-                        threads: common.threads(),
+                        threads: common.threads_or_one(),
                     };
                     check::run(&file, &cfg, opts, &how)
                 }
