@@ -17,6 +17,7 @@ use crate::input::{
 };
 use crate::output;
 use crate::style::Paint;
+use crate::threads::{for_each_frame_on, Threads};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -30,19 +31,22 @@ pub fn check_file(
     cfg: &Config,
     opts: Options,
 ) -> Result<(Report, Vec<String>), InputError> {
-    check_file_summary(&path.into(), cfg, opts, Shard::ALL).map(|(r, s)| (r, s.warnings))
+    check_file_summary(&path.into(), cfg, opts, Shard::ALL, Threads::ONE)
+        .map(|(r, s)| (r, s.warnings))
 }
 
 /// [`check_file`] over the host pairs of `shard` (`--shard K/N`), with everything the reading
-/// summed up (warnings, undecoded frames).
+/// summed up (warnings, undecoded frames); read ahead on a thread of its own unless `threads`
+/// is one.
 pub fn check_file_summary(
     input: &Input,
     cfg: &Config,
     opts: Options,
     shard: Shard,
+    threads: Threads,
 ) -> Result<(Report, ReadSummary), InputError> {
     let mut checker = Checker::new(opts);
-    let summary = for_each_frame(input, cfg, |d| {
+    let summary = for_each_frame_on(threads, input, cfg, |d| {
         let f = &d.frame;
         if !shard.owns(d.packet.as_ref().ok()) {
             checker.tick(f.ts_ns);
@@ -94,6 +98,8 @@ pub struct Output<'a> {
     pub annotate: Option<&'a Path>,
     /// `--shard K/N`: the host pairs judged.
     pub shard: Shard,
+    /// `--threads N` (the live view, which prints findings as they are proven, reads on one).
+    pub threads: Threads,
 }
 
 /// Runs the command; returns the exit code (0: no error finding, 1: at least one).
@@ -106,7 +112,7 @@ pub fn run(input: &Input, cfg: &Config, opts: Options, how: &Output<'_>) -> Resu
         Some(out) => Some((annotate_refuses(input, out)?, out)),
         None => None,
     };
-    let (report, summary) = check_file_summary(input, cfg, opts, shard)?;
+    let (report, summary) = check_file_summary(input, cfg, opts, shard, how.threads)?;
     if let Some((file, out)) = annotate {
         write_annotated(file, out, &report)?;
     }

@@ -186,7 +186,11 @@ impl fmt::Display for UndecodedGroup {
 }
 
 /// Counts a frame that was not decoded into its group (allocating only for a new group).
-fn count_undecoded(groups: &mut Vec<UndecodedGroup>, frame: &Frame<'_>, why: &Undecoded) {
+pub(crate) fn count_undecoded(
+    groups: &mut Vec<UndecodedGroup>,
+    frame: &Frame<'_>,
+    why: &Undecoded,
+) {
     let reason = why.reason();
     let code = frame.link_type.code();
     match groups.iter_mut().find(|g| g.reason == reason && g.link_type == code) {
@@ -220,7 +224,7 @@ pub fn decode<'a>(frame: Frame<'a>, cfg: &Config) -> Decoded<'a> {
 
 /// `decode` in place: the packet is parsed straight into `d.packet` (a `Packet` is about
 /// 500 bytes; building it elsewhere and moving it here cost a copy per frame).
-fn decode_into(d: &mut Decoded<'_>, cfg: &Config) {
+pub(crate) fn decode_into(d: &mut Decoded<'_>, cfg: &Config) {
     match d.frame.l2() {
         L2Start::Ethernet(bytes) => {
             if let Ok(p) = &mut d.packet {
@@ -345,7 +349,7 @@ fn warn(e: &dyn fmt::Display) {
 
 /// A byte-based progress bar on stderr, only when stderr is a terminal and the input is a
 /// file large enough to be worth it.
-fn progress_bar(total: Option<u64>) -> Option<ProgressBar> {
+pub(crate) fn progress_bar(total: Option<u64>) -> Option<ProgressBar> {
     let total = total?;
     if total < 64 << 20 || !std::io::stderr().is_terminal() {
         return None;

@@ -18,6 +18,7 @@ pub mod report;
 pub mod stats;
 pub mod style;
 pub mod text;
+pub mod threads;
 pub mod timing_text;
 pub mod tshark;
 

@@ -57,11 +57,26 @@ struct Common {
     /// Accepted for tshark habits (tshark -n): addresses are never resolved
     #[arg(short = 'n')]
     no_resolve: bool,
+    /// Threads to use: the capture is read ahead on one while the others work (docs/threads.md);
+    /// 1 is the single-thread path. Default: every core for dissect, 1 for the others
+    #[arg(long, value_name = "N")]
+    threads: Option<roce_inspect::threads::Threads>,
 }
 
 impl Common {
     fn config(&self) -> Config {
         roce_inspect::tshark::config_for_ports(&self.port)
+    }
+
+    /// `--threads`, by default every core (`dissect`).
+    fn threads(&self) -> roce_inspect::threads::Threads {
+        self.threads.unwrap_or_else(roce_inspect::threads::Threads::all_cores)
+    }
+
+    /// `--threads`, by default one: for `stats`, `check` and `export` reading ahead measured
+    /// no faster than one thread (BENCHMARKS.md, "Threads"), so it is only on request.
+    fn threads_or_one(&self) -> roce_inspect::threads::Threads {
+        self.threads.unwrap_or(roce_inspect::threads::Threads::ONE)
     }
 }
 
@@ -667,6 +682,7 @@ fn main() -> ExitCode {
                 time,
                 hex,
                 write,
+                threads: common.threads(),
             };
             dissect::run(&input, &opts)
         }
@@ -681,15 +697,24 @@ fn main() -> ExitCode {
             };
             nic.and_then(|nic| {
                 let cfg = common.config();
-                stats::run(&input.input(), format, &cfg, model.model(), scale.shard, nic.as_ref())
+                let (shard, threads) = (scale.shard, common.threads_or_one());
+                stats::run(
+                    &input.input(),
+                    format,
+                    &cfg,
+                    model.model(),
+                    shard,
+                    nic.as_ref(),
+                    threads,
+                )
             })
         }
         #[cfg(feature = "parquet")]
         Command::Export { input, output, checking, model, scale, common } => {
             let opts = checking.options(&model);
             let input = input.input();
-            let res =
-                roce_inspect::export::run(&input, &output, &common.config(), opts, scale.shard);
+            let (cfg, threads) = (common.config(), common.threads_or_one());
+            let res = roce_inspect::export::run(&input, &output, &cfg, opts, scale.shard, threads);
             return match res {
                 Ok(w) => {
                     eprintln!(
@@ -783,6 +808,7 @@ fn main() -> ExitCode {
                         view: view.view(&input),
                         annotate: annotate.as_deref(),
                         shard: scale.shard,
+                        threads: common.threads_or_one(),
                     };
                     check::run(&input, &cfg, opts, &how)
                 }

@@ -20,7 +20,7 @@ use roce_conformance::{
     Psn, Retained, Seen, Shard, Timing, TimingReport,
 };
 
-use crate::input::{for_each_frame, warn_undecoded, Input, InputError, UndecodedGroup};
+use crate::input::{warn_undecoded, Input, InputError, UndecodedGroup};
 use crate::nic_counters::{NicInput, Reconciliation};
 
 /// Counters of one direction.
@@ -532,10 +532,11 @@ pub fn run(
     model: ModelOptions,
     shard: Shard,
     nic: Option<&NicInput>,
+    threads: crate::threads::Threads,
 ) -> Result<(), InputError> {
     let mut stats = Stats::new(model);
     stats.nic_host = nic.map(|n| n.host);
-    let summary = for_each_frame(input, cfg, |d| {
+    let summary = crate::threads::for_each_frame_on(threads, input, cfg, |d| {
         if !shard.owns(d.packet.as_ref().ok()) {
             return;
         }

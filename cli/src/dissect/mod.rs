@@ -1,6 +1,7 @@
 //! `roce-inspect dissect`: every frame, as a summary line, a field tree, or JSON.
 
 pub mod json;
+mod threads;
 pub mod write;
 
 use std::io::{self, BufWriter, Write};
@@ -81,6 +82,8 @@ pub struct Options {
     pub hex: bool,
     /// `-w FILE`: the kept frames also saved as a capture (`-`: to stdout, instead of text).
     pub write: Option<std::path::PathBuf>,
+    /// `--threads N` (1: the single-thread path).
+    pub threads: crate::threads::Threads,
 }
 
 /// The summary line's ICRC word, in the error colour when it is bad.
@@ -95,14 +98,78 @@ fn paint_bad_icrc(line: &mut String, paint: crate::style::Paint) {
     }
 }
 
-/// Runs the command, writing to stdout.
+/// Reused buffers for formatting frames.
+#[derive(Default)]
+struct Scratch {
+    line: String,
+    json: Vec<u8>,
+    time: String,
+}
+
+/// Writes one kept frame in `opts`' format to `out`; `first` says whether it opens the JSON
+/// array (and is cleared). `clock` has read the frame already.
+fn write_frame(
+    d: &Decoded<'_>,
+    opts: &Options,
+    clock: &mut crate::tshark::Clock,
+    s: &mut Scratch,
+    first: &mut bool,
+    out: &mut impl Write,
+) -> io::Result<()> {
+    match opts.format {
+        Format::Text if opts.verbose => crate::text::tree(d, &mut *out).and_then(|()| {
+            s.line.clear();
+            if opts.hex {
+                crate::tshark::hex_dump(d.frame.data, &mut s.line);
+            }
+            out.write_all(s.line.as_bytes())
+        }),
+        Format::Text => {
+            s.time.clear();
+            clock.write(opts.time, d.frame.ts_ns, &mut s.time);
+            crate::text::summary_line(d, &s.time, &mut s.line);
+            paint_bad_icrc(&mut s.line, opts.paint);
+            s.line.push('\n');
+            if opts.hex {
+                crate::tshark::hex_dump(d.frame.data, &mut s.line);
+            }
+            out.write_all(s.line.as_bytes())
+        }
+        Format::Jsonl => {
+            s.json.clear();
+            json::write_frame(&mut s.json, d);
+            s.json.push(b'\n');
+            out.write_all(&s.json)
+        }
+        Format::Json => {
+            s.json.clear();
+            s.json.extend_from_slice(if *first { b"[\n" } else { b",\n" });
+            *first = false;
+            json::write_frame(&mut s.json, d);
+            out.write_all(&s.json)
+        }
+    }
+}
+
+/// The end of the output: the JSON array's close (opening it when no frame was written).
+fn write_end(opts: &Options, first: bool, out: &mut impl Write) -> io::Result<()> {
+    if opts.format != Format::Json {
+        return Ok(());
+    }
+    out.write_all(if first { b"[\n]\n" } else { b"\n]\n" })
+}
+
+/// Runs the command, writing to stdout: on `opts.threads` threads (`dissect::threads`) unless
+/// that is one, or the frames are also saved (`-w`), or each frame is flushed as it is read
+/// (`-l`, a live capture on stdin), where batches would hold frames back.
 pub fn run(input: &Input, opts: &Options) -> Result<(), InputError> {
+    if !opts.threads.is_one() && opts.write.is_none() && !opts.line_flush {
+        return threads::run(input, opts);
+    }
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
-    let mut line = String::with_capacity(256);
-    let mut json_buf: Vec<u8> = Vec::with_capacity(1024);
+    let mut scratch = Scratch::default();
     let mut clock = crate::tshark::Clock::default();
-    let mut time = String::with_capacity(32);
     let mut first = true;
     let mut io_err: Option<io::Error> = None;
     let mut writer = match &opts.write {
@@ -133,39 +200,7 @@ pub fn run(input: &Input, opts: &Options) -> Result<(), InputError> {
         if !text {
             return;
         }
-        let res = match opts.format {
-            Format::Text if opts.verbose => crate::text::tree(d, &mut out).and_then(|()| {
-                line.clear();
-                if opts.hex {
-                    crate::tshark::hex_dump(d.frame.data, &mut line);
-                }
-                out.write_all(line.as_bytes())
-            }),
-            Format::Text => {
-                time.clear();
-                clock.write(opts.time, d.frame.ts_ns, &mut time);
-                crate::text::summary_line(d, &time, &mut line);
-                paint_bad_icrc(&mut line, opts.paint);
-                line.push('\n');
-                if opts.hex {
-                    crate::tshark::hex_dump(d.frame.data, &mut line);
-                }
-                out.write_all(line.as_bytes())
-            }
-            Format::Jsonl => {
-                json_buf.clear();
-                json::write_frame(&mut json_buf, d);
-                json_buf.push(b'\n');
-                out.write_all(&json_buf)
-            }
-            Format::Json => {
-                json_buf.clear();
-                json_buf.extend_from_slice(if first { b"[\n" } else { b",\n" });
-                first = false;
-                json::write_frame(&mut json_buf, d);
-                out.write_all(&json_buf)
-            }
-        };
+        let res = write_frame(d, opts, &mut clock, &mut scratch, &mut first, &mut out);
         let res = if opts.line_flush { res.and_then(|()| out.flush()) } else { res };
         if let Err(e) = res {
             io_err = Some(e);
@@ -181,9 +216,8 @@ pub fn run(input: &Input, opts: &Options) -> Result<(), InputError> {
     if !text {
         return Ok(());
     }
-    if opts.format == Format::Json && io_err.is_none() {
-        let end: &[u8] = if first { b"[\n]\n" } else { b"\n]\n" };
-        if let Err(e) = out.write_all(end) {
+    if io_err.is_none() {
+        if let Err(e) = write_end(opts, first, &mut out) {
             io_err = Some(e);
         }
     }

@@ -22,7 +22,7 @@ use std::path::Path;
 use roce_conformance::{Checker, FlowKey, FrameInfo, Options, Shard};
 use roce_parser::Config;
 
-use crate::input::{for_each_frame, warn_undecoded, Input, InputError};
+use crate::input::{warn_undecoded, Input, InputError};
 use table::{Column, TableWriter};
 
 pub use packets::PacketRow;
@@ -50,6 +50,7 @@ pub fn run(
     cfg: &Config,
     opts: Options,
     shard: Shard,
+    threads: crate::threads::Threads,
 ) -> Result<Written, InputError> {
     if dir.is_file() {
         return Err(InputError(format!("{}: is a file; -o takes a directory", dir.display())));
@@ -62,7 +63,7 @@ pub fn run(
     // The first write error stops the writing (the frames are still read, so capture
     // warnings are printed) and is returned.
     let mut failed: Option<InputError> = None;
-    let summary = for_each_frame(input, cfg, |d| {
+    let summary = crate::threads::for_each_frame_on(threads, input, cfg, |d| {
         let packet = d.packet.as_ref().ok();
         let f = &d.frame;
         if failed.is_some() || !shard.owns(packet) {

@@ -1,0 +1,244 @@
+//! `--threads N`: reading a capture on one thread while others work on what was read.
+//!
+//! Why batches: handing frames one at a time to another thread costs more than parsing them
+//! (a channel operation is ~100 ns, a frame's parse ~100-200 ns). The reader thread copies
+//! [`BATCH_FRAMES`] frames at a time into one owned buffer ([`Batch`]) and sends the batch;
+//! a batch comes back to the reader when its frames were used, so at most [`IN_FLIGHT`]
+//! batches exist and memory is bounded (a few MiB) whatever the capture's length.
+//!
+//! Why the copy: a [`roce_capture::Frame`] borrows the reader's 1 MiB window, which the next
+//! read overwrites; a frame handed to another thread must own its bytes. One `memcpy` per frame
+//! from a buffer that is still in cache is cheap beside the parse.
+//!
+//! What runs where: the reader thread does everything [`crate::input::for_each_frame_until`]
+//! does before the parser (open, decompress, the record format, capture warnings on stderr,
+//! the progress bar), with the same messages for the same damage: a capture that cannot be
+//! read at all is the same [`InputError`], and the frames before damage are kept. The parse
+//! (a [`roce_parser::Packet`] borrows its frame) happens on the thread that uses the frame.
+//! `dissect` formats batches on several workers and writes them in batch order
+//! (`dissect::threads`); `check`, `stats`, `export` and `report` parse and judge on the
+//! calling thread, in capture order, from the batches ([`for_each_frame_ahead`]): their state
+//! (one connection model, findings in the order they were proven) is the single-thread run's
+//! by construction.
+//!
+//! `--threads 1` is exactly the single-thread code path (no thread, no copy).
+
+mod batch;
+
+pub use batch::{Batch, FrameMeta};
+
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::thread;
+
+use roce_capture::Warnings;
+use roce_parser::{Config, Packet};
+
+use crate::input::{
+    count_undecoded, decode_into, progress_bar, Decoded, Input, InputError, ReadSummary,
+};
+
+/// Frames per batch: large enough that the channel costs nothing per frame (one send per
+/// 2,048 frames), small enough that [`IN_FLIGHT`] batches of usual frames (under 1 KiB each)
+/// stay within a few MiB.
+pub const BATCH_FRAMES: usize = 2048;
+
+/// Batches that exist at once (being read, queued, worked on, or waiting to be written).
+pub const IN_FLIGHT: usize = 8;
+
+/// How many threads a command may use (`--threads N`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Threads(u32);
+
+impl Threads {
+    /// One thread: the single-thread code path.
+    pub const ONE: Threads = Threads(1);
+
+    /// `n` threads, at least one.
+    pub fn new(n: u32) -> Threads {
+        Threads(n.max(1))
+    }
+
+    /// Every core the process may use (`std::thread::available_parallelism`), 1 when that is
+    /// not known.
+    pub fn all_cores() -> Threads {
+        Threads(thread::available_parallelism().map_or(1, |n| u32::try_from(n.get()).unwrap_or(1)))
+    }
+
+    /// The number of threads.
+    pub fn get(self) -> u32 {
+        self.0
+    }
+
+    /// Whether this is the single-thread path.
+    pub fn is_one(self) -> bool {
+        self.0 == 1
+    }
+}
+
+impl std::str::FromStr for Threads {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Threads, String> {
+        match s.parse::<u32>() {
+            Ok(0) => Err("--threads must be at least 1".to_string()),
+            Ok(n) => Ok(Threads(n)),
+            Err(e) => Err(format!("'{s}' is not a number of threads: {e}")),
+        }
+    }
+}
+
+/// What the reader thread hands over: a batch, or its frames are over.
+pub(crate) type BatchResult = Result<ReadSummary, InputError>;
+
+/// The reader's ends of the channels: batches go out on `full`, come back on `empty`.
+pub(crate) struct ReaderEnds {
+    pub full: SyncSender<(u64, Batch)>,
+    pub empty: Receiver<Batch>,
+}
+
+/// The consumer's ends: batches in order of reading on `full`, returned on `empty`.
+pub(crate) struct ConsumerEnds {
+    pub full: Receiver<(u64, Batch)>,
+    pub empty: SyncSender<Batch>,
+}
+
+/// The two channels between the reader and whoever uses its batches.
+pub(crate) fn channels() -> (ReaderEnds, ConsumerEnds) {
+    let (full_tx, full_rx) = mpsc::sync_channel(IN_FLIGHT);
+    let (empty_tx, empty_rx) = mpsc::sync_channel(IN_FLIGHT);
+    (ReaderEnds { full: full_tx, empty: empty_rx }, ConsumerEnds { full: full_rx, empty: empty_tx })
+}
+
+/// The reader thread's loop: reads `input` up to frame `last`, in batches numbered from 0.
+/// Returns how reading ended, as [`crate::input::for_each_frame_until`] would (except the
+/// undecoded frames, which the parsing side counts). Stops early, without an error, when the
+/// consumer hangs up (a closed stdout).
+pub(crate) fn read_batches(input: &Input, last: Option<u64>, ends: ReaderEnds) -> BatchResult {
+    let mut cap = input.open()?;
+    let progress = progress_bar(cap.bytes_total());
+    let mut summary = ReadSummary::default();
+    let mut warnings = Warnings::default();
+    let mut made = 0usize;
+    let mut seq = 0u64;
+    let mut batch = Batch::default();
+    let mut hung_up = false;
+    while let Some(next) = cap.next_frame() {
+        match next {
+            Ok(frame) => {
+                summary.frames += 1;
+                let (number, frame_ts) = (frame.number, frame.ts_ns);
+                batch.push(&frame);
+                if batch.len() == BATCH_FRAMES {
+                    let Some(fresh) = next_empty(&ends, &mut made) else {
+                        hung_up = true;
+                        break;
+                    };
+                    let full = std::mem::replace(&mut batch, fresh);
+                    let first_ts = full.before.map_or(full.metas()[0].ts_ns, |(first, _)| first);
+                    batch.before = Some((first_ts, frame_ts));
+                    if ends.full.send((seq, full)).is_err() {
+                        hung_up = true;
+                        break;
+                    }
+                    seq += 1;
+                    if let Some(pb) = &progress {
+                        pb.set_position(cap.bytes_read());
+                    }
+                }
+                if last.is_some_and(|l| number >= l) {
+                    break;
+                }
+            }
+            Err(e) => {
+                if e.nothing_read() && e.is_fatal() {
+                    if let Some(pb) = &progress {
+                        pb.finish_and_clear();
+                    }
+                    warnings.omitted().for_each(crate::output::warning);
+                    return Err(InputError(e.to_string()));
+                }
+                if let Some(e) = warnings.add(e) {
+                    crate::output::warning(e);
+                }
+            }
+        }
+    }
+    if !hung_up && !batch.is_empty() {
+        let _ = ends.full.send((seq, batch));
+    }
+    if let Some(pb) = &progress {
+        pb.finish_and_clear();
+    }
+    summary.warnings = warnings.kept().iter().map(ToString::to_string).collect();
+    for omitted in warnings.omitted() {
+        crate::output::warning(&omitted as &dyn std::fmt::Display);
+        summary.warnings.push(omitted.to_string());
+    }
+    Ok(summary)
+}
+
+/// A batch to fill: a new one while fewer than [`IN_FLIGHT`] exist, else one given back
+/// (`None` when the consumer hung up).
+fn next_empty(ends: &ReaderEnds, made: &mut usize) -> Option<Batch> {
+    if *made + 1 < IN_FLIGHT {
+        *made += 1;
+        return Some(Batch::default());
+    }
+    let mut b = ends.empty.recv().ok()?;
+    b.clear();
+    Some(b)
+}
+
+/// [`crate::input::for_each_frame`] on `threads`: the single-thread loop for one, else
+/// [`for_each_frame_ahead`].
+pub fn for_each_frame_on(
+    threads: Threads,
+    input: &Input,
+    cfg: &Config,
+    f: impl FnMut(&Decoded<'_>),
+) -> Result<ReadSummary, InputError> {
+    if threads.is_one() {
+        crate::input::for_each_frame(input, cfg, f)
+    } else {
+        for_each_frame_ahead(input, cfg, None, f)
+    }
+}
+
+/// [`crate::input::for_each_frame_until`] with the reading on a thread of its own, `f` called
+/// on this thread with every frame in capture order: the same frames, decoded the same way,
+/// the same summary and the same errors.
+pub fn for_each_frame_ahead(
+    input: &Input,
+    cfg: &Config,
+    last: Option<u64>,
+    mut f: impl FnMut(&Decoded<'_>),
+) -> Result<ReadSummary, InputError> {
+    let (reader_ends, consumer) = channels();
+    thread::scope(|s| {
+        let reader = s.spawn(move || read_batches(input, last, reader_ends));
+        let mut undecoded = Vec::new();
+        for (_, batch) in consumer.full.iter() {
+            for i in 0..batch.len() {
+                let mut d = Decoded { frame: batch.frame(i), packet: Ok(Packet::default()) };
+                decode_into(&mut d, cfg);
+                if let Err(why) = &d.packet {
+                    count_undecoded(&mut undecoded, &d.frame, why);
+                }
+                f(&d);
+            }
+            // The reader may have stopped (`last`): then nobody takes it back.
+            let _ = consumer.empty.try_send(batch);
+        }
+        let mut summary = join(reader)?;
+        summary.undecoded = undecoded;
+        Ok(summary)
+    })
+}
+
+/// The reader thread's result; a panic there is passed on (it is a bug, not bad input).
+pub(crate) fn join(h: thread::ScopedJoinHandle<'_, BatchResult>) -> BatchResult {
+    match h.join() {
+        Ok(r) => r,
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
+}

@@ -1,0 +1,312 @@
+//! `--threads N`: every command's output (stdout, stderr, exit status) with 2 and 3 threads is
+//! the `--threads 1` run's byte for byte, on every capture in pcaps/ (pcaps/conformance/
+//! included), on generated captures of several batches (whole, damaged mid-capture, cut short),
+//! and on every real capture (ROCE_INSPECT_REAL_CAPTURES; skipped with a note without it,
+//! failing under CI=true). Also: stdin input, `-l`, and a stdout closed early.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+
+#[path = "../../testdata/real.rs"]
+mod real;
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_roce-inspect"))
+}
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d =
+        std::env::temp_dir().join(format!("roce-inspect-threads-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// Every variant of every command whose output goes to stdout.
+const VARIANTS: &[&[&str]] = &[
+    &["dissect"],
+    &["dissect", "-V"],
+    &["dissect", "-V", "-x"],
+    &["dissect", "-t", "d"],
+    &["dissect", "-t", "r", "-x"],
+    &["dissect", "--format", "json"],
+    &["dissect", "--format", "jsonl"],
+    &["dissect", "--format", "json", "--opcode", "RC_RDMA_READ_REQUEST"],
+    &["stats"],
+    &["stats", "--format", "json"],
+    &["check"],
+    &["check", "--format", "json"],
+    &["check", "--assume-complete", "--max-per-rule", "0"],
+];
+
+/// `roce-inspect ARGS --threads N CAPTURE`.
+fn run(args: &[&str], capture: &Path, threads: u32) -> Output {
+    bin().args(args).arg("--threads").arg(threads.to_string()).arg(capture).output().unwrap()
+}
+
+fn show(o: &Output) -> String {
+    format!(
+        "status {:?}, {} bytes out, stderr: {}",
+        o.status.code(),
+        o.stdout.len(),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+/// Asserts `args` on `capture` gives the same bytes with 2 and 3 threads as with 1; returns the
+/// single-thread run.
+fn same_with_threads(args: &[&str], capture: &Path) -> Output {
+    let one = run(args, capture, 1);
+    for n in [2, 3] {
+        let many = run(args, capture, n);
+        assert!(
+            one.stdout == many.stdout && one.stderr == many.stderr && one.status == many.status,
+            "{} {args:?} --threads {n} differs from --threads 1:\n 1: {}\n {n}: {}",
+            capture.display(),
+            show(&one),
+            show(&many),
+        );
+    }
+    one
+}
+
+/// The export's three files with 1, 2 and 3 threads are the same bytes.
+fn same_export(capture: &Path, scratch: &Path) {
+    let mut first: Option<Vec<Vec<u8>>> = None;
+    for n in [1u32, 2, 3] {
+        let dir = scratch.join(format!("export-{n}"));
+        let o = bin()
+            .args(["export", "--threads", &n.to_string(), "-o"])
+            .arg(&dir)
+            .arg(capture)
+            .output()
+            .unwrap();
+        let files: Vec<Vec<u8>> = ["packets.parquet", "connections.parquet", "findings.parquet"]
+            .iter()
+            .map(|f| std::fs::read(dir.join(f)).unwrap_or_default())
+            .chain([
+                // "wrote DIR: ..." names each run's own directory.
+                String::from_utf8_lossy(&o.stderr)
+                    .replace(&dir.display().to_string(), "DIR")
+                    .into(),
+                format!("{:?}", o.status.code()).into_bytes(),
+            ])
+            .collect();
+        match &first {
+            None => first = Some(files),
+            Some(one) => {
+                assert!(one == &files, "{}: export --threads {n} differs", capture.display())
+            }
+        }
+    }
+}
+
+fn captures_in(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| {
+            let name = p.to_string_lossy();
+            name.ends_with(".pcap") || name.ends_with(".pcapng") || name.ends_with(".gz")
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// A generated capture of `frames` frames over 16 connections (several batches).
+fn generated(dir: &Path, frames: u32) -> PathBuf {
+    let path = dir.join(format!("bench-{frames}.pcap"));
+    let o = bin()
+        .args(["gen", "bench", "--connections", "16", "--frames", &frames.to_string(), "-o"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", show(&o));
+    path
+}
+
+/// The pcap record headers' offsets (24-byte file header, 16-byte record headers; `gen`
+/// writes big-endian).
+fn record_offsets(bytes: &[u8]) -> Vec<usize> {
+    assert_eq!(&bytes[..4], &[0xa1, 0xb2, 0x3c, 0x4d], "a big-endian nanosecond pcap");
+    let mut at = 24;
+    let mut v = Vec::new();
+    while at + 16 <= bytes.len() {
+        v.push(at);
+        let incl = u32::from_be_bytes(bytes[at + 8..at + 12].try_into().unwrap()) as usize;
+        at += 16 + incl;
+    }
+    v
+}
+
+#[test]
+fn every_capture_in_pcaps_gives_the_same_bytes() {
+    let mut caps = captures_in(&root().join("pcaps"));
+    caps.extend(captures_in(&root().join("pcaps/conformance")));
+    assert!(caps.len() > 50, "pcaps/ and pcaps/conformance/ hold the captures");
+    let scratch = tmp("pcaps");
+    for cap in &caps {
+        for args in VARIANTS {
+            same_with_threads(args, cap);
+        }
+    }
+    for cap in caps.iter().step_by(7) {
+        same_export(cap, &scratch);
+    }
+    std::fs::remove_dir_all(scratch).unwrap();
+}
+
+#[test]
+fn captures_of_many_batches_give_the_same_bytes() {
+    let scratch = tmp("batches");
+    // 2,048 frames per batch: 9,000 frames are five batches, the last one partial.
+    let cap = generated(&scratch, 9_000);
+    for args in VARIANTS {
+        let one = same_with_threads(args, &cap);
+        assert!(one.stdout.len() > 2_000, "{args:?}: real output");
+    }
+    // Reading stops inside and on the edge of a batch; selections span batches.
+    for args in [
+        &["dissect", "-c", "2048"][..],
+        &["dissect", "-c", "4097", "--format", "json"],
+        &["dissect", "--frames", "2000-2100,6000-", "-t", "d"],
+        &["dissect", "--frames", "5000", "--format", "json"],
+        &["dissect", "--frames", "9500-", "--format", "json"],
+    ] {
+        same_with_threads(args, &cap);
+    }
+    same_export(&cap, &scratch);
+    std::fs::remove_dir_all(scratch).unwrap();
+}
+
+#[test]
+fn damage_mid_capture_is_reported_the_same_and_earlier_frames_kept() {
+    let scratch = tmp("damage");
+    let cap = generated(&scratch, 6_000);
+    let bytes = std::fs::read(&cap).unwrap();
+    let records = record_offsets(&bytes);
+    assert_eq!(records.len(), 6_000);
+
+    // A lying length in record 3,000 (in the second batch), then the file cut inside record
+    // 5,000.
+    let mut lying = bytes.clone();
+    let at = records[2_999] + 8;
+    lying[at..at + 4].copy_from_slice(&0x7fff_fff0u32.to_be_bytes());
+    let lying_path = scratch.join("lying.pcap");
+    std::fs::write(&lying_path, &lying).unwrap();
+    let cut_path = scratch.join("cut.pcap");
+    std::fs::write(&cut_path, &bytes[..records[4_999] + 30]).unwrap();
+    // Not a capture at all: nothing read, exit status 2.
+    let junk_path = scratch.join("junk.pcap");
+    std::fs::write(&junk_path, b"this is not a capture file at all").unwrap();
+
+    for (path, frames_before) in [(&lying_path, 2_999usize), (&cut_path, 4_999)] {
+        for args in VARIANTS {
+            let one = same_with_threads(args, path);
+            let stderr = String::from_utf8_lossy(&one.stderr);
+            assert!(stderr.contains("warning"), "{args:?}: the damage is reported: {stderr}");
+            if args == &["dissect", "--format", "jsonl"] {
+                let lines = one.stdout.iter().filter(|&&b| b == b'\n').count();
+                assert!(lines >= frames_before, "{args:?}: the frames before it are kept");
+            }
+        }
+    }
+    for args in VARIANTS {
+        let one = same_with_threads(args, &junk_path);
+        assert_eq!(one.status.code(), Some(2), "{args:?}");
+        assert!(one.stdout.is_empty(), "{args:?}: nothing written before the error");
+        assert!(String::from_utf8_lossy(&one.stderr).contains("junk.pcap"), "{args:?}");
+    }
+    std::fs::remove_dir_all(scratch).unwrap();
+}
+
+#[test]
+fn stdin_and_line_flush_keep_working() {
+    let scratch = tmp("stdin");
+    let cap = generated(&scratch, 5_000);
+    let bytes = std::fs::read(&cap).unwrap();
+    for args in [&["dissect"][..], &["dissect", "--format", "jsonl"], &["stats"], &["check"]] {
+        let from_file = run(args, &cap, 1);
+        let mut from_stdin: Vec<Output> = Vec::new();
+        for n in ["1", "2"] {
+            let mut child = bin()
+                .args(args)
+                .args(["--threads", n, "-"])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let mut stdin = child.stdin.take().unwrap();
+            let feed = bytes.clone();
+            let writer = std::thread::spawn(move || stdin.write_all(&feed));
+            let o = child.wait_with_output().unwrap();
+            writer.join().unwrap().unwrap();
+            assert_eq!(o.status, from_file.status, "{args:?} --threads {n} from stdin");
+            // stats names its input ("-"), check on stdin is the live view (findings as they
+            // are proven): those are compared between the two stdin runs.
+            if args[0] == "dissect" {
+                assert_eq!(o.stdout, from_file.stdout, "{args:?} --threads {n} from stdin");
+            }
+            from_stdin.push(o);
+        }
+        assert!(from_stdin[0].stdout.len() > 1_000, "{args:?}: real output from stdin");
+        assert_eq!(from_stdin[0].stdout, from_stdin[1].stdout, "{args:?} from stdin, 1 and 2");
+    }
+    let l = bin().args(["dissect", "-l", "--threads", "2"]).arg(&cap).output().unwrap();
+    assert_eq!(l.stdout, run(&["dissect"], &cap, 1).stdout, "-l");
+    std::fs::remove_dir_all(scratch).unwrap();
+}
+
+#[test]
+fn a_closed_stdout_ends_cleanly() {
+    let scratch = tmp("pipe");
+    let cap = generated(&scratch, 20_000);
+    for format in ["text", "jsonl", "json"] {
+        let mut child = bin()
+            .args(["dissect", "--threads", "2", "--format", format])
+            .arg(&cap)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut out = child.stdout.take().unwrap();
+        let mut head = [0u8; 4096];
+        out.read_exact(&mut head).unwrap();
+        drop(out);
+        let o = child.wait_with_output().unwrap();
+        assert_eq!(o.status.code(), Some(0), "{format}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(o.stderr.is_empty(), "{format}: {}", String::from_utf8_lossy(&o.stderr));
+    }
+    std::fs::remove_dir_all(scratch).unwrap();
+}
+
+#[test]
+fn every_real_capture_gives_the_same_bytes() {
+    let Some(dir) = real::real_dir() else { return };
+    let caps = captures_in(&dir);
+    assert!(caps.len() >= 20, "the real captures are in {}", dir.display());
+    let scratch = tmp("real");
+    for cap in &caps {
+        for args in VARIANTS {
+            same_with_threads(args, cap);
+        }
+        same_export(cap, &scratch);
+    }
+    std::fs::remove_dir_all(scratch).unwrap();
+}
+
+#[test]
+fn threads_zero_is_refused() {
+    let cap = root().join("pcaps/sample.pcap");
+    let o = bin().args(["stats", "--threads", "0"]).arg(&cap).output().unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&o.stderr).contains("at least 1"));
+}
