@@ -58,7 +58,7 @@ pub fn check_file_summary(
             Err(_) => checker.feed_undecoded(&info),
         }
     })?;
-    Ok((checker.finish(), summary))
+    Ok((checker.finish(), summary.of_shard(shard)))
 }
 
 /// `check --format json` (docs/json.md, docs/schema/check.schema.json).
@@ -365,7 +365,8 @@ fn run_live(
             Err(_) => checker.feed_undecoded(&info),
         }
         live.findings(&checker.take_findings());
-    })?;
+    })?
+    .of_shard(how.shard);
     let report = checker.finish();
     live.findings(&report.findings);
     warn_undecoded(&summary.undecoded);

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
+use roce_conformance::Shard;
 use roce_parser::{parse_ethernet_into, parse_ethertype_payload, Config, Packet};
 
 use roce_capture::{Capture, Frame, L2Error, L2Start, LinkType, Warnings};
@@ -261,6 +262,19 @@ pub struct ReadSummary {
     pub warnings: Vec<String>,
     /// Frames not decoded, grouped by reason and link type, in order of first appearance.
     pub undecoded: Vec<UndecodedGroup>,
+}
+
+impl ReadSummary {
+    /// The summary as shard `shard` reports it (`--shard K/N`). Frames not decoded have no
+    /// host pair and belong to shard 0 ([`Shard::owns`]), so shard 0 lists them all and the
+    /// other shards none: the shards' `undecoded` lists add up to the single run's. Capture
+    /// warnings describe the file, which every shard reads whole: each shard keeps them.
+    pub fn of_shard(mut self, shard: Shard) -> ReadSummary {
+        if shard.index() != 0 {
+            self.undecoded.clear();
+        }
+        self
+    }
 }
 
 /// Why a command could not read its input (exit code 2).

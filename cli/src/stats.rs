@@ -542,7 +542,8 @@ pub fn run(
         }
         let f = &d.frame;
         stats.add(f.number, f.ts_ns, f.len, f.caplen, d.packet.as_ref().ok());
-    })?;
+    })?
+    .of_shard(shard);
     warn_undecoded(&summary.undecoded);
     let (connections, not_listed) = stats.connections();
     let nic = nic

@@ -10,6 +10,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+#[path = "../../testdata/real.rs"]
+mod real;
+
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_roce-inspect"))
 }
@@ -218,5 +221,208 @@ fn export_counts_every_frame_and_refuses_bad_output() {
     // A bad shard is refused by the command line.
     let o = bin().args(["stats", "--shard", "3/3"]).arg(&cap).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The rows of a Parquet file, each as a JSON object of its columns (read with the parquet
+/// crate's own reader, no DuckDB needed).
+fn rows(file: &Path) -> Vec<serde_json::Map<String, serde_json::Value>> {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    use parquet::record::Field;
+    let reader = SerializedFileReader::new(std::fs::File::open(file).unwrap()).unwrap();
+    reader
+        .get_row_iter(None)
+        .unwrap()
+        .map(|row| {
+            row.unwrap()
+                .get_column_iter()
+                .map(|(name, field)| {
+                    let v = match field {
+                        Field::Null => serde_json::Value::Null,
+                        Field::Bool(b) => serde_json::json!(b),
+                        Field::Long(n) => serde_json::json!(n),
+                        Field::Str(s) => serde_json::json!(s),
+                        other => panic!("{}: unexpected field {other:?}", file.display()),
+                    };
+                    (name.clone(), v)
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// connections.parquet holds, for every connection `stats --format json` lists, `stats`'
+/// counters of it (the same numbers, read back from the file), on captures that have NAKs,
+/// RNR NAKs, CNPs, ECN-CE and retransmissions (the sample, the suite's go-back-N capture, a
+/// generated capture of 64 connections).
+#[test]
+fn connections_parquet_counters_are_stats_counters() {
+    let dir = tmp("counters");
+    let mut caps = vec![root().join("pcaps/sample.pcap")];
+    let bench = dir.join("bench.pcap");
+    let o = bin()
+        .args(["gen", "bench", "--frames", "5000", "--connections", "8", "-o"])
+        .arg(&bench)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    caps.push(bench);
+    let counters = [
+        "bytes",
+        "payload_bytes",
+        "requests",
+        "responses",
+        "messages",
+        "acks",
+        "rnr_naks",
+        "cnps",
+        "ecn_ce",
+        "duration_ns",
+        "packets",
+        "first_frame",
+        "last_frame",
+    ];
+    let naks = [
+        "psn_sequence_error",
+        "invalid_request",
+        "remote_access_error",
+        "remote_operational_error",
+        "invalid_rd_request",
+        "reserved",
+    ];
+    let mut nonzero = std::collections::BTreeSet::new();
+    for cap in &caps {
+        let out = dir.join(cap.file_stem().unwrap());
+        export(cap, &out, "0/1");
+        let stats = bin().args(["stats", "--format", "json"]).arg(cap).output().unwrap();
+        let s: serde_json::Value = serde_json::from_slice(&stats.stdout).unwrap();
+        let table = rows(&out.join("connections.parquet"));
+        let listed = s["connections"].as_array().unwrap();
+        assert_eq!(table.len(), listed.len(), "{}: one row per connection", cap.display());
+        for c in listed {
+            let id = &c["connection"];
+            let row = table
+                .iter()
+                .find(|r| {
+                    r["connection_a"] == id["a"]
+                        && r["connection_b"] == id["b"]
+                        && r["connection_qpn_a"] == id["qpn_a"]
+                        && r["connection_qpn_b"] == id["qpn_b"]
+                        && r["connection_incarnation"] == id["incarnation"]
+                })
+                .unwrap_or_else(|| panic!("{}: no row for {id}", cap.display()));
+            for k in counters {
+                assert_eq!(row[k], c[k], "{}: {id}: {k}", cap.display());
+                if c[k].as_u64().is_some_and(|n| n > 0) {
+                    nonzero.insert(k.to_string());
+                }
+            }
+            for k in naks {
+                let col = format!("naks_{k}");
+                assert_eq!(row[&col], c["naks"][k], "{}: {id}: {col}", cap.display());
+                if c["naks"][k].as_u64().is_some_and(|n| n > 0) {
+                    nonzero.insert(col);
+                }
+            }
+            assert_eq!(row["stats_retransmissions"], c["retransmissions"], "{id}");
+            if c["retransmissions"].as_u64().is_some_and(|n| n > 0) {
+                nonzero.insert("retransmissions".into());
+            }
+        }
+    }
+    // The comparison proved something: every kind of event occurred somewhere.
+    for k in ["bytes", "acks", "rnr_naks", "cnps", "ecn_ce", "retransmissions"] {
+        assert!(nonzero.contains(k), "no capture had {k}: {nonzero:?}");
+    }
+    assert!(nonzero.contains("naks_psn_sequence_error"), "{nonzero:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+fn json_of(args: &[&str], cap: &Path) -> serde_json::Value {
+    let o = bin().args(args).arg(cap).output().unwrap();
+    assert!(o.status.code().is_some_and(|c| c <= 1), "{}", String::from_utf8_lossy(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+/// A table's rows in a canonical order (the union of shards' rows is compared as a multiset).
+fn sorted_rows(files: &[PathBuf]) -> Vec<String> {
+    let mut v: Vec<String> = files
+        .iter()
+        .flat_map(|f| rows(f))
+        .map(|r| serde_json::Value::Object(r).to_string())
+        .collect();
+    v.sort();
+    v
+}
+
+/// `--shard K/N` on every real capture: the union of the shards' `packets.parquet`,
+/// `connections.parquet` and `findings.parquet` rows is the single run's (CAP-TIME, one
+/// finding per capture, compared as fired-or-not: docs/parquet.md), and the shards' `stats`
+/// add up to the single run's, undecoded frames included (they belong to shard 0 only).
+#[test]
+fn shards_of_the_real_captures_add_up_to_the_single_run() {
+    let Some(real) = real::real_dir() else { return };
+    let dir = tmp("real-shards");
+    let mut caps: Vec<PathBuf> = std::fs::read_dir(&real)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "pcap" || e == "pcapng"))
+        .collect();
+    caps.sort();
+    assert!(caps.len() >= 20, "{}: {} captures", real.display(), caps.len());
+    let mut undecoded_seen = 0u64;
+    let mut split = 0;
+    for cap in &caps {
+        let name = cap.file_stem().unwrap().to_string_lossy().to_string();
+        let single = dir.join(format!("{name}.all"));
+        export(cap, &single, "0/1");
+        let shards: Vec<PathBuf> = (0..SHARDS)
+            .map(|k| {
+                let d = dir.join(format!("{name}.{k}"));
+                export(cap, &d, &format!("{k}/{SHARDS}"));
+                d
+            })
+            .collect();
+        let files = |t: &str| shards.iter().map(|d| d.join(t)).collect::<Vec<_>>();
+        for t in ["packets.parquet", "connections.parquet"] {
+            assert_eq!(
+                sorted_rows(&files(t)),
+                sorted_rows(&[single.join(t)]),
+                "{name}: the shards' {t} rows are not the single run's"
+            );
+        }
+        let not_cap_time = |rows: Vec<String>| -> (Vec<String>, bool) {
+            let fired = rows.iter().any(|r| r.contains("\"rule\":\"CAP-TIME\""));
+            (rows.into_iter().filter(|r| !r.contains("\"rule\":\"CAP-TIME\"")).collect(), fired)
+        };
+        assert_eq!(
+            not_cap_time(sorted_rows(&files("findings.parquet"))),
+            not_cap_time(sorted_rows(&[single.join("findings.parquet")])),
+            "{name}: the shards' findings are not the single run's"
+        );
+        if shards.iter().filter(|d| !rows(&d.join("packets.parquet")).is_empty()).count() > 1 {
+            split += 1;
+        }
+        // stats: the shards' frame counts and undecoded groups add up to the single run's.
+        let all = json_of(&["stats", "--format", "json"], cap);
+        let parts: Vec<serde_json::Value> = (0..SHARDS)
+            .map(|k| {
+                json_of(&["stats", "--format", "json", "--shard", &format!("{k}/{SHARDS}")], cap)
+            })
+            .collect();
+        for k in ["frames", "roce_frames", "undecoded_frames"] {
+            let sum: u64 = parts.iter().map(|p| p[k].as_u64().unwrap()).sum();
+            assert_eq!(sum, all[k].as_u64().unwrap(), "{name}: stats {k}");
+        }
+        let groups: Vec<&serde_json::Value> =
+            parts.iter().flat_map(|p| p["undecoded"].as_array().into_iter().flatten()).collect();
+        let want: Vec<&serde_json::Value> =
+            all["undecoded"].as_array().into_iter().flatten().collect();
+        assert_eq!(groups, want, "{name}: stats' undecoded groups over the shards");
+        undecoded_seen += all["undecoded_frames"].as_u64().unwrap();
+    }
+    // The comparison had something to split and something undecoded to place.
+    assert!(split > 0, "no real capture had host pairs in two shards");
+    assert!(undecoded_seen > 0, "no real capture had undecoded frames");
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -1,14 +1,15 @@
 //! `roce-inspect export FILE -o DIR`: the capture as three Parquet tables for DuckDB, Spark,
 //! Trino or pandas (docs/parquet.md): `packets.parquet` (one row per frame), and the
-//! checker's report, `connections.parquet` (one row per connection incarnation) and
-//! `findings.parquet`.
+//! checker's report, `connections.parquet` (one row per connection incarnation, with
+//! `stats`' counters) and `findings.parquet`.
 //!
 //! Why Parquet: past one machine, users' tools are columnar (Zeek, Zui, Tenzir and
 //! pcap-to-Parquet converters all land packets there); a fabric-wide question (which QPs NAK
 //! most, CNP rates per destination) is one SQL query over the exports of many captures or
 //! of many `--shard K/N` runs. The schema is a contract like the JSON one: each table is one
 //! declarative column list ([`packets::COLUMNS`], [`reports::CONNECTION_COLUMNS`],
-//! [`reports::FINDING_COLUMNS`]) and docs/parquet.md is generated from them.
+//! [`reports::FINDING_COLUMNS`], each made by `table!`) and docs/parquet.md is generated from
+//! them.
 //!
 //! Memory: row groups of [`table::ROW_GROUP`] rows are written as they fill, and the checker
 //! is bounded by `--max-flows`; nothing grows with the capture's length.
@@ -19,11 +20,14 @@ mod table;
 
 use std::path::Path;
 
-use roce_conformance::{Checker, FlowKey, FrameInfo, Options, Shard};
+use roce_conformance::hash::FastHashMap;
+use roce_conformance::{Checker, ConnId, FlowKey, FrameInfo, Options, Shard};
 use roce_parser::Config;
 
 use crate::input::{warn_undecoded, Input, InputError};
-use table::{Column, TableWriter};
+use crate::stats::{Connection, Stats};
+use reports::ConnectionRow;
+use table::TableWriter;
 
 pub use packets::PacketRow;
 
@@ -43,7 +47,7 @@ pub struct Written {
 }
 
 /// Exports `input` into the directory `dir` (created when missing): the frames of `shard`,
-/// checked with `opts`.
+/// checked with `opts`, and counted as `stats` counts them (connections.parquet's counters).
 pub fn run(
     input: &Input,
     dir: &Path,
@@ -59,6 +63,7 @@ pub fn run(
         .map_err(|e| InputError(format!("{}: cannot create the directory: {e}", dir.display())))?;
     let mut out =
         TableWriter::create(&dir.join(PACKETS), "packets", packets::COLUMNS, packets::UNIQUE)?;
+    let mut stats = Stats::new(opts.model());
     let mut checker = Checker::new(opts);
     // The first write error stops the writing (the frames are still read, so capture
     // warnings are printed) and is returned.
@@ -71,6 +76,7 @@ pub fn run(
             return;
         }
         let info = FrameInfo { number: f.number, ts_ns: f.ts_ns, caplen: f.caplen, len: f.len };
+        stats.add(f.number, f.ts_ns, f.len, f.caplen, packet);
         let (incarnation, retransmission) = match packet {
             Some(p) => {
                 checker.feed(&info, p);
@@ -83,42 +89,38 @@ pub fn run(
             }
         };
         let row = PacketRow { d, incarnation, retransmission };
-        if let Err(e) = out.row(packets::COLUMNS.iter().map(|c| (c.get)(&row))) {
+        if let Err(e) = out.row(|cells| packets::write_row(&row, cells)) {
             failed = Some(e);
         }
-    })?;
+    })?
+    .of_shard(shard);
     if let Some(e) = failed {
         return Err(e);
     }
     warn_undecoded(&summary.undecoded);
     let packets = out.finish()?;
     let report = checker.finish();
-    let connections = write_all(
+    let (counted, _) = stats.connections();
+    let counts: FastHashMap<ConnId, &Connection> =
+        counted.iter().map(|c| (c.info.connection, c)).collect();
+    let mut conns = TableWriter::create(
         &dir.join(CONNECTIONS),
         "connections",
         reports::CONNECTION_COLUMNS,
-        &report.connections,
+        &[],
     )?;
-    let findings =
-        write_all(&dir.join(FINDINGS), "findings", reports::FINDING_COLUMNS, &report.findings)?;
-    Ok(Written { packets, connections, findings, errors: report.errors })
-}
-
-/// Reads one column of a report row.
-type RowGet<R> = fn(&R) -> table::Value;
-
-/// Writes a whole table of `rows`.
-fn write_all<R>(
-    path: &Path,
-    table: &str,
-    cols: &[Column<RowGet<R>>],
-    rows: &[R],
-) -> Result<u64, InputError> {
-    let mut out = TableWriter::create(path, table, cols, &[])?;
-    for r in rows {
-        out.row(cols.iter().map(|c| (c.get)(r)))?;
+    for c in &report.connections {
+        let row = ConnectionRow { report: c, counts: counts.get(&c.info.connection).copied() };
+        conns.row(|cells| reports::write_connection(&row, cells))?;
     }
-    out.finish()
+    let connections = conns.finish()?;
+    let mut finds =
+        TableWriter::create(&dir.join(FINDINGS), "findings", reports::FINDING_COLUMNS, &[])?;
+    for f in &report.findings {
+        finds.row(|cells| reports::write_finding(f, cells))?;
+    }
+    let findings = finds.finish()?;
+    Ok(Written { packets, connections, findings, errors: report.errors })
 }
 
 /// docs/parquet.md's tables of columns, generated from the column lists (a test keeps the

@@ -1,14 +1,24 @@
-//! A Parquet table from a declarative column list: each [`Column`] says its name, type,
-//! whether it may be null, what it means (docs/parquet.md is generated from the lists) and how
-//! to read its value from a row. The writer buffers [`ROW_GROUP`] rows, column by column, and
-//! hands each row group to the `parquet` crate's low-level column writers.
+//! A Parquet table from a declarative column list. [`table!`] takes one line per column (its
+//! name, type, whether it may be null, what it means, and how to read it from a row) and makes
+//! both the column list (docs/parquet.md is generated from it) and the function that appends a
+//! row: each value goes straight into its column's typed buffer, with no per-value enum, call
+//! through a pointer or allocation. The writer buffers [`ROW_GROUP`] rows, column by column,
+//! and hands each column of a row group to the `parquet` crate's low-level column writer in
+//! one `write_batch`.
 //!
 //! Why the low-level writer and not arrow: it needs 28 crates and about 1.5 minutes of clean
 //! release build here, arrow (with zstd and snappy) 51 crates and several minutes
 //! (BENCHMARKS.md); rows arrive one at a time from the frame loop, so arrow's record batches
-//! would only be an extra copy. Values are written uncompressed with dictionary encoding
-//! (the parquet default): strings that repeat (addresses, opcode names, statuses) cost an index
-//! each, and no compression codec crate is built.
+//! would only be an extra copy.
+//!
+//! Why these encodings (BENCHMARKS.md has the figures): integers are DELTA_BINARY_PACKED, not
+//! dictionary-encoded. Frame numbers, timestamps and PSNs rise by small steps and the
+//! low-cardinality columns (opcodes, ports, flags) have small ranges, so the deltas pack into
+//! few bits: `packets.parquet` is 45% smaller than with dictionaries, and the parquet
+//! crate's dictionary interner (an ahash and a probe per value) was a quarter of export's
+//! instructions (the delta encoder and the strings' dictionaries now cost 30% less).
+//! Strings that repeat (addresses, opcode names, statuses) keep their dictionary: an index
+//! each. Nothing is compressed (no codec crate is built; a codec was not measured).
 
 use std::fs::File;
 use std::io::BufWriter;
@@ -17,7 +27,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use bytes::Bytes;
-use parquet::basic::Compression;
+use parquet::basic::{Compression, Encoding};
 use parquet::data_type::{BoolType, ByteArray, ByteArrayType, Int64Type};
 use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
@@ -61,46 +71,17 @@ impl Kind {
     }
 }
 
-/// One value of a row.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Value {
-    Null,
-    Int(i64),
-    Bool(bool),
-    /// A string the program holds (names, codes).
-    Static(&'static str),
-    Text(String),
-    /// An address, written in its usual text form.
-    Ip(IpAddr),
-}
-
-impl Value {
-    pub fn int(v: impl Into<i64>) -> Value {
-        Value::Int(v.into())
-    }
-
-    /// A u64 beyond i64 (never in practice: frame numbers, byte counts) is clamped.
-    pub fn uint(v: u64) -> Value {
-        Value::Int(i64::try_from(v).unwrap_or(i64::MAX))
-    }
-
-    pub fn opt<T>(v: Option<T>, f: impl FnOnce(T) -> Value) -> Value {
-        v.map_or(Value::Null, f)
-    }
-}
-
-/// A column of a table whose rows are read by `G` (a function of the row).
+/// A column of a table (what [`table!`] lists).
 #[derive(Debug, Clone, Copy)]
-pub struct Column<G> {
+pub struct Column {
     pub name: &'static str,
     pub kind: Kind,
     pub nullable: bool,
     pub doc: &'static str,
-    pub get: G,
 }
 
 /// The Parquet schema of a column list (`message NAME { ... }`).
-pub fn schema_text<G>(table: &str, cols: &[Column<G>]) -> String {
+pub fn schema_text(table: &str, cols: &[Column]) -> String {
     let mut s = format!("message {table} {{\n");
     for c in cols {
         let rep = if c.nullable { "OPTIONAL" } else { "REQUIRED" };
@@ -112,7 +93,7 @@ pub fn schema_text<G>(table: &str, cols: &[Column<G>]) -> String {
 }
 
 /// The Markdown table of a column list (docs/parquet.md).
-pub fn doc_table<G>(cols: &[Column<G>]) -> String {
+pub fn doc_table(cols: &[Column]) -> String {
     let mut s = String::from("| column | type | null | meaning |\n|---|---|---|---|\n");
     for c in cols {
         let null = if c.nullable { "yes" } else { "no" };
@@ -121,10 +102,203 @@ pub fn doc_table<G>(cols: &[Column<G>]) -> String {
     s
 }
 
+/// A table: its column list and how a row of `R` is appended.
+///
+/// ```text
+/// table! { /// doc
+///     pub PACKETS, write_packet(PacketRow<'_, '_>) {
+///         "frame" Int false "Frame number" => |r| r.d.frame.number;
+///         ...
+///     }
+/// }
+/// ```
+///
+/// A getter returns the column's value: for `Int` an integer or an `Option` of one, for
+/// `Bool` a `bool` or `Option<bool>`, for `Str` anything [`StrCell`] (a `&'static str`, an
+/// address, a [`Hex`], a `String`, or an `Option` of them); `None` is null.
+macro_rules! table {
+    ($(#[$m:meta])* $vis:vis $list:ident, $write:ident($row:ty) {
+        $($name:literal $kind:ident $null:literal $doc:literal => $get:expr;)*
+    }) => {
+        $(#[$m])*
+        $vis static $list: &[$crate::export::table::Column] = &[$($crate::export::table::Column {
+            name: $name,
+            kind: $crate::export::table::Kind::$kind,
+            nullable: $null,
+            doc: $doc,
+        }),*];
+
+        /// Appends one row to the table's buffers, its values in the column list's order.
+        #[inline]
+        $vis fn $write(row: &$row, cells: &mut $crate::export::table::Cells<'_>) {
+            $( $crate::export::table::put!($kind, cells, $crate::export::table::read(row, $get)); )*
+        }
+    };
+}
+pub(crate) use table;
+
+/// The typed append of one value (a column's `Kind` picks the buffer's method).
+macro_rules! put {
+    (Int, $c:expr, $v:expr) => {
+        $c.int($v)
+    };
+    (Bool, $c:expr, $v:expr) => {
+        $c.bool($v)
+    };
+    (Str, $c:expr, $v:expr) => {
+        $c.str($v)
+    };
+}
+pub(crate) use put;
+
+/// Applies a getter (a closure whose argument type comes from here).
+#[inline(always)]
+pub fn read<'r, R: ?Sized, T>(row: &'r R, get: impl FnOnce(&'r R) -> T) -> T {
+    get(row)
+}
+
+/// A value of an INT64 column.
+pub trait IntCell {
+    fn int(self) -> Option<i64>;
+}
+
+macro_rules! int_cells {
+    ($($t:ty),*) => {$(
+        impl IntCell for $t {
+            #[inline(always)]
+            fn int(self) -> Option<i64> {
+                Some(i64::from(self))
+            }
+        }
+        impl IntCell for Option<$t> {
+            #[inline(always)]
+            fn int(self) -> Option<i64> {
+                self.map(i64::from)
+            }
+        }
+    )*};
+}
+int_cells!(u8, u16, u32, i64);
+
+/// A u64 beyond i64 (never in practice: frame numbers, byte counts) is clamped.
+impl IntCell for u64 {
+    #[inline(always)]
+    fn int(self) -> Option<i64> {
+        Some(i64::try_from(self).unwrap_or(i64::MAX))
+    }
+}
+
+impl IntCell for Option<u64> {
+    #[inline(always)]
+    fn int(self) -> Option<i64> {
+        self.and_then(IntCell::int)
+    }
+}
+
+/// A value of a BOOLEAN column.
+pub trait BoolCell {
+    fn bool(self) -> Option<bool>;
+}
+
+impl BoolCell for bool {
+    #[inline(always)]
+    fn bool(self) -> Option<bool> {
+        Some(self)
+    }
+}
+
+impl BoolCell for Option<bool> {
+    #[inline(always)]
+    fn bool(self) -> Option<bool> {
+        self
+    }
+}
+
+/// A 64-bit value written as `0x` and 16 hex digits (virtual addresses, atomic operands: JSON
+/// writes them as such strings for exactness).
+#[derive(Debug, Clone, Copy)]
+pub struct Hex(pub u64);
+
+/// A value of a STRING column: appends its UTF-8 bytes to `out`; `false` for null.
+pub trait StrCell {
+    fn put(self, out: &mut Vec<u8>, ips: &mut IpStrings) -> bool;
+}
+
+impl StrCell for &str {
+    #[inline]
+    fn put(self, out: &mut Vec<u8>, _: &mut IpStrings) -> bool {
+        out.extend_from_slice(self.as_bytes());
+        true
+    }
+}
+
+impl StrCell for String {
+    #[inline]
+    fn put(self, out: &mut Vec<u8>, _: &mut IpStrings) -> bool {
+        out.extend_from_slice(self.as_bytes());
+        true
+    }
+}
+
+impl StrCell for IpAddr {
+    #[inline]
+    fn put(self, out: &mut Vec<u8>, ips: &mut IpStrings) -> bool {
+        out.extend_from_slice(ips.get(self));
+        true
+    }
+}
+
+impl StrCell for Hex {
+    #[inline]
+    fn put(self, out: &mut Vec<u8>, _: &mut IpStrings) -> bool {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        out.extend_from_slice(b"0x");
+        for shift in (0..16).rev() {
+            let nibble = ((self.0 >> (shift * 4)) & 0xf) as usize;
+            out.push(DIGITS.get(nibble).copied().unwrap_or(b'0'));
+        }
+        true
+    }
+}
+
+impl<T: StrCell> StrCell for Option<T> {
+    #[inline]
+    fn put(self, out: &mut Vec<u8>, ips: &mut IpStrings) -> bool {
+        self.is_some_and(|v| v.put(out, ips))
+    }
+}
+
+/// A list written comma-separated, built without allocating (problem codes, frame lists);
+/// an empty list is null.
+pub struct Joined<I>(pub I);
+
+impl<I, T> StrCell for Joined<I>
+where
+    I: Iterator<Item = T>,
+    T: std::fmt::Display,
+{
+    fn put(self, out: &mut Vec<u8>, _: &mut IpStrings) -> bool {
+        use std::io::Write as _;
+        let start = out.len();
+        for (i, v) in self.0.enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            // Writing into a Vec cannot fail.
+            let _ = write!(out, "{v}");
+        }
+        out.len() > start
+    }
+}
+
 enum Data {
     Int(Vec<i64>),
     Bool(Vec<bool>),
-    Str(Vec<ByteArray>),
+    /// The row group's strings back to back, and where each ends.
+    Str {
+        bytes: Vec<u8>,
+        ends: Vec<usize>,
+    },
 }
 
 /// One column's values of the row group being filled.
@@ -140,48 +314,19 @@ impl Buf {
         let data = match kind {
             Kind::Int => Data::Int(Vec::with_capacity(ROW_GROUP)),
             Kind::Bool => Data::Bool(Vec::with_capacity(ROW_GROUP)),
-            Kind::Str => Data::Str(Vec::with_capacity(ROW_GROUP)),
+            Kind::Str => Data::Str { bytes: Vec::new(), ends: Vec::with_capacity(ROW_GROUP) },
         };
         Buf { data, defs: Vec::with_capacity(if nullable { ROW_GROUP } else { 0 }), nullable }
     }
 
-    #[inline]
-    fn push(&mut self, v: Value, ips: &mut IpStrings) {
-        let present = match (&mut self.data, v) {
-            (_, Value::Null) => false,
-            (Data::Int(d), Value::Int(i)) => {
-                d.push(i);
-                true
-            }
-            (Data::Bool(d), Value::Bool(b)) => {
-                d.push(b);
-                true
-            }
-            (Data::Str(d), Value::Static(s)) => {
-                d.push(ByteArray::from(Bytes::from_static(s.as_bytes())));
-                true
-            }
-            (Data::Str(d), Value::Text(s)) => {
-                d.push(ByteArray::from(s.into_bytes()));
-                true
-            }
-            (Data::Str(d), Value::Ip(a)) => {
-                d.push(ips.get(a));
-                true
-            }
-            // A value of another type than its column's: a bug in a column list (the tests
-            // write every list over every capture of pcaps/); written as null, never a panic.
-            _ => false,
-        };
+    /// Records whether the row's value was present; a required column gets its type's
+    /// default when it was not (`fill`), as every row needs a value there.
+    #[inline(always)]
+    fn level(&mut self, present: bool, fill: impl FnOnce(&mut Data)) {
         if self.nullable {
             self.defs.push(i16::from(present));
         } else if !present {
-            // A required column must have a value in every row.
-            match &mut self.data {
-                Data::Int(d) => d.push(0),
-                Data::Bool(d) => d.push(false),
-                Data::Str(d) => d.push(ByteArray::from(Bytes::new())),
-            }
+            fill(&mut self.data);
         }
     }
 
@@ -189,7 +334,10 @@ impl Buf {
         match &mut self.data {
             Data::Int(d) => d.clear(),
             Data::Bool(d) => d.clear(),
-            Data::Str(d) => d.clear(),
+            Data::Str { bytes, ends } => {
+                bytes.clear();
+                ends.clear();
+            }
         }
         self.defs.clear();
     }
@@ -197,14 +345,72 @@ impl Buf {
 
 /// Addresses formatted once each (a capture has few hosts and millions of frames).
 #[derive(Default)]
-struct IpStrings(FastHashMap<IpAddr, ByteArray>);
+pub struct IpStrings(FastHashMap<IpAddr, String>);
 
 impl IpStrings {
-    fn get(&mut self, a: IpAddr) -> ByteArray {
+    fn get(&mut self, a: IpAddr) -> &[u8] {
         if self.0.len() > 65_536 {
             self.0.clear();
         }
-        self.0.entry(a).or_insert_with(|| ByteArray::from(a.to_string().into_bytes())).clone()
+        self.0.entry(a).or_insert_with(|| a.to_string()).as_bytes()
+    }
+}
+
+/// The cells of the row being appended, column after column (what a table's write function
+/// fills). A value of another type than its column's cannot be written: [`table!`] picks the
+/// method from the column's `Kind`.
+pub struct Cells<'w> {
+    bufs: std::slice::IterMut<'w, Buf>,
+    ips: &'w mut IpStrings,
+}
+
+impl Cells<'_> {
+    #[inline(always)]
+    pub fn int(&mut self, v: impl IntCell) {
+        let Some(b) = self.bufs.next() else { return };
+        let v = v.int();
+        if let (Data::Int(d), Some(i)) = (&mut b.data, v) {
+            d.push(i);
+        }
+        b.level(v.is_some(), |d| {
+            if let Data::Int(d) = d {
+                d.push(0);
+            }
+        });
+    }
+
+    #[inline(always)]
+    pub fn bool(&mut self, v: impl BoolCell) {
+        let Some(b) = self.bufs.next() else { return };
+        let v = v.bool();
+        if let (Data::Bool(d), Some(x)) = (&mut b.data, v) {
+            d.push(x);
+        }
+        b.level(v.is_some(), |d| {
+            if let Data::Bool(d) = d {
+                d.push(false);
+            }
+        });
+    }
+
+    #[inline(always)]
+    pub fn str(&mut self, v: impl StrCell) {
+        let Some(b) = self.bufs.next() else { return };
+        let present = match &mut b.data {
+            Data::Str { bytes, ends } => {
+                let start = bytes.len();
+                let present = v.put(bytes, self.ips);
+                if present || !b.nullable {
+                    ends.push(bytes.len());
+                } else {
+                    bytes.truncate(start);
+                }
+                present
+            }
+            _ => false,
+        };
+        // A required string column's missing value is the empty string, pushed above.
+        b.level(present, |_| {});
     }
 }
 
@@ -219,12 +425,12 @@ pub struct TableWriter {
 }
 
 impl TableWriter {
-    /// Creates `path` for a table of `cols`; the columns named in `plain` hold values that do
-    /// not repeat (no dictionary).
-    pub fn create<G>(
+    /// Creates `path` for a table of `cols`; the string columns named in `plain` hold values
+    /// that do not repeat (no dictionary).
+    pub fn create(
         path: &Path,
         table: &str,
-        cols: &[Column<G>],
+        cols: &[Column],
         plain: &[&str],
     ) -> Result<Self, InputError> {
         let err = |e: &dyn std::fmt::Display| InputError(format!("{}: {e}", path.display()));
@@ -232,11 +438,19 @@ impl TableWriter {
         let mut props = WriterProperties::builder()
             .set_compression(Compression::UNCOMPRESSED)
             .set_created_by(format!("roce-inspect {}", crate::version()));
-        // No dictionary for the columns whose values do not repeat: it cost a hash per
-        // value for nothing (the others repeat, and their dictionaries make the file 4x
-        // smaller than plain encoding).
-        for name in plain {
-            props = props.set_column_dictionary_enabled(ColumnPath::from(*name), false);
+        for c in cols {
+            let path = ColumnPath::from(c.name);
+            match c.kind {
+                Kind::Int => {
+                    props = props
+                        .set_column_dictionary_enabled(path.clone(), false)
+                        .set_column_encoding(path, Encoding::DELTA_BINARY_PACKED);
+                }
+                Kind::Str if plain.contains(&c.name) => {
+                    props = props.set_column_dictionary_enabled(path, false);
+                }
+                Kind::Str | Kind::Bool => {}
+            }
         }
         let props = props.build();
         let file = File::create(path).map_err(|e| err(&format!("cannot create: {e}")))?;
@@ -253,12 +467,10 @@ impl TableWriter {
         })
     }
 
-    /// Appends one row: its values in the column list's order.
+    /// Appends one row: `write` fills its cells (a table's write function).
     #[inline]
-    pub fn row(&mut self, values: impl Iterator<Item = Value>) -> Result<(), InputError> {
-        for (b, v) in self.bufs.iter_mut().zip(values) {
-            b.push(v, &mut self.ips);
-        }
+    pub fn row(&mut self, write: impl FnOnce(&mut Cells<'_>)) -> Result<(), InputError> {
+        write(&mut Cells { bufs: self.bufs.iter_mut(), ips: &mut self.ips });
         self.rows += 1;
         if self.rows == ROW_GROUP {
             self.flush()?;
@@ -275,17 +487,40 @@ impl TableWriter {
         if self.rows == 0 {
             return Ok(());
         }
-        let mut rg = self.file.next_row_group().map_err(|e| InputError(e.to_string()))?;
+        let path = &self.path;
+        let mut rg = self
+            .file
+            .next_row_group()
+            .map_err(|e| InputError(format!("writing {}: {e}", path.display())))?;
         let mut res = Ok(());
-        for b in &self.bufs {
-            let Some(mut col) = rg.next_column().map_err(|e| InputError(e.to_string()))? else {
-                break;
+        for b in &mut self.bufs {
+            let col = match rg.next_column() {
+                Ok(Some(col)) => col,
+                Ok(None) => break,
+                Err(e) => {
+                    res = Err(e.to_string());
+                    break;
+                }
             };
+            let mut col = col;
             let defs = b.nullable.then_some(b.defs.as_slice());
-            let r = match &b.data {
+            let r = match &mut b.data {
                 Data::Int(d) => col.typed::<Int64Type>().write_batch(d, defs, None),
                 Data::Bool(d) => col.typed::<BoolType>().write_batch(d, defs, None),
-                Data::Str(d) => col.typed::<ByteArrayType>().write_batch(d, defs, None),
+                Data::Str { bytes, ends } => {
+                    // One allocation for the row group's strings; each value is a slice of it.
+                    let all = Bytes::from(std::mem::take(bytes));
+                    let mut start = 0;
+                    let values: Vec<ByteArray> = ends
+                        .iter()
+                        .map(|&end| {
+                            let v = ByteArray::from(all.slice(start..end.max(start)));
+                            start = end.max(start);
+                            v
+                        })
+                        .collect();
+                    col.typed::<ByteArrayType>().write_batch(&values, defs, None)
+                }
             };
             let r = r.and_then(|_| col.close());
             if let Err(e) = r {
@@ -316,5 +551,29 @@ impl TableWriter {
                 bw.flush().map_err(|e| InputError(format!("writing {}: {e}", path.display())))
             })?;
         Ok(w)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cell(v: impl StrCell) -> Option<String> {
+        let mut out = Vec::new();
+        v.put(&mut out, &mut IpStrings::default()).then(|| String::from_utf8(out).unwrap())
+    }
+
+    #[test]
+    fn string_cells_write_their_text_or_null() {
+        assert_eq!(cell(Hex(0x1234_abcd)), Some("0x000000001234abcd".into()));
+        assert_eq!(cell(Hex(u64::MAX)), Some("0xffffffffffffffff".into()));
+        assert_eq!(cell(Joined([3u64, 5, 8].iter())), Some("3,5,8".into()));
+        assert_eq!(cell(Joined(std::iter::empty::<u64>())), None);
+        assert_eq!(cell(None::<&'static str>), None);
+        let ip: IpAddr = "fe80::1".parse().unwrap();
+        assert_eq!(cell(Some(ip)), Some("fe80::1".into()));
+        assert_eq!(1u32.int(), Some(1));
+        assert_eq!(u64::MAX.int(), Some(i64::MAX));
+        assert_eq!(None::<u16>.int(), None);
     }
 }
