@@ -230,6 +230,8 @@ enum Command {
         #[arg(short = 'w', value_name = "FILE")]
         write: Option<std::path::PathBuf>,
         #[command(flatten)]
+        filter: roce_inspect::filter::FilterArgs,
+        #[command(flatten)]
         common: Common,
     },
     /// Summarise a capture: totals, ICRC counts, the opcode histogram, and per connection
@@ -247,6 +249,8 @@ enum Command {
         scale: ScaleArgs,
         #[command(flatten)]
         nic: NicArgs,
+        #[command(flatten)]
+        filter: roce_inspect::filter::FilterArgs,
         #[command(flatten)]
         common: Common,
     },
@@ -305,6 +309,8 @@ enum Command {
         #[command(flatten)]
         scale: ScaleArgs,
         #[command(flatten)]
+        filter: roce_inspect::filter::FilterArgs,
+        #[command(flatten)]
         common: Common,
     },
     /// Write the capture as Parquet for DuckDB, Spark or pandas: DIR/packets.parquet (one
@@ -323,6 +329,8 @@ enum Command {
         model: ModelArgs,
         #[command(flatten)]
         scale: ScaleArgs,
+        #[command(flatten)]
+        filter: roce_inspect::filter::FilterArgs,
         #[command(flatten)]
         common: Common,
     },
@@ -594,13 +602,14 @@ fn main() -> ExitCode {
             hex,
             live,
             write,
+            filter,
             common,
         } => {
             let file = input.path();
             let opts = dissect::Options {
                 format,
                 verbose,
-                filter: dissect::Filter { qp, opcode, frames, count },
+                filter: dissect::Filter { qp, opcode, frames, count, expr: filter.filter() },
                 config: common.config(),
                 paint: roce_inspect::style::Paint::for_stdout(color),
                 line_flush: live || (file == std::path::Path::new("-") && output::stdout_is_pipe()),
@@ -610,7 +619,7 @@ fn main() -> ExitCode {
             };
             dissect::run(&file, &opts)
         }
-        Command::Stats { input, format, model, scale, nic, common } => {
+        Command::Stats { input, format, model, scale, nic, filter, common } => {
             let nic = match (&nic.nic_counters, nic.nic_host) {
                 (Some(files), Some(host)) if files.len() == 2 => {
                     roce_inspect::nic_counters::NicInput::read(&files[0], &files[1], host)
@@ -621,15 +630,18 @@ fn main() -> ExitCode {
             };
             nic.and_then(|nic| {
                 let cfg = common.config();
-                stats::run(&input.path(), format, &cfg, model.model(), scale.shard, nic.as_ref())
+                let filter = filter.filter();
+                let (shard, nic) = (scale.shard, nic.as_ref());
+                stats::run(&input.path(), format, &cfg, model.model(), shard, nic, filter.as_ref())
             })
         }
         #[cfg(feature = "parquet")]
-        Command::Export { input, output, checking, model, scale, common } => {
+        Command::Export { input, output, checking, model, scale, filter, common } => {
             let opts = checking.options(&model);
             let file = input.path();
+            let (cfg, filter) = (common.config(), filter.filter());
             let res =
-                roce_inspect::export::run(&file, &output, &common.config(), opts, scale.shard);
+                roce_inspect::export::run(&file, &output, &cfg, opts, scale.shard, filter.as_ref());
             return match res {
                 Ok(w) => {
                     eprintln!(
@@ -662,6 +674,7 @@ fn main() -> ExitCode {
             annotate,
             view,
             scale,
+            filter,
             common,
         } => {
             let mut rules = roce_conformance::RuleSet::default();
@@ -704,6 +717,14 @@ fn main() -> ExitCode {
                 );
                 return ExitCode::from(2);
             }
+            let filter = filter.filter();
+            if filter.is_some() && (expect.is_some() || write_expect.is_some()) {
+                output::error(
+                    "-Y/--filter and --conn cannot be used with --expect or --write-expect: an \
+                     expect file holds the findings of the whole capture",
+                );
+                return ExitCode::from(2);
+            }
             let cfg = common.config();
             let file = input.path();
             let res = match (expect, write_expect) {
@@ -715,6 +736,7 @@ fn main() -> ExitCode {
                         view: view.view(&file),
                         annotate: annotate.as_deref(),
                         shard: scale.shard,
+                        filter: filter.as_ref(),
                     };
                     check::run(&file, &cfg, opts, &how)
                 }

@@ -50,6 +50,7 @@ pub fn run(
     cfg: &Config,
     opts: Options,
     shard: Shard,
+    filter: Option<&crate::filter::DisplayFilter>,
 ) -> Result<Written, InputError> {
     if dir.is_file() {
         return Err(InputError(format!("{}: is a file; -o takes a directory", dir.display())));
@@ -59,6 +60,8 @@ pub fn run(
     let mut out =
         TableWriter::create(&dir.join(PACKETS), "packets", packets::COLUMNS, packets::UNIQUE)?;
     let mut checker = Checker::new(opts);
+    // `-Y`: the packets that match; the connections (judged whole) they belong to.
+    let mut selection = filter.map(crate::filter::Selection::new);
     // The first write error stops the writing (the frames are still read, so capture
     // warnings are printed) and is returned.
     let mut failed: Option<InputError> = None;
@@ -81,6 +84,9 @@ pub fn run(
                 (None, None)
             }
         };
+        if !selection.as_mut().is_none_or(|s| s.observe(d, |k| checker.incarnation_of(k))) {
+            return;
+        }
         let row = PacketRow { d, incarnation, retransmission };
         if let Err(e) = out.row(packets::COLUMNS.iter().map(|c| (c.get)(&row))) {
             failed = Some(e);
@@ -91,7 +97,10 @@ pub fn run(
     }
     warn_undecoded(&summary.undecoded);
     let packets = out.finish()?;
-    let report = checker.finish();
+    let mut report = checker.finish();
+    if let Some(sel) = &selection {
+        sel.retain(&mut report);
+    }
     let connections = write_all(
         &dir.join(CONNECTIONS),
         "connections",
