@@ -35,7 +35,9 @@ use roce_parser::Config;
         dissect -x                   tshark -x (hex and ASCII of each frame)\n  \
         dissect -t r|a|ad|e|d        tshark -t (a and ad in UTC: tshark -t u|ud)\n  \
         check -l, dissect -l         tshark -l (flush per finding / frame)\n  \
-        dissect --qp 0x11 -w out.pcap  tshark -Y 'infiniband.bth.destqp == 0x11' -w out.pcap\n\n\
+        dissect --qp 0x11 -w out.pcap  tshark -Y 'infiniband.bth.destqp == 0x11' -w out.pcap\n  \
+        -Y 'bth.dest_qp == 0x11'     tshark -Y 'infiniband.bth.destqp == 0x11' (docs/filter.md)\n  \
+        --conn A:QPN-B:QPN           both directions of one QP pair\n\n\
         Exit status: 0 on success (warnings about damaged input go to stderr),\n\
         2 when the input could not be read, the output could not be written or the command\n\
         line was wrong. A closed pipe (`| head`) ends the output quietly."

@@ -302,6 +302,15 @@ mod tests {
         assert!(lookup("bth.dest_qpn").is_none());
     }
 
+    /// docs/filter.md's field table names every row (and the rows' kinds are documented).
+    #[test]
+    fn docs_list_every_field() {
+        let doc = include_str!("../../../docs/filter.md");
+        for f in FIELDS {
+            assert!(doc.contains(&format!("`{}`", f.name)), "docs/filter.md lacks {}", f.name);
+        }
+    }
+
     #[test]
     fn near_names_a_mistyped_field() {
         assert_eq!(near("bth.dest_q").first(), Some(&"bth.dest_qp"));
