@@ -58,7 +58,7 @@ fn cases() -> Vec<(&'static str, Pred)> {
             f["roce"]["reth"]["dma_len"].as_u64().is_some_and(|l| l > 1024) || f["roce"]["immdt"].is_object()
         }),
         ("ip.src == 10.0.0.2 && not (bth.psn < 3298660)", |f| {
-            f["ip"]["src"] == "10.0.0.2" && !f["roce"]["bth"]["psn"].as_u64().is_some_and(|p| p < 3298660)
+            f["ip"]["src"] == "10.0.0.2" && f["roce"]["bth"]["psn"].as_u64().is_none_or(|p| p >= 3298660)
         }),
         ("ip.version == 6 || bth.opcode == RC_SEND_ONLY", |f| {
             f["ip"]["version"] == 6 || f["roce"]["bth"]["opcode_name"] == "RC_SEND_ONLY"
