@@ -11,6 +11,7 @@ use roce_conformance::{
 use roce_parser::Config;
 use serde::Serialize;
 
+use crate::filter::{DisplayFilter, Selection};
 use crate::gen::suite::{ExpectFile, ExpectOptions, Expected};
 use crate::input::{
     for_each_frame, warn_undecoded, Input, InputError, ReadSummary, UndecodedGroup,
@@ -45,6 +46,19 @@ pub fn check_file_summary(
     shard: Shard,
     threads: Threads,
 ) -> Result<(Report, ReadSummary), InputError> {
+    check_file_selected(input, cfg, opts, shard, threads, None)
+}
+
+/// [`check_file_summary`] that also tells `selection` (`-Y`, `--conn`) each frame, after
+/// the checker took it (crate::filter::Selection: the report is not cut here).
+pub fn check_file_selected(
+    input: &Input,
+    cfg: &Config,
+    opts: Options,
+    shard: Shard,
+    threads: Threads,
+    mut selection: Option<&mut Selection<'_>>,
+) -> Result<(Report, ReadSummary), InputError> {
     let mut checker = Checker::new(opts);
     let summary = for_each_frame_on(threads, input, cfg, |d| {
         let f = &d.frame;
@@ -56,6 +70,9 @@ pub fn check_file_summary(
         match &d.packet {
             Ok(p) => checker.feed(&info, p),
             Err(_) => checker.feed_undecoded(&info),
+        }
+        if let Some(sel) = selection.as_deref_mut() {
+            sel.observe(d, |k| checker.incarnation_of(k));
         }
     })?;
     Ok((checker.finish(), summary.of_shard(shard)))
@@ -100,6 +117,8 @@ pub struct Output<'a> {
     pub shard: Shard,
     /// `--threads N` (the live view, which prints findings as they are proven, reads on one).
     pub threads: Threads,
+    /// `-Y` / `--conn`: only the connections with a frame that matches (crate::filter).
+    pub filter: Option<&'a DisplayFilter>,
 }
 
 /// Runs the command; returns the exit code (0: no error finding, 1: at least one).
@@ -112,7 +131,12 @@ pub fn run(input: &Input, cfg: &Config, opts: Options, how: &Output<'_>) -> Resu
         Some(out) => Some((annotate_refuses(input, out)?, out)),
         None => None,
     };
-    let (report, summary) = check_file_summary(input, cfg, opts, shard, how.threads)?;
+    let mut selection = how.filter.map(Selection::new);
+    let (mut report, summary) =
+        check_file_selected(input, cfg, opts, shard, how.threads, selection.as_mut())?;
+    if let Some(sel) = &selection {
+        sel.retain(&mut report);
+    }
     if let Some((file, out)) = annotate {
         write_annotated(file, out, &report)?;
     }
@@ -142,7 +166,13 @@ pub fn run(input: &Input, cfg: &Config, opts: Options, how: &Output<'_>) -> Resu
                 .map_err(io::Error::from)
                 .and_then(|()| writeln!(out))
         }
-        Format::Text => out.write_all(text(input, &report, &warnings, &how.view).as_bytes()),
+        Format::Text => {
+            let mut t = text(input, &report, &warnings, &how.view);
+            if let Some(sel) = &selection {
+                let _ = writeln!(t, "\n{}", sel.describe(report.connections.len()));
+            }
+            out.write_all(t.as_bytes())
+        }
     };
     output::written(res.and_then(|()| out.flush()))?;
     Ok(u8::from(report.errors > 0))
@@ -335,6 +365,50 @@ impl<W: Write> Live<W> {
     }
 }
 
+/// `check -l` with a filter: a finding is printed when it is proven if its connection is
+/// already selected; the others wait here (no more than the report would hold) until the
+/// end, when the connections selected later are known. Without a filter, nothing waits.
+#[derive(Default)]
+struct Held<'f> {
+    selection: Option<Selection<'f>>,
+    /// Findings of connections not selected (yet).
+    waiting: Vec<Finding>,
+    /// Findings printed live (the report at the end counts them).
+    printed: Vec<Finding>,
+}
+
+impl Held<'_> {
+    /// The findings to print now.
+    fn now(&mut self, taken: Vec<Finding>) -> Vec<Finding> {
+        let Some(sel) = &self.selection else { return taken };
+        let (now, wait): (Vec<Finding>, Vec<Finding>) =
+            taken.into_iter().partition(|f| sel.keeps(f));
+        self.waiting.extend(wait);
+        self.printed.extend(now.iter().cloned());
+        now
+    }
+
+    /// At the end: the waiting findings whose connection was selected after all join the
+    /// report's own (printed with them), the others are dropped.
+    fn finish(&mut self, report: &mut Report) {
+        let Some(sel) = &self.selection else { return };
+        let mut late: Vec<Finding> = std::mem::take(&mut self.waiting);
+        late.retain(|f| sel.keeps(f));
+        late.append(&mut report.findings);
+        report.findings = late.into_iter().filter(|f| sel.keeps(f)).collect();
+    }
+
+    /// Every finding of the run, printed live or at the end (for the counts).
+    fn whole(&mut self, at_end: Vec<Finding>) -> Vec<Finding> {
+        if self.selection.is_none() {
+            return at_end;
+        }
+        let mut all = std::mem::take(&mut self.printed);
+        all.extend(at_end);
+        all
+    }
+}
+
 /// `check -l` (or the capture on stdin): findings as they are proven, then the report
 /// without them. Returns the exit code.
 fn run_live(
@@ -353,6 +427,7 @@ fn run_live(
         failed: None,
     };
     let mut checker = Checker::new(opts);
+    let mut held = Held { selection: how.filter.map(Selection::new), ..Held::default() };
     let summary = for_each_frame(input, cfg, |d| {
         let f = &d.frame;
         if !how.shard.owns(d.packet.as_ref().ok()) {
@@ -364,17 +439,28 @@ fn run_live(
             Ok(p) => checker.feed(&info, p),
             Err(_) => checker.feed_undecoded(&info),
         }
-        live.findings(&checker.take_findings());
+        if let Some(sel) = &mut held.selection {
+            sel.observe(d, |k| checker.incarnation_of(k));
+        }
+        live.findings(&held.now(checker.take_findings()));
     })?
     .of_shard(how.shard);
-    let report = checker.finish();
+    let mut report = checker.finish();
+    held.finish(&mut report);
     live.findings(&report.findings);
+    report.findings = held.whole(std::mem::take(&mut report.findings));
+    if let Some(sel) = &held.selection {
+        sel.retain(&mut report);
+    }
     warn_undecoded(&summary.undecoded);
     let mut end = if how.view.quiet { String::new() } else { live.not_printed(&report) };
     if !end.is_empty() || live.printed.values().any(|&n| n > 0) {
         end.push('\n');
     }
     end.push_str(&text(input, &report, &summary.warnings, &how.view));
+    if let Some(sel) = &held.selection {
+        let _ = writeln!(end, "\n{}", sel.describe(report.connections.len()));
+    }
     let Live { mut out, failed, .. } = live;
     let res = match failed {
         Some(e) => Err(e),

@@ -8,6 +8,7 @@ pub mod cm_text;
 pub mod dissect;
 #[cfg(feature = "parquet")]
 pub mod export;
+pub mod filter;
 pub mod gen;
 pub mod input;
 #[cfg(feature = "live")]

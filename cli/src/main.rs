@@ -36,6 +36,8 @@ use roce_parser::Config;
         dissect -t r|a|ad|e|d        tshark -t (a and ad in UTC: tshark -t u|ud)\n  \
         check -l, dissect -l         tshark -l (flush per finding / frame)\n  \
         dissect --qp 0x11 -w out.pcap  tshark -Y 'infiniband.bth.destqp == 0x11' -w out.pcap\n  \
+        -Y 'bth.dest_qp == 0x11'     tshark -Y 'infiniband.bth.destqp == 0x11' (docs/filter.md)\n  \
+        --conn A:QPN-B:QPN           both directions of one QP pair\n  \
         -i eth0 -f 'udp port 4791'   tshark -i eth0 -f 'udp port 4791' (feature live)\n  \
         -a duration:10 -a packets:N  tshark -a duration:10 -a packets:N (with -i)\n\n\
         Exit status: 0 on success (warnings about damaged input go to stderr),\n\
@@ -294,6 +296,8 @@ enum Command {
         #[arg(short = 'w', value_name = "FILE")]
         write: Option<std::path::PathBuf>,
         #[command(flatten)]
+        filter: roce_inspect::filter::FilterArgs,
+        #[command(flatten)]
         common: Common,
     },
     /// Summarise a capture: totals, ICRC counts, the opcode histogram, and per connection
@@ -311,6 +315,8 @@ enum Command {
         scale: ScaleArgs,
         #[command(flatten)]
         nic: NicArgs,
+        #[command(flatten)]
+        filter: roce_inspect::filter::FilterArgs,
         #[command(flatten)]
         common: Common,
     },
@@ -380,6 +386,8 @@ enum Command {
         #[command(flatten)]
         scale: ScaleArgs,
         #[command(flatten)]
+        filter: roce_inspect::filter::FilterArgs,
+        #[command(flatten)]
         common: Common,
     },
     /// Write the capture as Parquet for DuckDB, Spark or pandas: DIR/packets.parquet (one
@@ -398,6 +406,8 @@ enum Command {
         model: ModelArgs,
         #[command(flatten)]
         scale: ScaleArgs,
+        #[command(flatten)]
+        filter: roce_inspect::filter::FilterArgs,
         #[command(flatten)]
         common: Common,
     },
@@ -669,13 +679,14 @@ fn main() -> ExitCode {
             hex,
             live,
             write,
+            filter,
             common,
         } => {
             let input = input.input();
             let opts = dissect::Options {
                 format,
                 verbose,
-                filter: dissect::Filter { qp, opcode, frames, count },
+                filter: dissect::Filter { qp, opcode, frames, count, expr: filter.filter() },
                 config: common.config(),
                 paint: roce_inspect::style::Paint::for_stdout(color),
                 line_flush: live || (input.is_stream() && output::stdout_is_pipe()),
@@ -686,7 +697,7 @@ fn main() -> ExitCode {
             };
             dissect::run(&input, &opts)
         }
-        Command::Stats { input, format, model, scale, nic, common } => {
+        Command::Stats { input, format, model, scale, nic, filter, common } => {
             let nic = match (&nic.nic_counters, nic.nic_host) {
                 (Some(files), Some(host)) if files.len() == 2 => {
                     roce_inspect::nic_counters::NicInput::read(&files[0], &files[1], host)
@@ -697,24 +708,30 @@ fn main() -> ExitCode {
             };
             nic.and_then(|nic| {
                 let cfg = common.config();
-                let (shard, threads) = (scale.shard, common.threads_or_one());
-                stats::run(
-                    &input.input(),
-                    format,
-                    &cfg,
-                    model.model(),
-                    shard,
-                    nic.as_ref(),
-                    threads,
-                )
+                let filter = filter.filter();
+                let scope = stats::Scope {
+                    shard: scale.shard,
+                    threads: common.threads_or_one(),
+                    filter: filter.as_ref(),
+                };
+                stats::run(&input.input(), format, &cfg, model.model(), nic.as_ref(), scope)
             })
         }
         #[cfg(feature = "parquet")]
-        Command::Export { input, output, checking, model, scale, common } => {
+        Command::Export { input, output, checking, model, scale, filter, common } => {
             let opts = checking.options(&model);
             let input = input.input();
-            let (cfg, threads) = (common.config(), common.threads_or_one());
-            let res = roce_inspect::export::run(&input, &output, &cfg, opts, scale.shard, threads);
+            let (cfg, threads, filter) =
+                (common.config(), common.threads_or_one(), filter.filter());
+            let res = roce_inspect::export::run(
+                &input,
+                &output,
+                &cfg,
+                opts,
+                scale.shard,
+                threads,
+                filter.as_ref(),
+            );
             return match res {
                 Ok(w) => {
                     eprintln!(
@@ -749,6 +766,7 @@ fn main() -> ExitCode {
             annotate,
             view,
             scale,
+            filter,
             common,
         } => {
             let mut rules = roce_conformance::RuleSet::default();
@@ -793,6 +811,14 @@ fn main() -> ExitCode {
                 );
                 return ExitCode::from(2);
             }
+            let filter = filter.filter();
+            if filter.is_some() && (expect.is_some() || write_expect.is_some()) {
+                output::error(
+                    "-Y/--filter and --conn cannot be used with --expect or --write-expect: an \
+                     expect file holds the findings of the whole capture",
+                );
+                return ExitCode::from(2);
+            }
             let cfg = common.config();
             let input = input.input();
             let res = match (expect, write_expect, input.path()) {
@@ -809,6 +835,7 @@ fn main() -> ExitCode {
                         annotate: annotate.as_deref(),
                         shard: scale.shard,
                         threads: common.threads_or_one(),
+                        filter: filter.as_ref(),
                     };
                     check::run(&input, &cfg, opts, &how)
                 }

@@ -321,6 +321,12 @@ impl Stats {
         (self.model.stats(), self.listed.len(), self.model.cm_exchanges().len())
     }
 
+    /// The incarnation of the connection flow `key` is in now (after [`Stats::add`] of its
+    /// packet): what a filter's [`crate::filter::Selection`] remembers.
+    pub fn incarnation_of(&self, key: &FlowKey) -> Option<u32> {
+        self.model.flow(key).map(|f| f.incarnation)
+    }
+
     fn settle_ended(&mut self) {
         if !self.model.has_ended() {
             return;
@@ -524,28 +530,54 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+/// Which part of the capture `stats` counts, and on how many threads.
+#[derive(Clone, Copy)]
+pub struct Scope<'a> {
+    /// `--shard K/N`: the host pairs of this shard.
+    pub shard: Shard,
+    /// `--threads N`.
+    pub threads: crate::threads::Threads,
+    /// `-Y` / `--conn`: the connections listed (the capture's totals stay whole).
+    pub filter: Option<&'a crate::filter::DisplayFilter>,
+}
+
 /// Runs the command.
 pub fn run(
     input: &Input,
     format: Format,
     cfg: &Config,
     model: ModelOptions,
-    shard: Shard,
     nic: Option<&NicInput>,
-    threads: crate::threads::Threads,
+    scope: Scope<'_>,
 ) -> Result<(), InputError> {
+    let Scope { shard, threads, filter } = scope;
+    if filter.is_some() && nic.is_some() {
+        return Err(InputError(
+            "--nic-counters reconciles the host's counters with the whole capture: not with \
+             -Y/--filter or --conn"
+                .into(),
+        ));
+    }
     let mut stats = Stats::new(model);
     stats.nic_host = nic.map(|n| n.host);
+    let mut selection = filter.map(crate::filter::Selection::new);
     let summary = crate::threads::for_each_frame_on(threads, input, cfg, |d| {
         if !shard.owns(d.packet.as_ref().ok()) {
             return;
         }
         let f = &d.frame;
         stats.add(f.number, f.ts_ns, f.len, f.caplen, d.packet.as_ref().ok());
+        if let Some(sel) = &mut selection {
+            sel.observe(d, |k| stats.incarnation_of(k));
+        }
     })?
     .of_shard(shard);
     warn_undecoded(&summary.undecoded);
-    let (connections, not_listed) = stats.connections();
+    let (mut connections, not_listed) = stats.connections();
+    if let Some(sel) = &selection {
+        connections.retain(|c| sel.selects(&c.info.connection));
+    }
+    let selected = selection.as_ref().map(|s| s.describe(connections.len()));
     let nic = nic
         .map(|n| n.reconcile(&connections, not_listed, stats.nic_host_bad_icrc))
         .transpose()
@@ -587,7 +619,9 @@ pub fn run(
                 .and_then(|()| writeln!(out))
         }
         Format::Text => {
-            let mut t = text_report(input, &stats, &connections, not_listed, &summary.warnings);
+            let (conns, warnings) = (&connections, &summary.warnings);
+            let mut t =
+                text_report(input, &stats, conns, not_listed, warnings, selected.as_deref());
             if let Some(r) = &nic {
                 crate::nic_counters::write_text(&mut t, r);
             }
@@ -607,6 +641,7 @@ fn text_report(
     conns: &[Connection],
     not_listed: u64,
     warnings: &[String],
+    selected: Option<&str>,
 ) -> String {
     let mut t = String::new();
     let dur = s.last_ts.saturating_sub(s.first_ts.unwrap_or(0));
@@ -633,6 +668,9 @@ fn text_report(
         for (p, n) in problems {
             let _ = writeln!(t, "  {:<70} {n:>8}", p.message());
         }
+    }
+    if let Some(line) = selected {
+        let _ = writeln!(t, "\n{line}");
     }
     let _ = writeln!(t, "\nConnections ({})", conns.len());
     if not_listed > 0 {

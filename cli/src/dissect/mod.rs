@@ -33,6 +33,8 @@ pub struct Filter {
     pub frames: Option<FrameSelection>,
     /// Read at most this many frames (`-c N`, as tshark).
     pub count: Option<u64>,
+    /// `-Y EXPR` / `--conn` (crate::filter): with `--qp` and `--opcode`, all must hold.
+    pub expr: Option<crate::filter::DisplayFilter>,
 }
 
 impl Filter {
@@ -50,6 +52,9 @@ impl Filter {
             if !r.contains(d.frame.number) {
                 return false;
             }
+        }
+        if self.expr.as_ref().is_some_and(|e| !e.matches(d)) {
+            return false;
         }
         if self.qp.is_none() && self.opcode.is_none() {
             return true;

@@ -55,6 +55,7 @@ pub fn run(
     opts: Options,
     shard: Shard,
     threads: crate::threads::Threads,
+    filter: Option<&crate::filter::DisplayFilter>,
 ) -> Result<Written, InputError> {
     if dir.is_file() {
         return Err(InputError(format!("{}: is a file; -o takes a directory", dir.display())));
@@ -65,6 +66,8 @@ pub fn run(
         TableWriter::create(&dir.join(PACKETS), "packets", packets::COLUMNS, packets::UNIQUE)?;
     let mut stats = Stats::new(opts.model());
     let mut checker = Checker::new(opts);
+    // `-Y`: the packets that match; the connections (judged whole) they belong to.
+    let mut selection = filter.map(crate::filter::Selection::new);
     // The first write error stops the writing (the frames are still read, so capture
     // warnings are printed) and is returned.
     let mut failed: Option<InputError> = None;
@@ -88,6 +91,9 @@ pub fn run(
                 (None, None)
             }
         };
+        if !selection.as_mut().is_none_or(|s| s.observe(d, |k| checker.incarnation_of(k))) {
+            return;
+        }
         let row = PacketRow { d, incarnation, retransmission };
         if let Err(e) = out.row(|cells| packets::write_row(&row, cells)) {
             failed = Some(e);
@@ -99,7 +105,10 @@ pub fn run(
     }
     warn_undecoded(&summary.undecoded);
     let packets = out.finish()?;
-    let report = checker.finish();
+    let mut report = checker.finish();
+    if let Some(sel) = &selection {
+        sel.retain(&mut report);
+    }
     let (counted, _) = stats.connections();
     let counts: FastHashMap<ConnId, &Connection> =
         counted.iter().map(|c| (c.info.connection, c)).collect();

@@ -1222,3 +1222,54 @@ pub fn nic_counters(data: &[u8], _reach: &mut Reach) {
         assert!(matches!(r.verdict, Verdict::Agree | Verdict::NotInCapture), "{r:?}");
     }
 }
+
+/// `-Y EXPR` (roce_inspect::filter): the bytes before the first NUL are the expression, the
+/// rest a frame (Ethernet). Parsing never panics (nor overflows the stack: depth and size
+/// are bounded); an error has a message and a column within the expression (1 to its length
+/// in characters + 1). An accepted filter evaluates without panicking, the same on its own
+/// text parsed again, and `!( )` of it (when within the bounds) is its negation, `( ) || ( )`
+/// and `( ) && ( )` of it itself.
+pub fn filter(data: &[u8], _reach: &mut Reach) {
+    use roce_inspect::filter::{DisplayFilter, MAX_LEN};
+    let (expr, frame) = match data.iter().position(|&b| b == 0) {
+        Some(i) => (&data[..i], &data[i + 1..]),
+        None => (data, &[][..]),
+    };
+    let Ok(text) = std::str::from_utf8(expr) else { return };
+    let f = match DisplayFilter::parse(text) {
+        Ok(f) => f,
+        Err(e) => {
+            assert!(!e.message().is_empty());
+            let chars = text.chars().count();
+            assert!(
+                e.column() >= 1 && e.column() <= chars.max(MAX_LEN) + 1,
+                "column {} of {chars}",
+                e.column()
+            );
+            assert!(!e.to_string().is_empty());
+            return;
+        }
+    };
+    let frame = roce_capture::Frame {
+        number: 1,
+        ts_ns: 0,
+        caplen: frame.len() as u32,
+        len: frame.len() as u32,
+        link_type: roce_capture::LinkType::Ethernet,
+        interface: 0,
+        offset: 0,
+        data: frame,
+    };
+    let d = roce_inspect::input::decode(frame, &roce_parser::Config::default());
+    let m = f.matches(&d);
+    let again = DisplayFilter::parse(f.text()).expect("a filter's own text parses");
+    assert_eq!(again.matches(&d), m);
+    if let Ok(not) = DisplayFilter::parse(&format!("!({text}\n)")) {
+        assert_eq!(not.matches(&d), !m, "!({text})");
+    }
+    for join in ["||", "&&"] {
+        if let Ok(twice) = DisplayFilter::parse(&format!("({text}\n) {join} ({text}\n)")) {
+            assert_eq!(twice.matches(&d), m, "({text}) {join} ({text})");
+        }
+    }
+}
