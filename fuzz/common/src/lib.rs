@@ -39,4 +39,5 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("segments", targets::segments),
     ("frame_list", targets::frame_list),
     ("nic_counters", targets::nic_counters),
+    ("filter", targets::filter),
 ];
