@@ -20,6 +20,9 @@ use roce_capture::{Capture, Frame, L2Error, L2Start, LinkType, Warnings};
 pub enum Input {
     /// A capture file, or `-` for stdin.
     File(PathBuf),
+    /// A capture file still being written (`check --follow`): read until SIGINT or SIGTERM,
+    /// waiting at its end for more.
+    Follow(PathBuf),
     /// A network interface, captured through libpcap until `-a` or SIGINT stops it.
     #[cfg(feature = "live")]
     Interface(crate::live::LiveOptions),
@@ -30,6 +33,7 @@ impl Input {
     pub fn path(&self) -> Option<&Path> {
         match self {
             Input::File(p) => Some(p),
+            Input::Follow(_) => None,
             #[cfg(feature = "live")]
             Input::Interface(_) => None,
         }
@@ -42,9 +46,11 @@ impl Input {
             Some(p) if p != Path::new("-") => Ok(p),
             _ => Err(InputError(format!(
                 "{what} reads the capture a second time: give a file, not {}",
-                match self.path() {
-                    Some(_) => "'-' (stdin)".to_string(),
-                    None => format!("a live interface ({self}); save it with dissect -w first"),
+                match self {
+                    Input::File(_) => "'-' (stdin)".to_string(),
+                    Input::Follow(_) => "one followed as it grows (--follow)".to_string(),
+                    #[cfg(feature = "live")]
+                    Input::Interface(_) => format!("a live interface ({self})"),
                 }
             ))),
         }
@@ -62,6 +68,7 @@ impl Input {
     pub fn open(&self) -> Result<Capture, InputError> {
         match self {
             Input::File(p) => roce_capture::open(p).map_err(|e| InputError(e.to_string())),
+            Input::Follow(p) => crate::follow::open(p),
             #[cfg(feature = "live")]
             Input::Interface(o) => crate::live::start(o),
         }
@@ -78,7 +85,7 @@ impl From<&Path> for Input {
 impl fmt::Display for Input {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Input::File(p) => write!(f, "{}", p.display()),
+            Input::File(p) | Input::Follow(p) => write!(f, "{}", p.display()),
             #[cfg(feature = "live")]
             Input::Interface(o) => write!(f, "interface {}", o.interface),
         }

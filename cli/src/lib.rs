@@ -9,6 +9,7 @@ pub mod dissect;
 #[cfg(feature = "parquet")]
 pub mod export;
 pub mod filter;
+pub mod follow;
 pub mod gen;
 pub mod input;
 #[cfg(feature = "live")]
@@ -17,6 +18,7 @@ pub mod nic_counters;
 pub mod output;
 pub mod report;
 pub mod stats;
+pub mod stop;
 pub mod style;
 pub mod text;
 pub mod threads;

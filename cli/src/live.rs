@@ -17,8 +17,8 @@
 //! frames makes PSN gaps that are not the network's.
 
 use std::io::{PipeWriter, Write};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, OnceLock};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use roce_capture::Capture;
@@ -86,12 +86,6 @@ pub enum Autostop {
     Packets(u64),
 }
 
-/// Set by SIGINT and SIGTERM once [`start`] registered the handlers.
-fn stop_flag() -> &'static Arc<AtomicBool> {
-    static STOP: OnceLock<Arc<AtomicBool>> = OnceLock::new();
-    STOP.get_or_init(|| Arc::new(AtomicBool::new(false)))
-}
-
 /// Opens the interface and starts capturing on a thread of its own; returns the reader of
 /// its pcap stream. Errors (no such interface, no permission, a capture filter libpcap
 /// rejects) name the interface and come before any frame.
@@ -105,15 +99,11 @@ pub fn start(o: &LiveOptions) -> Result<Capture, InputError> {
     if let Some(f) = &o.capture_filter {
         cap.filter(f, true).map_err(|e| fail(&format!("capture filter '{f}'"), &e))?;
     }
-    let stop = stop_flag();
-    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-        signal_hook::flag::register(sig, Arc::clone(stop))
-            .map_err(|e| fail("cannot handle SIGINT", &e))?;
-    }
+    let stop = crate::stop::on_signal().map_err(|e| fail("cannot handle SIGINT", &e))?;
     let link_type = u32::try_from(cap.get_datalink().0).unwrap_or(0);
     let (reader, mut writer) = std::io::pipe().map_err(|e| fail("cannot make a pipe", &e))?;
     writer.write_all(&file_header(link_type, nano)).map_err(|e| fail("pipe", &e))?;
-    let pump = Pump { cap, writer, opts: o.clone(), stop: Arc::clone(stop) };
+    let pump = Pump { cap, writer, opts: o.clone(), stop };
     std::thread::Builder::new()
         .name("capture".into())
         .spawn(move || pump.run())
@@ -176,7 +166,7 @@ impl Pump {
         let mut packets = 0u64;
         let mut record = Vec::with_capacity(16 + SNAPLEN as usize);
         let end = loop {
-            if self.stop.load(Ordering::Relaxed)
+            if crate::stop::requested(&self.stop)
                 || self.opts.duration.is_some_and(|d| started.elapsed() >= d)
                 || self.opts.packets.is_some_and(|n| packets >= n)
             {

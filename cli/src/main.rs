@@ -328,6 +328,10 @@ enum Command {
     Check {
         #[command(flatten)]
         input: InputArg,
+        /// Keep reading FILE as it grows (tail -f): findings as they are proven, the report
+        /// on Ctrl-C (SIGINT) or SIGTERM; a record not yet written whole is waited for
+        #[arg(long)]
+        follow: bool,
         /// Output format of the report. Not with --expect or --write-expect, which print a
         /// diff or a line of text: `--format json` with either is an error (exit 2)
         #[arg(long, value_enum, default_value_t = check::Format::Text)]
@@ -751,6 +755,7 @@ fn main() -> ExitCode {
         }
         Command::Check {
             input,
+            follow,
             format,
             assume_complete,
             reorder_window_ns,
@@ -820,7 +825,17 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
             let cfg = common.config();
-            let input = input.input();
+            let input = match (input.input(), follow) {
+                (Input::File(p), true) if p != std::path::Path::new("-") => Input::Follow(p),
+                (i, true) => {
+                    output::error(format!(
+                        "--follow reads a file as it grows: give a file, not {}",
+                        if i.path().is_some() { "'-' (stdin)".into() } else { i.to_string() }
+                    ));
+                    return ExitCode::from(2);
+                }
+                (i, false) => i,
+            };
             let res = match (expect, write_expect, input.path()) {
                 (Some(e), _, Some(file)) => check::run_expect(file, &e, &cfg, opts),
                 (None, Some(w), Some(file)) => check::run_write_expect(file, &w, &cfg, opts),
