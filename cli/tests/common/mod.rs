@@ -1,4 +1,5 @@
-//! Helpers shared by the report and annotation tests.
+//! Helpers shared by the tests (report, annotation, live output).
 #![allow(dead_code)]
 pub mod browser;
 pub mod pcapng;
+pub mod sends;
