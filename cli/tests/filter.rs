@@ -13,17 +13,8 @@ fn pcaps() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../pcaps")
 }
 
-fn captures() -> Vec<PathBuf> {
-    let mut v = vec![pcaps().join("sample.pcap")];
-    let mut suite: Vec<PathBuf> = std::fs::read_dir(pcaps().join("conformance"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "pcap"))
-        .collect();
-    suite.sort();
-    v.extend(suite);
-    v
-}
+mod common;
+use common::shipped::captures;
 
 fn run(args: &[&str]) -> (String, String, i32) {
     let out = Command::new(env!("CARGO_BIN_EXE_roce-inspect")).args(args).output().unwrap();

@@ -10,6 +10,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+
 #[path = "../../testdata/real.rs"]
 mod real;
 
@@ -69,14 +71,7 @@ fn python() -> Option<PathBuf> {
 /// The captures the union is checked on: the sample, every conformance capture (findings of
 /// every rule) and a generated capture of 64 connections over 16 host pairs.
 fn captures(dir: &Path) -> Vec<PathBuf> {
-    let mut v = vec![root().join("pcaps/sample.pcap")];
-    let mut suite: Vec<PathBuf> = std::fs::read_dir(root().join("pcaps/conformance"))
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|e| e == "pcap"))
-        .collect();
-    suite.sort();
-    v.extend(suite);
+    let mut v = common::shipped::captures();
     let bench = dir.join("bench.pcap");
     let o = bin()
         .args(["gen", "bench", "--frames", "20000", "--connections", "64", "-o"])

@@ -3,3 +3,4 @@
 pub mod browser;
 pub mod pcapng;
 pub mod sends;
+pub mod shipped;
