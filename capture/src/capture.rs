@@ -298,8 +298,18 @@ impl Capture {
         name: &str,
         reader: impl std::io::Read + Send + 'static,
     ) -> Result<Capture, CaptureError> {
+        Capture::from_reader_with_len(name, reader, None)
+    }
+
+    /// [`Capture::from_reader`] for a stream whose length is known (a file read through a
+    /// wrapper): `len` is the [`Capture::bytes_total`] a progress bar shows.
+    pub fn from_reader_with_len(
+        name: &str,
+        reader: impl std::io::Read + Send + 'static,
+        len: Option<u64>,
+    ) -> Result<Capture, CaptureError> {
         let name: Arc<str> = Arc::from(name);
-        let src = Source::from_reader(Box::new(reader), None)
+        let src = Source::from_reader(Box::new(reader), len)
             .map_err(|e| CaptureError::new(Arc::clone(&name), None, 0, ErrorKind::Io(e)))?;
         Capture::start(name, src)
     }

@@ -14,7 +14,7 @@ use serde::Serialize;
 use crate::filter::{DisplayFilter, Selection};
 use crate::gen::suite::{ExpectFile, ExpectOptions, Expected};
 use crate::input::{
-    for_each_frame, warn_undecoded, Input, InputError, ReadSummary, UndecodedGroup,
+    for_each_frame, warn_undecoded, Input, InputError, ReadSummary, UndecodedGroup, Window,
 };
 use crate::output;
 use crate::style::Paint;
@@ -92,6 +92,12 @@ struct JsonOut<'a> {
     /// Frames not decoded, by reason and link type (absent when every frame was decoded).
     #[serde(skip_serializing_if = "<[UndecodedGroup]>::is_empty")]
     undecoded: &'a [UndecodedGroup],
+    /// `-c`, `--frames`: the frames read (absent: all).
+    #[serde(skip_serializing_if = "Window::is_all")]
+    window: &'a Window,
+    /// `-Y`, `--conn`: what the filter selected (absent without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    selection: Option<crate::filter::SelectionJson<'a>>,
 }
 
 #[derive(Serialize)]
@@ -161,6 +167,8 @@ pub fn run(input: &Input, cfg: &Config, opts: Options, how: &Output<'_>) -> Resu
                 connections_not_listed: report.connections_not_listed,
                 capture_warnings: &warnings,
                 undecoded: &summary.undecoded,
+                window: &input.window,
+                selection: selection.as_ref().map(|s| s.json(report.connections.len())),
             };
             serde_json::to_writer_pretty(&mut out, &j)
                 .map_err(io::Error::from)
@@ -585,6 +593,9 @@ pub fn text(input: &Input, r: &Report, warnings: &[String], view: &TextView) -> 
     }
     for w in warnings {
         let _ = writeln!(t, "\nwarning: {w}");
+    }
+    if let Some(line) = input.window.describe() {
+        let _ = writeln!(t, "\n{line}");
     }
     t
 }

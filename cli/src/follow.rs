@@ -43,9 +43,16 @@ impl Read for Growing {
 
 /// Opens `path` to be followed (SIGINT and SIGTERM from now on end the following).
 pub fn open(path: &Path) -> Result<Capture, InputError> {
+    let (name, bytes) = stream(path)?;
+    Capture::from_reader(&name, bytes).map_err(|e| InputError(e.to_string()))
+}
+
+/// The followed file's name and bytes, for [`open`] and a tapped reader
+/// ([`crate::input::Input::open_tapped`]).
+pub fn stream(path: &Path) -> Result<(String, impl Read + Send + 'static), InputError> {
     let name = path.display().to_string();
     let file = File::open(path).map_err(|e| InputError(format!("{name}: {e}")))?;
     let stop =
         crate::stop::on_signal().map_err(|e| InputError(format!("cannot handle SIGINT: {e}")))?;
-    Capture::from_reader(&name, Growing { file, stop }).map_err(|e| InputError(e.to_string()))
+    Ok((name, Growing { file, stop }))
 }

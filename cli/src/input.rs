@@ -4,7 +4,8 @@
 //! could be read, into exit code 2.
 
 use std::fmt;
-use std::io::IsTerminal;
+use std::fs::File;
+use std::io::{IsTerminal, Read};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -14,10 +15,22 @@ use roce_parser::{parse_ethernet_into, parse_ethertype_payload, Config, Packet};
 
 use roce_capture::{Capture, Frame, L2Error, L2Start, LinkType, Warnings};
 
-/// What a command reads: a capture file (`-` for stdin) or, with the `live` feature, a
+pub use crate::tshark::Window;
+
+/// What a command reads: where its frames come from ([`Source`]), and which of them it
+/// reads (`-c`, `--frames`: [`Window`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Input {
+    pub source: Source,
+    /// The frames outside the window are as if the capture did not hold them (`stats`,
+    /// `check`, `export`, `report`, `graph`; `dissect` keeps its window in its filter).
+    pub window: Window,
+}
+
+/// Where frames come from: a capture file (`-` for stdin) or, with the `live` feature, a
 /// network interface (`-i IFACE`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Input {
+pub enum Source {
     /// A capture file, or `-` for stdin.
     File(PathBuf),
     /// A capture file still being written (`check --follow`): read until SIGINT or SIGTERM,
@@ -29,28 +42,33 @@ pub enum Input {
 }
 
 impl Input {
+    /// Every frame of `source`.
+    pub fn new(source: Source) -> Input {
+        Input { source, window: Window::default() }
+    }
+
     /// The capture file, if the input is one (`-` included).
     pub fn path(&self) -> Option<&Path> {
-        match self {
-            Input::File(p) => Some(p),
-            Input::Follow(_) => None,
+        match &self.source {
+            Source::File(p) => Some(p),
+            Source::Follow(_) => None,
             #[cfg(feature = "live")]
-            Input::Interface(_) => None,
+            Source::Interface(_) => None,
         }
     }
 
-    /// The file for a command that reads its input twice (`check --annotate`, `report`,
-    /// `dissect -w`), or why it cannot: `what` names the option.
+    /// The file for a command that reads its input twice (`check --annotate`, `report`),
+    /// or why it cannot: `what` names the option.
     pub fn twice(&self, what: &str) -> Result<&Path, InputError> {
         match self.path() {
             Some(p) if p != Path::new("-") => Ok(p),
             _ => Err(InputError(format!(
                 "{what} reads the capture a second time: give a file, not {}",
-                match self {
-                    Input::File(_) => "'-' (stdin)".to_string(),
-                    Input::Follow(_) => "one followed as it grows (--follow)".to_string(),
+                match &self.source {
+                    Source::File(_) => "'-' (stdin)".to_string(),
+                    Source::Follow(_) => "one followed as it grows (--follow)".to_string(),
                     #[cfg(feature = "live")]
-                    Input::Interface(_) => format!("a live interface ({self})"),
+                    Source::Interface(_) => format!("a live interface ({self})"),
                 }
             ))),
         }
@@ -66,28 +84,58 @@ impl Input {
     /// thread, and its frames reach the returned reader as a pcap stream (one reader for
     /// files and interfaces: the same damage checks and frame numbering).
     pub fn open(&self) -> Result<Capture, InputError> {
-        match self {
-            Input::File(p) => roce_capture::open(p).map_err(|e| InputError(e.to_string())),
-            Input::Follow(p) => crate::follow::open(p),
+        match &self.source {
+            Source::File(p) => roce_capture::open(p).map_err(|e| InputError(e.to_string())),
+            Source::Follow(p) => crate::follow::open(p),
             #[cfg(feature = "live")]
-            Input::Interface(o) => crate::live::start(o),
+            Source::Interface(o) => crate::live::start(o),
         }
+    }
+
+    /// [`Input::open`], with a copy of every byte the capture reads kept for a second reader
+    /// ([`crate::tap`]): a capture read once, stdin and interfaces included, and its records
+    /// copied byte for byte (`dissect -w`).
+    pub fn open_tapped(&self) -> Result<(Capture, crate::tap::Tap), InputError> {
+        let (name, raw, total): (String, Box<dyn Read + Send>, Option<u64>) = match &self.source {
+            Source::File(p) if p == Path::new("-") => {
+                ("-".into(), Box::new(std::io::stdin()), None)
+            }
+            Source::File(p) => {
+                let name = p.display().to_string();
+                let file = File::open(p).map_err(|e| InputError(format!("{name}: {e}")))?;
+                let meta = file.metadata().map_err(|e| InputError(format!("{name}: {e}")))?;
+                (name, Box::new(file), meta.is_file().then_some(meta.len()))
+            }
+            Source::Follow(p) => {
+                let (name, r) = crate::follow::stream(p)?;
+                (name, Box::new(r), None)
+            }
+            #[cfg(feature = "live")]
+            Source::Interface(o) => {
+                let (name, r) = crate::live::stream(o)?;
+                (name, Box::new(r), None)
+            }
+        };
+        let (tee, tap) = crate::tap::tee(raw);
+        let cap = Capture::from_reader_with_len(&name, tee, total)
+            .map_err(|e| InputError(e.to_string()))?;
+        Ok((cap, tap))
     }
 }
 
 impl From<&Path> for Input {
     fn from(p: &Path) -> Input {
-        Input::File(p.to_path_buf())
+        Input::new(Source::File(p.to_path_buf()))
     }
 }
 
 /// The file's name as given, or `interface NAME`: the first word of reports.
 impl fmt::Display for Input {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Input::File(p) | Input::Follow(p) => write!(f, "{}", p.display()),
+        match &self.source {
+            Source::File(p) | Source::Follow(p) => write!(f, "{}", p.display()),
             #[cfg(feature = "live")]
-            Input::Interface(o) => write!(f, "interface {}", o.interface),
+            Source::Interface(o) => write!(f, "interface {}", o.interface),
         }
     }
 }
@@ -311,9 +359,22 @@ pub fn for_each_frame_until(
     input: &Input,
     cfg: &Config,
     last: Option<u64>,
+    f: impl FnMut(&Decoded<'_>),
+) -> Result<ReadSummary, InputError> {
+    let cap = input.open()?;
+    read_frames(cap, &input.window, cfg, last, f)
+}
+
+/// The frame loop of [`for_each_frame_until`] over a capture already open: the frames of
+/// `window` up to `last`.
+pub(crate) fn read_frames(
+    mut cap: Capture,
+    window: &Window,
+    cfg: &Config,
+    last: Option<u64>,
     mut f: impl FnMut(&Decoded<'_>),
 ) -> Result<ReadSummary, InputError> {
-    let mut cap = input.open()?;
+    let last = window.last_or(last);
     let progress = progress_bar(cap.bytes_total());
     let mut summary = ReadSummary::default();
     let mut warnings = Warnings::default();
@@ -321,14 +382,17 @@ pub fn for_each_frame_until(
     while let Some(next) = cap.next_frame() {
         match next {
             Ok(frame) => {
-                summary.frames += 1;
-                let mut d = Decoded { frame, packet: Ok(Packet::default()) };
-                decode_into(&mut d, cfg);
-                if let Err(why) = &d.packet {
-                    count_undecoded(&mut summary.undecoded, &d.frame, why);
+                let number = frame.number;
+                if window.contains(number) {
+                    summary.frames += 1;
+                    let mut d = Decoded { frame, packet: Ok(Packet::default()) };
+                    decode_into(&mut d, cfg);
+                    if let Err(why) = &d.packet {
+                        count_undecoded(&mut summary.undecoded, &d.frame, why);
+                    }
+                    f(&d);
                 }
-                f(&d);
-                if last.is_some_and(|l| d.frame.number >= l) {
+                if last.is_some_and(|l| number >= l) {
                     break;
                 }
             }

@@ -20,6 +20,7 @@ pub mod report;
 pub mod stats;
 pub mod stop;
 pub mod style;
+pub mod tap;
 pub mod text;
 pub mod threads;
 pub mod timing_text;

@@ -90,6 +90,13 @@ pub enum Autostop {
 /// its pcap stream. Errors (no such interface, no permission, a capture filter libpcap
 /// rejects) name the interface and come before any frame.
 pub fn start(o: &LiveOptions) -> Result<Capture, InputError> {
+    let (name, reader) = stream(o)?;
+    Capture::from_reader(&name, reader).map_err(|e| InputError(e.to_string()))
+}
+
+/// [`start`] up to the pcap stream: its name (`interface NAME`) and its reader, for
+/// [`start`] and a tapped reader ([`crate::input::Input::open_tapped`]).
+pub fn stream(o: &LiveOptions) -> Result<(String, std::io::PipeReader), InputError> {
     let name = o.interface.as_str();
     let fail = |what: &str, e: &dyn std::fmt::Display| {
         InputError(format!("interface {name}: {what}: {e}"))
@@ -109,8 +116,7 @@ pub fn start(o: &LiveOptions) -> Result<Capture, InputError> {
         .spawn(move || pump.run())
         .map_err(|e| fail("cannot start the capture thread", &e))?;
     crate::output::note(format!("Capturing on '{name}'"));
-    Capture::from_reader(&format!("interface {name}"), reader)
-        .map_err(|e| InputError(e.to_string()))
+    Ok((format!("interface {name}"), reader))
 }
 
 /// The activated capture, and whether its timestamps are in nanoseconds (libpcap may

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
-use roce_inspect::input::{Input, InputError};
+use roce_inspect::input::{Input, InputError, Source, Window};
 use roce_inspect::{check, dissect, gen, output, report, stats};
 use roce_parser::Config;
 
@@ -27,7 +27,7 @@ use roce_parser::Config;
         tcpdump -w - -i eth0 udp port 4791 | roce-inspect stats -\n\n\
         As in tshark:\n  \
         -r FILE                      tshark -r FILE (the positional FILE works too)\n  \
-        dissect -c N                 tshark -c N\n  \
+        -c N (any command)           tshark -c N\n  \
         dissect --frames 1-10,15,20- tshark -Y 'frame.number in {1..10 15 20..}'\n  \
         --port 4791 --port 4792      tshark -d udp.port==4792,infiniband (both decoded)\n  \
         -n                           tshark -n (accepted: names are never resolved)\n  \
@@ -36,6 +36,7 @@ use roce_parser::Config;
         dissect -t r|a|ad|e|d        tshark -t (a and ad in UTC: tshark -t u|ud)\n  \
         check -l, dissect -l         tshark -l (flush per finding / frame)\n  \
         dissect --qp 0x11 -w out.pcap  tshark -Y 'infiniband.bth.destqp == 0x11' -w out.pcap\n  \
+        dissect -P -w out.pcap       tshark -P -w out.pcap (print while saving)\n  \
         -Y 'bth.dest_qp == 0x11'     tshark -Y 'infiniband.bth.destqp == 0x11' (docs/filter.md)\n  \
         --conn A:QPN-B:QPN           both directions of one QP pair\n  \
         -i eth0 -f 'udp port 4791'   tshark -i eth0 -f 'udp port 4791' (feature live)\n  \
@@ -102,6 +103,22 @@ struct InputArg {
     #[cfg(feature = "live")]
     #[command(flatten)]
     live: LiveArgs,
+    #[command(flatten)]
+    window: WindowArgs,
+}
+
+/// `-c` and `--frames`: the frames a command reads (roce_inspect::tshark::Window).
+#[derive(Args, Clone)]
+#[group(skip)]
+struct WindowArgs {
+    /// Only these frames (1-based, as Wireshark): a list of numbers and ranges,
+    /// `1-10,15,20-` ("A-" runs to the end); reading stops after the last one. stats, check,
+    /// export, report and graph see only these frames, as if the capture held no others
+    #[arg(long, value_parser = roce_inspect::tshark::FrameSelection::parse, value_name = "LIST")]
+    frames: Option<roce_inspect::tshark::FrameSelection>,
+    /// Read at most N frames, then stop (tshark -c)
+    #[arg(short = 'c', value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    count: Option<u64>,
 }
 
 /// One of the inputs, exactly one.
@@ -126,6 +143,7 @@ struct LiveArgs {
 
 impl InputArg {
     fn input(self) -> Input {
+        let window = Window { frames: self.window.frames, count: self.window.count };
         #[cfg(feature = "live")]
         if let Some(interface) = self.interface {
             use roce_inspect::live::{Autostop, LiveOptions};
@@ -141,9 +159,9 @@ impl InputArg {
                     Autostop::Packets(n) => o.packets = Some(o.packets.map_or(n, |x| x.min(n))),
                 }
             }
-            return Input::Interface(o);
+            return Input { source: Source::Interface(o), window };
         }
-        Input::File(self.file.or(self.read).unwrap_or_default())
+        Input { source: Source::File(self.file.or(self.read).unwrap_or_default()), window }
     }
 }
 
@@ -269,13 +287,6 @@ enum Command {
         /// Only RoCE frames with this opcode: a name (RC_SEND_ONLY, CNP, ...) or a number
         #[arg(long, value_parser = parse_opcode, value_name = "OPCODE")]
         opcode: Option<u8>,
-        /// Only these frames (1-based, as Wireshark): a list of numbers and ranges,
-        /// `1-10,15,20-` ("A-" runs to the end); reading stops after the last one
-        #[arg(long, value_parser = roce_inspect::tshark::FrameSelection::parse, value_name = "LIST")]
-        frames: Option<roce_inspect::tshark::FrameSelection>,
-        /// Read at most N frames, then stop (tshark -c)
-        #[arg(short = 'c', value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
-        count: Option<u64>,
         /// Colour bad ICRCs: auto (a terminal, and NO_COLOR not set), always, never
         #[arg(long, value_enum, default_value_t, value_name = "WHEN")]
         color: roce_inspect::style::ColorWhen,
@@ -290,11 +301,14 @@ enum Command {
         /// stdin ('-') and stdout is a pipe (`tcpdump -U -w - | roce-inspect dissect - | grep`)
         #[arg(short = 'l')]
         live: bool,
-        /// Also save the frames shown to FILE, byte for byte with their timestamps (tshark
-        /// -w): pcap if it ends in .pcap, pcapng if .pcapng; '-' writes the input's format to
-        /// stdout instead of the text
+        /// Save the frames selected to FILE instead of printing them, byte for byte with their
+        /// timestamps (tshark -w): pcap if it ends in .pcap, pcapng if .pcapng, '-' the
+        /// input's format to stdout; the capture is read once (a file, stdin or -i)
         #[arg(short = 'w', value_name = "FILE")]
         write: Option<std::path::PathBuf>,
+        /// With -w FILE, print the frames too (tshark -P)
+        #[arg(short = 'P', requires = "write")]
+        print: bool,
         #[command(flatten)]
         filter: roce_inspect::filter::FilterArgs,
         #[command(flatten)]
@@ -435,6 +449,8 @@ enum Command {
         checking: CheckArgs,
         #[command(flatten)]
         model: ModelArgs,
+        #[command(flatten)]
+        filter: roce_inspect::filter::FilterArgs,
         #[command(flatten)]
         common: Common,
     },
@@ -676,27 +692,33 @@ fn main() -> ExitCode {
             format,
             qp,
             opcode,
-            frames,
-            count,
             color,
             time,
             hex,
             live,
             write,
+            print,
             filter,
             common,
         } => {
-            let input = input.input();
+            let mut input = input.input();
+            if print && write.as_deref() == Some(std::path::Path::new("-")) {
+                output::error("-P prints to stdout, where -w - writes the capture: give -w a file");
+                return ExitCode::from(2);
+            }
+            // dissect reads the frames before its window too (-t r, -t d count them).
+            let window = std::mem::take(&mut input.window);
             let opts = dissect::Options {
                 format,
                 verbose,
-                filter: dissect::Filter { qp, opcode, frames, count, expr: filter.filter() },
+                filter: dissect::Filter { qp, opcode, window, expr: filter.filter() },
                 config: common.config(),
                 paint: roce_inspect::style::Paint::for_stdout(color),
                 line_flush: live || (input.is_stream() && output::stdout_is_pipe()),
                 time,
                 hex,
                 write,
+                print,
                 threads: common.threads(),
             };
             dissect::run(&input, &opts)
@@ -817,16 +839,21 @@ fn main() -> ExitCode {
                 return ExitCode::from(2);
             }
             let filter = filter.filter();
-            if filter.is_some() && (expect.is_some() || write_expect.is_some()) {
+            let windowed = input.window.frames.is_some() || input.window.count.is_some();
+            if (filter.is_some() || windowed) && (expect.is_some() || write_expect.is_some()) {
                 output::error(
-                    "-Y/--filter and --conn cannot be used with --expect or --write-expect: an \
-                     expect file holds the findings of the whole capture",
+                    "-Y/--filter, --conn, -c and --frames cannot be used with --expect or \
+                     --write-expect: an expect file holds the findings of the whole capture",
                 );
                 return ExitCode::from(2);
             }
             let cfg = common.config();
             let input = match (input.input(), follow) {
-                (Input::File(p), true) if p != std::path::Path::new("-") => Input::Follow(p),
+                (Input { source: Source::File(p), window }, true)
+                    if p != std::path::Path::new("-") =>
+                {
+                    Input { source: Source::Follow(p), window }
+                }
                 (i, true) => {
                     output::error(format!(
                         "--follow reads a file as it grows: give a file, not {}",
@@ -863,12 +890,12 @@ fn main() -> ExitCode {
                 }
             };
         }
-        Command::Report { input, output, graphs, checking, model, common } => {
+        Command::Report { input, output, graphs, checking, model, filter, common } => {
             let input = input.input();
             let opts = checking.options(&model);
-            let res = input
-                .twice("report")
-                .and_then(|file| report::run_report(file, &output, &common.config(), opts, graphs));
+            let (cfg, filter) = (common.config(), filter.filter());
+            let reading = report::Reading { input: &input, cfg: &cfg, filter: filter.as_ref() };
+            let res = report::run_report(&reading, &output, opts, graphs);
             return match res {
                 Ok(done) => {
                     eprintln!(
@@ -887,10 +914,9 @@ fn main() -> ExitCode {
             };
         }
         Command::Graph { input, conn, output, checking, model, common } => {
-            let input = input.input();
-            input.twice("graph").and_then(|file| {
-                report::run_graph(file, &output, &common.config(), checking.options(&model), &conn)
-            })
+            let (input, cfg) = (input.input(), common.config());
+            let reading = report::Reading { input: &input, cfg: &cfg, filter: None };
+            report::run_graph(&reading, &output, checking.options(&model), &conn)
         }
         Command::Rules { format: check::Format::Text } => {
             output::stdout(check::list_rules().as_bytes())

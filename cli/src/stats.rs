@@ -20,7 +20,7 @@ use roce_conformance::{
     Psn, Retained, Seen, Shard, Timing, TimingReport,
 };
 
-use crate::input::{warn_undecoded, Input, InputError, UndecodedGroup};
+use crate::input::{warn_undecoded, Input, InputError, UndecodedGroup, Window};
 use crate::nic_counters::{NicInput, Reconciliation};
 
 /// Counters of one direction.
@@ -503,6 +503,12 @@ struct StatsJson<'a> {
     /// `--nic-counters`: the host's counter deltas against the capture (docs/nic-counters.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     nic_counters: Option<&'a Reconciliation>,
+    /// `-c`, `--frames`: the frames read (absent: all).
+    #[serde(skip_serializing_if = "Window::is_all")]
+    window: &'a Window,
+    /// `-Y`, `--conn`: what the filter selected (absent without one).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    selection: Option<crate::filter::SelectionJson<'a>>,
 }
 
 #[derive(Serialize)]
@@ -551,10 +557,10 @@ pub fn run(
     scope: Scope<'_>,
 ) -> Result<(), InputError> {
     let Scope { shard, threads, filter } = scope;
-    if filter.is_some() && nic.is_some() {
+    if (filter.is_some() || !input.window.is_all()) && nic.is_some() {
         return Err(InputError(
             "--nic-counters reconciles the host's counters with the whole capture: not with \
-             -Y/--filter or --conn"
+             -Y/--filter, --conn, -c or --frames"
                 .into(),
         ));
     }
@@ -578,6 +584,7 @@ pub fn run(
         connections.retain(|c| sel.selects(&c.info.connection));
     }
     let selected = selection.as_ref().map(|s| s.describe(connections.len()));
+    let connections_listed = connections.len();
     let nic = nic
         .map(|n| n.reconcile(&connections, not_listed, stats.nic_host_bad_icrc))
         .transpose()
@@ -613,6 +620,8 @@ pub fn run(
                 congestion: stats.cnp_scopes(),
                 warnings: &summary.warnings,
                 nic_counters: nic.as_ref(),
+                window: &input.window,
+                selection: selection.as_ref().map(|s| s.json(connections_listed)),
             };
             serde_json::to_writer_pretty(&mut out, &j)
                 .map_err(io::Error::from)
@@ -668,6 +677,9 @@ fn text_report(
         for (p, n) in problems {
             let _ = writeln!(t, "  {:<70} {n:>8}", p.message());
         }
+    }
+    if let Some(line) = input.window.describe() {
+        let _ = writeln!(t, "\n{line}");
     }
     if let Some(line) = selected {
         let _ = writeln!(t, "\n{line}");

@@ -1,6 +1,6 @@
 //! The command-line habits of tshark and tcpdump that roce-inspect follows: several RoCEv2
 //! ports (`--port`, as Wireshark's "Decode As" adds one), frame lists and ranges
-//! (`--frames 1-10,15,20-`), a read limit (`-c N`).
+//! (`--frames 1-10,15,20-`), a read limit (`-c N`), the two together as a [`Window`].
 //!
 //! Why here and not in clap's definitions: each is a small language with its own errors, and
 //! the reader needs to know where reading may stop (the last selected frame), which clap
@@ -78,6 +78,95 @@ impl FrameSelection {
     /// The last frame selected, when the list ends (`20-` does not): reading may stop there.
     pub fn last(&self) -> Option<u64> {
         self.ranges.last().map(|&(_, b)| b).filter(|&b| b != u64::MAX)
+    }
+}
+
+/// `-c N` and `--frames LIST`: the frames a command reads. `stats`, `check`, `export`,
+/// `report` and `graph` see only these frames, as if the capture held nothing else (a
+/// connection cut by the window is judged as one a capture cut short); `dissect` reads
+/// every frame up to the last one and shows these (its `-t r` and `-t d` times count the
+/// frames it does not show, as tshark's do). Reading stops after the last frame selected.
+///
+/// ```
+/// use roce_inspect::tshark::{FrameSelection, Window};
+/// let w = Window { frames: Some(FrameSelection::parse("5-9,20-").unwrap()), count: Some(30) };
+/// assert!(w.contains(5) && !w.contains(10) && w.contains(30) && !w.contains(31));
+/// assert_eq!(w.last(), Some(30));
+/// assert!(Window::default().is_all());
+/// ```
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Window {
+    /// `--frames`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frames: Option<FrameSelection>,
+    /// `-c N`: frames 1 to N.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub count: Option<u64>,
+}
+
+impl Window {
+    /// Every frame (neither option given).
+    pub fn is_all(&self) -> bool {
+        self.frames.is_none() && self.count.is_none()
+    }
+
+    /// Whether frame `n` is read.
+    pub fn contains(&self, n: u64) -> bool {
+        self.count.is_none_or(|c| n <= c) && self.frames.as_ref().is_none_or(|f| f.contains(n))
+    }
+
+    /// The last frame read, when there is one: reading stops after it.
+    pub fn last(&self) -> Option<u64> {
+        let selected = self.frames.as_ref().and_then(FrameSelection::last);
+        match (selected, self.count) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// `last`, or `other` if it comes first.
+    pub fn last_or(&self, other: Option<u64>) -> Option<u64> {
+        match (self.last(), other) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+}
+
+/// The list as `--frames` takes it, ranges merged: `1-10,15,20-`.
+impl std::fmt::Display for FrameSelection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, &(a, b)) in self.ranges.iter().enumerate() {
+            let sep = if i == 0 { "" } else { "," };
+            match b {
+                u64::MAX => write!(f, "{sep}{a}-")?,
+                b if b == a => write!(f, "{sep}{a}")?,
+                b => write!(f, "{sep}{a}-{b}")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+impl serde::Serialize for FrameSelection {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl Window {
+    /// One line for the text reports, when the window is not every frame.
+    pub fn describe(&self) -> Option<String> {
+        let what = match (&self.frames, self.count) {
+            (None, None) => return None,
+            (Some(f), None) => format!("--frames {f}"),
+            (None, Some(c)) => format!("-c {c}"),
+            (Some(f), Some(c)) => format!("--frames {f} and -c {c}"),
+        };
+        Some(format!(
+            "read only the frames of {what}: a connection cut by them is judged as one a \
+             capture cut short"
+        ))
     }
 }
 

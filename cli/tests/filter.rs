@@ -225,6 +225,11 @@ fn check_judges_selected_connections_whole() {
                 .map(|c| &c["connection"])
                 .collect();
             assert!(listed.contains(&id), "{c} -Y '{expr}': {listed:?}");
+            // The JSON says what the filter selected.
+            let sel = &picked["selection"];
+            assert_eq!(sel["filter"], expr.as_str());
+            assert_eq!(sel["frames_matched"], 1, "{c} -Y '{expr}'");
+            assert_eq!(sel["connections_selected"].as_u64(), Some(listed.len() as u64));
             let errors = mine.iter().filter(|f| f["severity"] == "error").count() as u64;
             assert_eq!(picked["summary"]["errors"].as_u64(), Some(errors));
             assert_eq!(code, i32::from(errors > 0));
@@ -295,6 +300,72 @@ fn stats_lists_selected_connections_whole() {
     let (text, _, _) = run(&["stats", "--conn", "fd00::3:0x77-fd00::4:0x88", c]);
     assert!(text.contains("1 connection(s) selected"), "{text}");
     assert!(text.contains("Connections (1)"), "{text}");
+}
+
+/// A connection's name as `stats`, `check` and the report print it, from its JSON.
+fn conn_name(c: &Value) -> String {
+    let q = |q: &Value| q.as_u64().map_or("?".to_string(), |q| format!("0x{q:06x}"));
+    let mut s = format!(
+        "{} QP {} <-> {} QP {}",
+        c["a"].as_str().unwrap(),
+        q(&c["qpn_a"]),
+        c["b"].as_str().unwrap(),
+        q(&c["qpn_b"])
+    );
+    if c["incarnation"].as_u64() > Some(1) {
+        s.push_str(&format!(" (incarnation {})", c["incarnation"]));
+    }
+    s
+}
+
+/// The connection's name as the HTML report writes it.
+fn html_escaped(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;")
+}
+
+/// `report -Y`: the page covers the connections `check -Y` selects, judged whole: the same
+/// findings count, those connections listed and graphed, the others absent.
+#[test]
+fn report_covers_the_selected_connections() {
+    let dir =
+        std::env::temp_dir().join(format!("roce-inspect-filter-report-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let mut checked = 0;
+    for name in
+        ["sample.pcap", "conformance/cm-reconnect-faults.pcap", "conformance/req-psn-skip.pcap"]
+    {
+        let cap = pcaps().join(name);
+        let c = cap.to_str().unwrap();
+        let (whole, _) = check_json(&[c]);
+        let conns = whole["connections"].as_array().unwrap();
+        let rc: Vec<&Value> = conns.iter().filter(|x| x["transport"] == "RC").collect();
+        let Some(chosen) = rc.first() else { continue };
+        let expr = format!("frame == {}", chosen["first_frame"]);
+        let (picked, code) = check_json(&["-Y", &expr, c]);
+        let html = dir.join("r.html");
+        let out = Command::new(env!("CARGO_BIN_EXE_roce-inspect"))
+            .args(["report", "-Y", &expr, c, "-o", html.to_str().unwrap()])
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(code), "{name}: {err}");
+        let findings = picked["findings"].as_array().unwrap().len();
+        assert!(err.contains(&format!("{findings} finding(s)")), "{name}: {err}");
+        assert!(err.contains("1 connection(s) graphed"), "{name}: {err}");
+        let page = std::fs::read_to_string(&html).unwrap();
+        assert!(page.contains(&format!("filter {expr}: 1 frame(s) matched")), "{name}");
+        for conn in rc {
+            let id = format!(">{}<", html_escaped(&conn_name(&conn["connection"])));
+            let selected = picked["connections"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|x| x["connection"] == conn["connection"]);
+            assert_eq!(page.contains(&id), selected, "{name} -Y '{expr}': {id}");
+        }
+        checked += 1;
+    }
+    assert!(checked >= 2);
 }
 
 /// tshark `-Y` keeps the same frames where the two languages agree.

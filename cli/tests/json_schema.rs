@@ -94,7 +94,13 @@ fn validate_capture(s: &Schemas, path: &Path) -> usize {
         if what == "check" {
             findings_name_their_rules_side(&doc, &name);
         }
-        n += 1;
+        // A window and a filter add `window` and `selection`, in the schema too.
+        let narrowed = [args[0], args[1], args[2], "-c", "30", "--frames", "2-", "-Y", "bth", p];
+        let doc = json(&run(&narrowed), &format!("{name} {what} -c --frames -Y"));
+        assert_valid(v, &doc, &format!("{name} {what} --format json -c 30 --frames 2- -Y bth"));
+        assert_eq!(doc["window"], serde_json::json!({"frames": "2-", "count": 30}), "{name}");
+        assert_eq!(doc["selection"]["filter"], "bth", "{name}");
+        n += 2;
     }
     let expect = std::env::temp_dir()
         .join(format!("roce-inspect-schema-{}-{name}.expect.json", std::process::id()));

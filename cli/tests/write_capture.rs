@@ -119,12 +119,8 @@ fn written_frames_are_the_selected_frames() {
                         .concat();
                 let (text, err, code) = run(&args);
                 assert_eq!(code, 0, "{what}: {err}");
-                // -w FILE keeps the text.
-                assert_eq!(
-                    String::from_utf8(text).unwrap().lines().count(),
-                    numbers.len(),
-                    "{what}"
-                );
+                // -w FILE prints nothing (tshark: unless -P).
+                assert!(text.is_empty(), "{what}");
                 assert_same_frames(input, &numbers, &out, &what);
                 let (_, kind, res) = frames(&out);
                 let want = if ext == "pcap" { FormatKind::Pcap } else { FormatKind::PcapNg };
@@ -160,13 +156,41 @@ fn stdout_and_errors() {
     assert_eq!(code, 2);
     assert!(err.contains("cannot create") && err.contains("x.pcap"), "{err}");
 
+    // The input is read once: stdin (and a gzip file) are saved as the file is.
+    let from_file = dir.join("file.pcapng");
+    let (_, err, code) = run(&["dissect", "-Y", "aeth", "-w", from_file.to_str().unwrap(), s]);
+    assert_eq!(code, 0, "{err}");
+    let from_stdin = dir.join("stdin.pcapng");
     let out = Command::new(env!("CARGO_BIN_EXE_roce-inspect"))
-        .args(["dissect", "-w", dir.join("x.pcap").to_str().unwrap(), "-"])
+        .args(["dissect", "-Y", "aeth", "-w", from_stdin.to_str().unwrap(), "-"])
         .stdin(std::fs::File::open(&sample).unwrap())
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert!(String::from_utf8_lossy(&out.stderr).contains("not stdin"));
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(out.stdout.is_empty(), "-w without -P prints nothing, as tshark");
+    assert_eq!(std::fs::read(&from_stdin).unwrap(), std::fs::read(&from_file).unwrap());
+    let gz = dir.join("sample.pcap.gz");
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut enc, &std::fs::read(&sample).unwrap()).unwrap();
+    std::fs::write(&gz, enc.finish().unwrap()).unwrap();
+    let from_gz = dir.join("gz.pcapng");
+    let (_, err, code) =
+        run(&["dissect", "-Y", "aeth", "-w", from_gz.to_str().unwrap(), gz.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(std::fs::read(&from_gz).unwrap(), std::fs::read(&from_file).unwrap());
+    let ack_frames = shown(&sample, &["-Y", "aeth"]);
+    assert!(ack_frames.len() > 3);
+    assert_same_frames(&sample, &ack_frames, &from_stdin, "-w from stdin");
+
+    // -P: the text too, the same lines as without -w.
+    let (text, _, _) = run(&["dissect", "-Y", "aeth", s]);
+    let (printed, err, code) =
+        run(&["dissect", "-P", "-Y", "aeth", "-w", dir.join("p.pcap").to_str().unwrap(), s]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(printed, text);
+    let (_, err, code) = run(&["dissect", "-P", "-w", "-", s]);
+    assert_eq!(code, 2);
+    assert!(err.contains("-P"), "{err}");
 
     #[cfg(unix)]
     {

@@ -21,9 +21,22 @@ use blocks::{Kind, Records};
 
 /// Opens a capture file, undoing gzip.
 pub fn open(path: &Path) -> Result<Box<dyn Read>, String> {
-    let mut f = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let f = File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    open_reader(Box::new(f)).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// [`open`] over any byte stream: buffered, and decompressed when it starts as gzip does.
+pub fn open_reader(mut f: Box<dyn Read>) -> Result<Box<dyn Read>, String> {
     let mut magic = [0u8; 2];
-    let n = f.read(&mut magic).map_err(|e| format!("{}: {e}", path.display()))?;
+    let mut n = 0;
+    while n < 2 {
+        match f.read(magic.get_mut(n..).unwrap_or_default()) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e.to_string()),
+        }
+    }
     let head = io::Cursor::new(magic.get(..n).unwrap_or_default().to_vec());
     let r = BufReader::with_capacity(1 << 16, head.chain(f));
     if magic == [0x1f, 0x8b] {

@@ -8,8 +8,8 @@ use std::io::{self, BufWriter, Write};
 
 use roce_parser::Config;
 
-use crate::input::{for_each_frame_until, Decoded, Input, InputError};
-use crate::tshark::FrameSelection;
+use crate::input::{read_frames, Decoded, Input, InputError};
+use crate::tshark::Window;
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -29,10 +29,9 @@ pub struct Filter {
     pub qp: Option<u32>,
     /// Only RoCE frames with this opcode.
     pub opcode: Option<u8>,
-    /// Only these frames (`--frames 1-10,15,20-`).
-    pub frames: Option<FrameSelection>,
-    /// Read at most this many frames (`-c N`, as tshark).
-    pub count: Option<u64>,
+    /// `--frames 1-10,15,20-` and `-c N`: only these frames are shown (reading stops after
+    /// the last; the frames before it are read, for `-t r` and `-t d`).
+    pub window: Window,
     /// `-Y EXPR` / `--conn` (crate::filter): with `--qp` and `--opcode`, all must hold.
     pub expr: Option<crate::filter::DisplayFilter>,
 }
@@ -40,18 +39,12 @@ pub struct Filter {
 impl Filter {
     /// The last frame that can be shown: reading stops after it.
     fn last_frame(&self) -> Option<u64> {
-        let selected = self.frames.as_ref().and_then(FrameSelection::last);
-        match (selected, self.count) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        self.window.last()
     }
 
     fn keeps(&self, d: &Decoded<'_>) -> bool {
-        if let Some(r) = &self.frames {
-            if !r.contains(d.frame.number) {
-                return false;
-            }
+        if !self.window.contains(d.frame.number) {
+            return false;
         }
         if self.expr.as_ref().is_some_and(|e| !e.matches(d)) {
             return false;
@@ -85,8 +78,10 @@ pub struct Options {
     pub time: crate::tshark::TimeFormat,
     /// `-x`: each frame's bytes in hex and ASCII after its text, as tshark.
     pub hex: bool,
-    /// `-w FILE`: the kept frames also saved as a capture (`-`: to stdout, instead of text).
+    /// `-w FILE`: the kept frames saved as a capture (`-`: to stdout), instead of the text.
     pub write: Option<std::path::PathBuf>,
+    /// `-P` with `-w FILE`: the text too, as tshark -P.
+    pub print: bool,
     /// `--threads N` (1: the single-thread path).
     pub threads: crate::threads::Threads,
 }
@@ -177,32 +172,32 @@ pub fn run(input: &Input, opts: &Options) -> Result<(), InputError> {
     let mut clock = crate::tshark::Clock::default();
     let mut first = true;
     let mut io_err: Option<io::Error> = None;
-    let mut writer = match &opts.write {
+    // `-w`: the capture is read once, its bytes tapped for the record copier (write.rs).
+    let (cap, mut writer) = match &opts.write {
         Some(name) => {
-            let file = match input.path() {
-                Some(p) => p,
-                None => input.twice("-w")?,
-            };
-            Some(write::Writer::create(file, name).map_err(InputError)?)
+            let (cap, tap) = input.open_tapped()?;
+            (cap, Some(write::Writer::create(tap, name).map_err(InputError)?))
         }
-        None => None,
+        None => (input.open()?, None),
     };
-    let text = !writer.as_ref().is_some_and(write::Writer::to_stdout);
+    let text = writer.is_none() || opts.print;
     let mut write_err: Option<String> = None;
     // The JSON array opens with its first frame (or at the end): when the capture cannot be
     // read, nothing is written before the error.
-    for_each_frame_until(input, &opts.config, opts.filter.last_frame(), |d| {
+    let last = opts.filter.last_frame();
+    read_frames(cap, &input.window, &opts.config, last, |d| {
         clock.read(d.frame.ts_ns);
-        if io_err.is_some() || write_err.is_some() || !opts.filter.keeps(d) {
+        if io_err.is_some() || write_err.is_some() {
             return;
         }
+        let keep = opts.filter.keeps(d);
         if let Some(w) = writer.as_mut() {
-            if let Err(e) = w.frame(d.frame.number) {
+            if let Err(e) = w.pass(d.frame.number, keep) {
                 write_err = Some(e);
                 return;
             }
         }
-        if !text {
+        if !text || !keep {
             return;
         }
         let res = write_frame(d, opts, &mut clock, &mut scratch, &mut first, &mut out);

@@ -1,24 +1,27 @@
-//! `dissect -w FILE`: the frames dissect keeps (`--frames`, `-c`, `--qp`, `--opcode`) saved
-//! as a capture Wireshark opens, as `tshark -Y ... -w` would.
+//! `dissect -w FILE`: the frames dissect keeps (`--frames`, `-c`, `--qp`, `--opcode`, `-Y`)
+//! saved as a capture Wireshark opens, as `tshark -Y ... -w` would.
 //!
 //! Why a copy and not a re-encoding: the selected records are copied from the input byte for
 //! byte (pcap records; pcapng sections, interfaces and the other non-packet blocks with every
 //! option, then the selected packet blocks), so data, timestamps, captured and original
-//! lengths, interfaces and `if_tsresol` are the input's by construction. The input is read a
-//! second time, in step with the dissector (by frame number), through the strict record
-//! reader of `check --annotate`; one record in memory at a time. Only a change of container
-//! converts: pcap to pcapng as `--annotate` does (one interface, the file's link type and
-//! resolution), pcapng to pcap with the first interface's link type, in microseconds when its
-//! `if_tsresol` is 6 and nanoseconds otherwise.
+//! lengths, interfaces and `if_tsresol` are the input's by construction. The input is read
+//! once: the bytes the dissector's reader reads are also kept in a [`Tap`] (crate::tap),
+//! and a strict record reader (the one of `check --annotate`) walks them in step with the
+//! dissector, record by record, shown or not, so the tap holds only what the dissector's
+//! reader read ahead. A pipe, stdin and an interface (`-i`) are saved as a file is. Only a
+//! change of container converts: pcap to pcapng as `--annotate` does (one interface, the
+//! file's link type and resolution), pcapng to pcap with the first interface's link type, in
+//! microseconds when its `if_tsresol` is 6 and nanoseconds otherwise.
 //!
-//! The input must be a file (stdin cannot be read twice). A file that the strict reader
-//! refuses (a damaged block) stops the writing with the offset; what was written stays.
+//! A record that the strict reader refuses (a damaged block) stops the writing with the
+//! offset; what was written stays.
 
 use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::annotate::blocks::{self, Kind, Records};
+use crate::tap::Tap;
 
 /// The container `-w` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -72,16 +75,11 @@ fn out_format(name: &Path, input: Kind) -> Result<Out, String> {
 }
 
 impl Writer {
-    /// Opens `input` a second time and creates `name` ("-": stdout, in the input's format).
-    pub fn create(input: &Path, name: &Path) -> Result<Writer, String> {
-        if input == Path::new("-") {
-            return Err(format!(
-                "-w {}: the capture must be a file, not stdin (it is read twice)",
-                name.display()
-            ));
-        }
-        let records = Records::new(crate::annotate::open(input)?)
-            .map_err(|e| format!("{}: {e}", input.display()))?;
+    /// Reads the input's records from `tap` (the bytes of the capture being dissected) and
+    /// creates `name` ("-": stdout, in the input's format).
+    pub fn create(tap: Tap, name: &Path) -> Result<Writer, String> {
+        let records = Records::new(crate::annotate::open_reader(Box::new(tap))?)
+            .map_err(|e| format!("-w {}: the input: {e}", name.display()))?;
         let format = out_format(name, records.kind)?;
         let out: Box<dyn Write> = if name == Path::new("-") {
             Box::new(io::stdout())
@@ -113,17 +111,21 @@ impl Writer {
         werr(&self.name, e)
     }
 
-    /// Writes frame `number` (called in increasing order), copying what lies before it.
-    pub fn frame(&mut self, number: u64) -> Result<(), String> {
+    /// Frame `number` was read (called for every frame, in order): its record is written
+    /// when `keep`, with the non-packet blocks before it.
+    pub fn pass(&mut self, number: u64, keep: bool) -> Result<(), String> {
         while self.passed < number {
-            if !self.step(Some(number))? {
+            let want = keep.then_some(number);
+            if !self.step(want)? {
                 return Err(format!(
-                    "-w {}: frame {number} not found on the second read of the input",
+                    "-w {}: frame {number} not found by the record reader",
                     self.name.display()
                 ));
             }
         }
-        self.frames += 1;
+        if keep {
+            self.frames += 1;
+        }
         Ok(())
     }
 

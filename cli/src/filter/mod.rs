@@ -32,7 +32,7 @@ use std::fmt;
 use std::net::IpAddr;
 
 pub use parse::{MAX_DEPTH, MAX_LEN};
-pub use select::Selection;
+pub use select::{Selection, SelectionJson};
 
 use crate::input::Decoded;
 

@@ -19,6 +19,24 @@ use roce_conformance::{ConnId, FlowKey, Report, RuleCount, Severity};
 use super::DisplayFilter;
 use crate::input::Decoded;
 
+/// The `selection` member of `stats`' and `check`'s JSON (docs/json.md).
+#[derive(Debug, serde::Serialize)]
+pub struct SelectionJson<'a> {
+    /// The expression (`--conn` as the expression it stands for).
+    pub filter: &'a str,
+    /// Frames the expression matched.
+    pub frames_matched: u64,
+    /// Connections listed: those with a matching frame, judged on all their frames.
+    pub connections_selected: usize,
+    /// Matching frames of connections left out because [`MAX_SELECTED`] were selected.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub frames_over_cap: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// The most connection directions one filter selects.
 pub const MAX_SELECTED: usize = 1 << 20;
 
@@ -112,6 +130,17 @@ impl<'f> Selection<'f> {
             })
             .filter(|c| c.total() > 0)
             .collect();
+    }
+
+    /// The JSON reports' `selection` member (docs/json.md): what the filter selected, of
+    /// `connections` listed.
+    pub fn json(&self, connections: usize) -> SelectionJson<'_> {
+        SelectionJson {
+            filter: self.filter.text(),
+            frames_matched: self.matched,
+            connections_selected: connections,
+            frames_over_cap: self.overflow,
+        }
     }
 
     /// One line for the text reports: what the filter selected.

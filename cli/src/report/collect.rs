@@ -15,6 +15,7 @@ use roce_parser::{IcrcStatus, Packet, Roce};
 
 use super::bins::Bins;
 use super::series::{Counts, Kind, Sample, Series};
+use crate::filter::{DisplayFilter, Selection};
 use crate::input::Decoded;
 
 /// Which connections get a graph.
@@ -67,6 +68,8 @@ pub const WIDE_BAD_ICRC: usize = 3;
 #[derive(Debug)]
 pub struct Collected {
     pub check: Report,
+    /// `-Y`, `--conn`: what the filter selected, as a line of text.
+    pub selected: Option<String>,
     pub graphs: Vec<Graph>,
     /// Every listed incarnation (up to the model's cap) with its counters.
     pub connections: Vec<(ConnectionInfo, Counts)>,
@@ -81,8 +84,11 @@ pub struct Collected {
 }
 
 /// The pass in progress.
-pub struct Collector {
+pub struct Collector<'f> {
     checker: Checker,
+    /// `-Y`, `--conn`: the connections with a matching frame (crate::filter::Selection);
+    /// an incarnation not selected when it ends is neither graphed nor listed.
+    selection: Option<Selection<'f>>,
     model: Connections<Series>,
     select: Select,
     busiest: Retained<(Vec<Panel>, Counts)>,
@@ -102,8 +108,8 @@ pub fn names(c: &ConnId, sel: &str) -> bool {
     name == sel || name.contains(sel)
 }
 
-impl Collector {
-    pub fn new(opts: Options, select: Select) -> Self {
+impl<'f> Collector<'f> {
+    pub fn new(opts: Options, select: Select, filter: Option<&'f DisplayFilter>) -> Self {
         let model = ModelOptions {
             max_flows: opts.max_flows,
             pmtu: opts.pmtu,
@@ -115,6 +121,7 @@ impl Collector {
         };
         Collector {
             checker: Checker::new(opts),
+            selection: filter.map(Selection::new),
             model: Connections::new(model),
             select,
             busiest: Retained::new(keep.max(1)),
@@ -143,6 +150,9 @@ impl Collector {
             return;
         };
         self.checker.feed(&info, p);
+        if let Some(sel) = &mut self.selection {
+            sel.observe(d, |k| self.checker.incarnation_of(k));
+        }
         if let Some(r) = &p.roce {
             self.roce(&info, p, r);
         }
@@ -283,6 +293,9 @@ impl Collector {
         for e in self.model.take_ended() {
             let mut counts = Counts::default();
             let mut panels = Vec::new();
+            if self.selection.as_ref().is_some_and(|s| !s.selects(&e.info.connection)) {
+                continue;
+            }
             for (key, mut series) in e.directions {
                 series.end();
                 counts.merge(&series.counts);
@@ -311,7 +324,11 @@ impl Collector {
     pub fn finish(mut self) -> Collected {
         self.model.finish();
         self.settle();
-        let check = self.checker.finish();
+        let mut check = self.checker.finish();
+        if let Some(sel) = &self.selection {
+            sel.retain(&mut check);
+        }
+        let selected = self.selection.as_ref().map(|s| s.describe(check.connections.len()));
         let graphs = match self.select {
             Select::Busiest(_) => {
                 let (mut v, _) = self.busiest.into_sorted();
@@ -327,6 +344,7 @@ impl Collector {
         let (connections, connections_not_listed) = self.listed.into_sorted();
         Collected {
             check,
+            selected,
             graphs,
             connections,
             connections_not_listed,

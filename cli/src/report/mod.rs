@@ -29,7 +29,8 @@ use std::path::Path;
 use roce_conformance::Options;
 use roce_parser::Config;
 
-use crate::input::{for_each_frame, warn_undecoded, InputError};
+use crate::filter::DisplayFilter;
+use crate::input::{for_each_frame, warn_undecoded, Input, InputError};
 use collect::{Collected, Collector, Select};
 
 /// Graphs a report draws by default (`--graphs`).
@@ -44,14 +45,22 @@ pub struct Done {
     pub errors: u64,
 }
 
-fn needs_file(path: &Path, what: &str) -> Result<(), InputError> {
-    if path == Path::new("-") {
-        return Err(InputError(format!(
-            "{what} reads the capture twice (its findings, then the frames they cite): give a \
-             file, not '-' (stdin)"
-        )));
+/// What a report or a graph reads: a capture file (with its window, `-c` and `--frames`),
+/// how frames are decoded, and the connections it covers (`-Y`, `--conn`: those with a
+/// matching frame, judged on all their frames, as `check` does).
+#[derive(Clone, Copy)]
+pub struct Reading<'a> {
+    pub input: &'a Input,
+    pub cfg: &'a Config,
+    pub filter: Option<&'a DisplayFilter>,
+}
+
+impl Reading<'_> {
+    /// The file, read twice (its findings, then the frames they cite): not stdin, not an
+    /// interface.
+    fn file(&self, what: &str) -> Result<&Path, InputError> {
+        self.input.twice(what)
     }
-    Ok(())
 }
 
 fn not_the_input(input: &Path, out: &Path) -> Result<(), InputError> {
@@ -70,13 +79,12 @@ fn not_the_input(input: &Path, out: &Path) -> Result<(), InputError> {
 
 /// Reads the capture once through the collector.
 fn collect(
-    path: &Path,
-    cfg: &Config,
+    r: &Reading<'_>,
     opts: Options,
     select: Select,
 ) -> Result<(Collected, crate::input::ReadSummary), InputError> {
-    let mut c = Collector::new(opts, select);
-    let summary = for_each_frame(&path.into(), cfg, |d| c.frame(d))?;
+    let mut c = Collector::new(opts, select, r.filter);
+    let summary = for_each_frame(r.input, r.cfg, |d| c.frame(d))?;
     warn_undecoded(&summary.undecoded);
     Ok((c.finish(), summary))
 }
@@ -89,16 +97,15 @@ fn write_out(out: &Path, text: &str) -> Result<(), InputError> {
     std::fs::write(out, text).map_err(|e| InputError(format!("writing {}: {e}", out.display())))
 }
 
-/// The whole page for `path`.
+/// The whole page for `r`.
 pub fn report_html(
-    path: &Path,
-    cfg: &Config,
+    r: &Reading<'_>,
     opts: Options,
     graphs: usize,
 ) -> Result<(String, Collected), InputError> {
-    needs_file(path, "report")?;
-    let (c, summary) = collect(path, cfg, opts, Select::Busiest(graphs))?;
-    let located = locate::locate(path, cfg, &c.check.findings, &c.graphs)?;
+    let path = r.file("report")?;
+    let (c, summary) = collect(r, opts, Select::Busiest(graphs))?;
+    let located = locate::locate(path, r.cfg, &c.check.findings, &c.graphs)?;
     let meta = crate::annotate::meta::read_file(path);
     let file = path.display().to_string();
     let p = page::Page {
@@ -106,6 +113,7 @@ pub fn report_html(
         format: format_of(path),
         frames: summary.frames,
         warnings: &summary.warnings,
+        window: r.input.window.describe(),
         c: &c,
         located: &located,
         meta: &meta,
@@ -117,14 +125,13 @@ pub fn report_html(
 
 /// `report FILE -o OUT`.
 pub fn run_report(
-    path: &Path,
+    r: &Reading<'_>,
     out: &Path,
-    cfg: &Config,
     opts: Options,
     graphs: usize,
 ) -> Result<Done, InputError> {
-    not_the_input(path, out)?;
-    let (html, c) = report_html(path, cfg, opts, graphs)?;
+    not_the_input(r.file("report")?, out)?;
+    let (html, c) = report_html(r, opts, graphs)?;
     write_out(out, &html)?;
     Ok(Done {
         bytes: html.len(),
@@ -136,14 +143,10 @@ pub fn run_report(
 
 /// The standalone SVG of the connection `sel` names (its full name as `stats` and `check`
 /// print it, or a part of it that names one connection).
-pub fn graph_svg(
-    path: &Path,
-    cfg: &Config,
-    opts: Options,
-    sel: &str,
-) -> Result<String, InputError> {
-    needs_file(path, "graph")?;
-    let (c, _) = collect(path, cfg, opts, Select::Named(sel.to_string()))?;
+pub fn graph_svg(r: &Reading<'_>, opts: Options, sel: &str) -> Result<String, InputError> {
+    let path = r.file("graph")?;
+    let cfg = r.cfg;
+    let (c, _) = collect(r, opts, Select::Named(sel.to_string()))?;
     let names = |v: &mut dyn Iterator<Item = String>| {
         let list: Vec<String> = v.take(20).collect();
         if list.is_empty() {
@@ -206,14 +209,8 @@ fn one_svg(path: &Path, cfg: &Config, c: &Collected, i: usize) -> Result<String,
 }
 
 /// `graph FILE --conn SEL -o OUT`.
-pub fn run_graph(
-    path: &Path,
-    out: &Path,
-    cfg: &Config,
-    opts: Options,
-    sel: &str,
-) -> Result<(), InputError> {
-    not_the_input(path, out)?;
-    let svg = graph_svg(path, cfg, opts, sel)?;
+pub fn run_graph(r: &Reading<'_>, out: &Path, opts: Options, sel: &str) -> Result<(), InputError> {
+    not_the_input(r.file("graph")?, out)?;
+    let svg = graph_svg(r, opts, sel)?;
     write_out(out, &svg)
 }

@@ -25,6 +25,8 @@ pub struct Page<'a> {
     pub format: String,
     pub frames: u64,
     pub warnings: &'a [String],
+    /// `-c`, `--frames`: the frames read, as a line of text.
+    pub window: Option<String>,
     pub c: &'a Collected,
     pub located: &'a BTreeMap<u64, Located>,
     pub meta: &'a Meta,
@@ -95,6 +97,10 @@ fn summary(p: &Page<'_>, out: &mut String) {
         row(out, "", &[k, v]);
     }
     out.push_str("</table>\n");
+    // -c / --frames, -Y / --conn: what the page covers.
+    for line in p.window.iter().chain(&c.selected) {
+        let _ = writeln!(out, "<p class=\"muted\">{}</p>", esc(line));
+    }
     for w in p.warnings {
         let _ = writeln!(out, "<p class=\"warning\">capture warning: {}</p>", esc(w));
     }

@@ -115,6 +115,8 @@ pub(crate) fn channels() -> (ReaderEnds, ConsumerEnds) {
 /// consumer hangs up (a closed stdout).
 pub(crate) fn read_batches(input: &Input, last: Option<u64>, ends: ReaderEnds) -> BatchResult {
     let mut cap = input.open()?;
+    let window = &input.window;
+    let last = window.last_or(last);
     let progress = progress_bar(cap.bytes_total());
     let mut summary = ReadSummary::default();
     let mut warnings = Warnings::default();
@@ -125,8 +127,14 @@ pub(crate) fn read_batches(input: &Input, last: Option<u64>, ends: ReaderEnds) -
     while let Some(next) = cap.next_frame() {
         match next {
             Ok(frame) => {
-                summary.frames += 1;
                 let (number, frame_ts) = (frame.number, frame.ts_ns);
+                if !window.contains(number) {
+                    if last.is_some_and(|l| number >= l) {
+                        break;
+                    }
+                    continue;
+                }
+                summary.frames += 1;
                 batch.push(&frame);
                 if batch.len() == BATCH_FRAMES {
                     let Some(fresh) = next_empty(&ends, &mut made) else {
