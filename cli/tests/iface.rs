@@ -209,6 +209,19 @@ fn dissect_and_stats_on_an_interface_print_what_they_print_for_the_file() {
     let v: Value = serde_json::from_str(&live).expect("stats JSON");
     assert_eq!((v["frames"].as_u64(), v["icrc"]["ok"].as_u64()), (Some(39), Some(39)));
     assert_eq!(live, from_file, "stats -i against tcpdump's file of the same frames");
+
+    // -w from an interface: the frames saved are the ones tcpdump saved, timestamps included.
+    let saved = dir.join("saved.pcap");
+    let args = ["dissect", "-a", "packets:39", "-w", saved.to_str().expect("utf-8 path")];
+    let (child, _err, file) = ns.capture(&args, &dir);
+    let (status, printed) = finish(child);
+    assert!(status.success(), "dissect -i -w: {status}");
+    assert!(printed.is_empty(), "-w prints nothing without -P");
+    let jsonl = ["dissect", "--format", "jsonl"];
+    let (_, ours) = on_file(&jsonl, &saved);
+    let (_, theirs) = on_file(&jsonl, &file);
+    assert_eq!(ours.lines().count(), 39);
+    assert_eq!(ours, theirs, "dissect -i -w against tcpdump's file of the same frames");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -72,6 +72,26 @@ fn count_is_the_capture_cut_after_n_frames() {
                 compared += 1;
             }
         }
+        // The reader thread applies the window as the single-thread loop does.
+        let list = format!("2-{},{}-", total / 2, total / 2 + 2);
+        for cmd in ["stats", "check"] {
+            let one = run(&[cmd, "--format", "json", "--frames", &list, "-c", "40", c]);
+            for threads in ["2", "3"] {
+                let more = run(&[
+                    cmd,
+                    "--threads",
+                    threads,
+                    "--format",
+                    "json",
+                    "--frames",
+                    &list,
+                    "-c",
+                    "40",
+                    c,
+                ]);
+                assert!(more == one, "{cmd} --threads {threads} --frames {list} -c 40 {c}");
+            }
+        }
     }
     assert!(compared > 200, "{compared} comparisons");
 }

@@ -78,16 +78,27 @@ impl Writer {
     /// Reads the input's records from `tap` (the bytes of the capture being dissected) and
     /// creates `name` ("-": stdout, in the input's format).
     pub fn create(tap: Tap, name: &Path) -> Result<Writer, String> {
+        Writer::with_output(tap, name, |name| {
+            if name == Path::new("-") {
+                return Ok(Box::new(io::stdout()));
+            }
+            let f = File::create(name)
+                .map_err(|e| format!("-w {}: cannot create: {e}", name.display()))?;
+            Ok(Box::new(f))
+        })
+    }
+
+    /// [`Writer::create`] into the output `open` makes (a file, stdout, or memory for the
+    /// fuzz target); `name` gives the container and names the output in messages.
+    pub fn with_output(
+        tap: Tap,
+        name: &Path,
+        open: impl FnOnce(&Path) -> Result<Box<dyn Write>, String>,
+    ) -> Result<Writer, String> {
         let records = Records::new(crate::annotate::open_reader(Box::new(tap))?)
             .map_err(|e| format!("-w {}: the input: {e}", name.display()))?;
         let format = out_format(name, records.kind)?;
-        let out: Box<dyn Write> = if name == Path::new("-") {
-            Box::new(io::stdout())
-        } else {
-            let f = File::create(name)
-                .map_err(|e| format!("-w {}: cannot create: {e}", name.display()))?;
-            Box::new(f)
-        };
+        let out = open(name)?;
         Ok(Writer {
             name: name.to_path_buf(),
             input: records,

@@ -40,4 +40,5 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("frame_list", targets::frame_list),
     ("nic_counters", targets::nic_counters),
     ("filter", targets::filter),
+    ("write_capture", targets::write_capture),
 ];

@@ -1273,3 +1273,105 @@ pub fn filter(data: &[u8], _reach: &mut Reach) {
         }
     }
 }
+
+/// `dissect -w` over hostile bytes: the capture is read through the tap
+/// (roce_inspect::tap) and the strict record copier walks the tapped bytes in step, saving
+/// the first frame and every third. Never a panic; an error is a message. When the capture
+/// reads with no warning and the copy succeeds, the saved capture (in the input's own
+/// container, so nothing is converted) holds exactly the frames kept: timestamps, lengths,
+/// link type and bytes.
+pub fn write_capture(data: &[u8], _reach: &mut Reach) {
+    use std::cell::RefCell;
+    use std::rc::Rc;
+
+    use roce_inspect::dissect::write::Writer;
+
+    struct Shared(Rc<RefCell<Vec<u8>>>);
+    impl std::io::Write for Shared {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.borrow_mut().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    type Kept = Vec<(u64, u32, u32, u32, u32, Vec<u8>)>;
+    fn frames(cap: &mut Capture) -> (Kept, bool) {
+        let (mut v, mut clean) = (Vec::new(), true);
+        while let Some(f) = cap.next_frame() {
+            match f {
+                Ok(f) => v.push((
+                    f.number,
+                    f.caplen,
+                    f.len,
+                    f.link_type.code(),
+                    f.interface,
+                    f.data.to_vec(),
+                )),
+                Err(_) => clean = false,
+            }
+        }
+        (v, clean)
+    }
+
+    let pcapng = data.starts_with(&[0x0a, 0x0d, 0x0d, 0x0a]);
+    let name = std::path::Path::new(if pcapng { "fuzz.pcapng" } else { "fuzz.pcap" });
+    let (tee, tap) = roce_inspect::tap::tee(std::io::Cursor::new(data.to_vec()));
+    let Ok(mut cap) = Capture::from_reader("fuzz", tee) else { return };
+    let out = Rc::new(RefCell::new(Vec::new()));
+    let sink = Shared(Rc::clone(&out));
+    let mut w = match Writer::with_output(tap, name, move |_| Ok(Box::new(sink))) {
+        Ok(w) => w,
+        Err(e) => {
+            assert!(!e.is_empty());
+            return;
+        }
+    };
+    let (mut kept, mut clean, mut failed) = (Vec::new(), true, false);
+    let mut steps = 0u64;
+    while let Some(item) = cap.next_frame() {
+        steps += 1;
+        assert!(steps <= CAPTURE_STEP_LIMIT, "the capture reader does not end");
+        match item {
+            Ok(f) => {
+                let keep = f.number % 3 == 1;
+                if !failed {
+                    if let Err(e) = w.pass(f.number, keep) {
+                        assert!(!e.is_empty());
+                        failed = true;
+                    }
+                }
+                if keep {
+                    kept.push((
+                        f.ts_ns,
+                        f.caplen,
+                        f.len,
+                        f.link_type.code(),
+                        f.interface,
+                        f.data.to_vec(),
+                    ));
+                }
+            }
+            Err(_) => clean = false,
+        }
+    }
+    let finished = w.finish();
+    if failed || !clean || finished.is_err() || data.starts_with(&[0x1f, 0x8b]) {
+        return;
+    }
+    let bytes = out.borrow().clone();
+    let mut back = Capture::from_bytes("written", bytes).expect("the saved capture opens");
+    let (saved, saved_clean) = frames(&mut back);
+    assert!(saved_clean, "the saved capture reads with warnings");
+    let saved: Kept = saved.into_iter().map(|(_, c, l, t, i, d)| (0, c, l, t, i, d)).collect();
+    let mut back = Capture::from_bytes("written", out.borrow().clone()).expect("opens");
+    let mut ts = Vec::new();
+    while let Some(Ok(f)) = back.next_frame() {
+        ts.push(f.ts_ns);
+    }
+    let want: Kept = kept.iter().map(|(_, c, l, t, i, d)| (0, *c, *l, *t, *i, d.clone())).collect();
+    assert_eq!(saved, want, "the saved frames are not the frames kept");
+    let want_ts: Vec<u64> = kept.iter().map(|k| k.0).collect();
+    assert_eq!(ts, want_ts, "the saved timestamps are not the input's");
+}
