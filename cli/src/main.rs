@@ -32,6 +32,7 @@ use roce_parser::Config;
         --port 4791 --port 4792      tshark -d udp.port==4792,infiniband (both decoded)\n  \
         -n                           tshark -n (accepted: names are never resolved)\n  \
         dissect -V                   tshark -V\n  \
+        dissect -T fields -e bth.psn tshark -T fields -e infiniband.bth.psn (-E as tshark's)\n  \
         dissect -x                   tshark -x (hex and ASCII of each frame)\n  \
         dissect -t r|a|ad|e|d        tshark -t (a and ad in UTC: tshark -t u|ud)\n  \
         check -l, dissect -l         tshark -l (flush per finding / frame)\n  \
@@ -278,9 +279,17 @@ enum Command {
         /// Print the full field tree of each frame, every extended header decoded
         #[arg(short = 'V', long)]
         verbose: bool,
-        /// Output format
-        #[arg(long, value_enum, default_value_t = dissect::Format::Text)]
+        /// Output format (-T as tshark's: text, json, jsonl, fields)
+        #[arg(long, short = 'T', value_enum, default_value_t = dissect::Format::Text)]
         format: dissect::Format,
+        /// With -T fields: a field to print, repeatable, in order (the names of -Y and of the
+        /// JSON: frame, ip.src, bth.dest_qp, bth.psn, aeth.syndrome, icrc.status, ...)
+        #[arg(short = 'e', value_name = "FIELD", value_parser = dissect::fields::Column::parse)]
+        field: Vec<dissect::fields::Column>,
+        /// With -T fields, as tshark -E: header=y|n, separator=/t|/s|C, aggregator=/s|C,
+        /// quote=d|s|n
+        #[arg(short = 'E', value_name = "OPT=VALUE", value_parser = dissect::fields::FieldOption::parse)]
+        field_option: Vec<dissect::fields::FieldOption>,
         /// Only RoCE frames to this DestQP (or from this UD source QP); decimal or 0x-hex
         #[arg(long, value_parser = parse_qpn, value_name = "QPN")]
         qp: Option<u32>,
@@ -690,6 +699,8 @@ fn main() -> ExitCode {
             input,
             verbose,
             format,
+            field,
+            field_option,
             qp,
             opcode,
             color,
@@ -706,6 +717,20 @@ fn main() -> ExitCode {
                 output::error("-P prints to stdout, where -w - writes the capture: give -w a file");
                 return ExitCode::from(2);
             }
+            let fields = match (format == dissect::Format::Fields, field.is_empty()) {
+                (true, false) => Some(dissect::fields::Fields::new(field, &field_option)),
+                (true, true) => {
+                    output::error(
+                        "-T fields needs at least one -e FIELD (e.g. -e frame -e bth.psn)",
+                    );
+                    return ExitCode::from(2);
+                }
+                (false, empty) if !empty || !field_option.is_empty() => {
+                    output::error("-e and -E go with -T fields");
+                    return ExitCode::from(2);
+                }
+                (false, _) => None,
+            };
             // dissect reads the frames before its window too (-t r, -t d count them).
             let window = std::mem::take(&mut input.window);
             let opts = dissect::Options {
@@ -720,6 +745,7 @@ fn main() -> ExitCode {
                 write,
                 print,
                 threads: common.threads(),
+                fields,
             };
             dissect::run(&input, &opts)
         }

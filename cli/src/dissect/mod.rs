@@ -1,5 +1,6 @@
 //! `roce-inspect dissect`: every frame, as a summary line, a field tree, or JSON.
 
+pub mod fields;
 pub mod json;
 mod threads;
 pub mod write;
@@ -20,6 +21,8 @@ pub enum Format {
     Json,
     /// One JSON object per line.
     Jsonl,
+    /// The values of the `-e` fields, one line per frame (tshark -T fields).
+    Fields,
 }
 
 /// Which frames to show.
@@ -84,6 +87,8 @@ pub struct Options {
     pub print: bool,
     /// `--threads N` (1: the single-thread path).
     pub threads: crate::threads::Threads,
+    /// `-T fields -e ...`: the columns (with `Format::Fields`).
+    pub fields: Option<fields::Fields>,
 }
 
 /// The summary line's ICRC word, in the error colour when it is bad.
@@ -148,11 +153,34 @@ fn write_frame(
             json::write_frame(&mut s.json, d);
             out.write_all(&s.json)
         }
+        Format::Fields => {
+            s.line.clear();
+            if let Some(f) = &opts.fields {
+                if std::mem::take(first) {
+                    f.header(&mut s.line);
+                }
+                f.line(d, &mut s.line);
+            }
+            out.write_all(s.line.as_bytes())
+        }
     }
+}
+
+/// What opens the output, written before the first frame's (or at the end when there is
+/// none): the `-T fields -E header=y` line.
+fn opening(opts: &Options) -> String {
+    let mut s = String::new();
+    if let (Format::Fields, Some(f)) = (opts.format, &opts.fields) {
+        f.header(&mut s);
+    }
+    s
 }
 
 /// The end of the output: the JSON array's close (opening it when no frame was written).
 fn write_end(opts: &Options, first: bool, out: &mut impl Write) -> io::Result<()> {
+    if opts.format == Format::Fields && first {
+        return out.write_all(opening(opts).as_bytes());
+    }
     if opts.format != Format::Json {
         return Ok(());
     }

@@ -34,7 +34,9 @@ pub(super) fn run(input: &Input, opts: &Options) -> Result<(), InputError> {
         let stdout = io::stdout();
         let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
         let json = opts.format == super::Format::Json;
-        let (first, io_err) = write_in_order(done_rx, consumer.empty, json, &mut out);
+        let opening = super::opening(opts);
+        let (first, io_err) =
+            write_in_order(done_rx, consumer.empty, json, opening.as_bytes(), &mut out);
         // Reading ended (or stopped once the writer hung up): its damage is reported as in
         // the single-thread run, and nothing is written after a capture that cannot be read.
         join(reader)?;
@@ -53,6 +55,7 @@ fn write_in_order(
     done: Receiver<(u64, Batch)>,
     empty: SyncSender<Batch>,
     json: bool,
+    opening: &[u8],
     out: &mut impl Write,
 ) -> (bool, Option<io::Error>) {
     let mut pending: BTreeMap<u64, Batch> = BTreeMap::new();
@@ -67,6 +70,10 @@ fn write_in_order(
             let bytes = match b.out.get(2..) {
                 Some(rest) if json && first && b.out.starts_with(b",\n") => {
                     out.write_all(b"[\n").and_then(|()| out.write_all(rest))
+                }
+                // `-E header=y`: the header line before the first frame's.
+                _ if first && !b.out.is_empty() => {
+                    out.write_all(opening).and_then(|()| out.write_all(&b.out))
                 }
                 _ => out.write_all(&b.out),
             };
