@@ -16,6 +16,7 @@ use roce_parser::{IcrcStatus, Packet, Roce};
 use super::bins::Bins;
 use super::series::{Counts, Kind, Sample, Series};
 use crate::input::Decoded;
+use crate::stats::{Connection, Stats};
 
 /// Which connections get a graph.
 #[derive(Debug, Clone)]
@@ -71,6 +72,8 @@ pub struct Collected {
     /// Every listed incarnation (up to the model's cap) with its counters.
     pub connections: Vec<(ConnectionInfo, Counts)>,
     pub connections_not_listed: u64,
+    /// `stats`' connections (its `timing` and `congestion` objects), the busiest first.
+    pub timers: Vec<Connection>,
     pub cm_events: Vec<CmEvent>,
     pub cm_not_kept: u64,
     pub wide: Bins<4>,
@@ -83,6 +86,9 @@ pub struct Collected {
 /// The pass in progress.
 pub struct Collector {
     checker: Checker,
+    /// `stats`' own pass, for the timing and congestion section (the same figures as
+    /// `stats --format json`, bounded as `stats` is).
+    stats: Stats,
     model: Connections<Series>,
     select: Select,
     busiest: Retained<(Vec<Panel>, Counts)>,
@@ -115,6 +121,7 @@ impl Collector {
         };
         Collector {
             checker: Checker::new(opts),
+            stats: Stats::new(model),
             model: Connections::new(model),
             select,
             busiest: Retained::new(keep.max(1)),
@@ -138,6 +145,7 @@ impl Collector {
             self.wide.start(f.ts_ns);
         }
         self.last_ts = self.last_ts.max(f.ts_ns);
+        self.stats.add(f.number, f.ts_ns, f.len, f.caplen, d.packet.as_ref().ok());
         let Ok(p) = &d.packet else {
             self.checker.feed_undecoded(&info);
             return;
@@ -325,7 +333,9 @@ impl Collector {
             Select::Named(_) => self.named,
         };
         let (connections, connections_not_listed) = self.listed.into_sorted();
+        let (timers, _) = self.stats.connections();
         Collected {
+            timers,
             check,
             graphs,
             connections,
