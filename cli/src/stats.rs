@@ -16,8 +16,8 @@ use roce_conformance::timing::{
     compare, CnpScopes, CongestionJson, CongestionReport, FlowCongestion,
 };
 use roce_conformance::{
-    BeganBy, CmExchange, ConnectionInfo, Connections, EndedBy, FlowKey, FrameInfo, ModelOptions,
-    Psn, Retained, Seen, Shard, Timing, TimingReport,
+    exchange_of, CmExchange, ConnectionInfo, Connections, EndedBy, FlowKey, FrameInfo,
+    ModelOptions, Psn, Retained, Seen, Shard, Timing, TimingReport,
 };
 
 use crate::input::{warn_undecoded, Input, InputError, UndecodedGroup, Window};
@@ -422,23 +422,6 @@ impl Stats {
     pub fn roce_frames(&self) -> u64 {
         self.roce_v1 + self.roce_v2
     }
-}
-
-/// The CM exchange that opened an incarnation: the last REQ at or before the frame that
-/// began it, between its two QPs.
-fn exchange_of<'c>(cm: &'c [CmExchange], info: &ConnectionInfo) -> Option<&'c CmExchange> {
-    if info.began.how != BeganBy::Cm {
-        return None;
-    }
-    let c = &info.connection;
-    let (qa, qb) = (c.qpn_a?, c.qpn_b?);
-    let opened = |x: &&CmExchange| {
-        let forward = x.active == c.a && x.active_qpn == qa && x.passive == c.b;
-        let reverse = x.active == c.b && x.active_qpn == qb && x.passive == c.a;
-        x.req_frame <= info.began.frame
-            && ((forward && x.passive_qpn == Some(qb)) || (reverse && x.passive_qpn == Some(qa)))
-    };
-    cm.iter().rev().find(opened)
 }
 
 /// One direction inside a connection.

@@ -262,6 +262,28 @@ fn connections_parquet_counters_are_stats_counters() {
         .unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
     caps.push(bench);
+    // Timers and congestion known to the nanosecond (cli/src/gen/timers.rs).
+    for name in [
+        "clean-timing-latencies",
+        "clean-timing-timeout-t14",
+        "clean-timing-backoff",
+        "clean-congestion-pacing",
+    ] {
+        caps.push(root().join(format!("pcaps/conformance/{name}.pcap")));
+    }
+    // connections.parquet's timing and congestion columns and the `stats` JSON member each
+    // comes from (a summary's field; the timeout count is the list plus those not listed).
+    let figures: [(&str, &[&str]); 9] = [
+        ("timing_ack_latency_ns_p50", &["timing", "ack_latency_ns", "p50"]),
+        ("timing_ack_latency_ns_p99", &["timing", "ack_latency_ns", "p99"]),
+        ("timing_ack_latency_ns_max", &["timing", "ack_latency_ns", "max"]),
+        ("timing_inferred_timeout_exponent", &["timing", "inferred_timeout_exponent", "exponent"]),
+        ("congestion_ce_to_cnp_ns_p50", &["congestion", "ce_to_cnp_ns", "p50"]),
+        ("congestion_ce_to_cnp_ns_max", &["congestion", "ce_to_cnp_ns", "max"]),
+        ("congestion_cnp_interval_ns_qp_min", &["congestion", "cnp_interval_ns", "qp", "min"]),
+        ("congestion_cnp_interval_ns_qp_p50", &["congestion", "cnp_interval_ns", "qp", "p50"]),
+        ("ecn_ce", &["congestion", "ce_marked"]),
+    ];
     let counters = [
         "bytes",
         "payload_bytes",
@@ -319,6 +341,23 @@ fn connections_parquet_counters_are_stats_counters() {
                     nonzero.insert(col);
                 }
             }
+            for (col, path) in figures {
+                // A member that is null (or absent under a null parent) is a null cell.
+                let want = path.iter().try_fold(c, |v, k| v.get(*k).filter(|x| !x.is_null()));
+                let want = want.cloned().unwrap_or(serde_json::Value::Null);
+                assert_eq!(row[col], want, "{}: {id}: {col}", cap.display());
+                if !want.is_null() {
+                    nonzero.insert(col.to_string());
+                }
+            }
+            assert_eq!(row["cnps"], c["congestion"]["cnps"], "{id}: cnps");
+            let t = &c["timing"];
+            let timeouts = t["timeout_retransmissions"].as_array().unwrap().len() as u64
+                + t["timeout_retransmissions_not_listed"].as_u64().unwrap();
+            assert_eq!(row["timing_timeout_retransmissions"], timeouts, "{id}: timeouts");
+            if timeouts > 0 {
+                nonzero.insert("timing_timeout_retransmissions".into());
+            }
             assert_eq!(row["stats_retransmissions"], c["retransmissions"], "{id}");
             if c["retransmissions"].as_u64().is_some_and(|n| n > 0) {
                 nonzero.insert("retransmissions".into());
@@ -330,6 +369,10 @@ fn connections_parquet_counters_are_stats_counters() {
         assert!(nonzero.contains(k), "no capture had {k}: {nonzero:?}");
     }
     assert!(nonzero.contains("naks_psn_sequence_error"), "{nonzero:?}");
+    for (col, _) in figures {
+        assert!(nonzero.contains(col), "no capture had {col}: {nonzero:?}");
+    }
+    assert!(nonzero.contains("timing_timeout_retransmissions"), "{nonzero:?}");
     let _ = std::fs::remove_dir_all(&dir);
 }
 

@@ -278,3 +278,103 @@ fn bad_input_is_an_error() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("not '-'"));
 }
+
+/// The name `check` and `stats` print for the connection object of `stats --format json`.
+fn conn_name(c: &serde_json::Value) -> String {
+    let q = |v: &serde_json::Value| v.as_u64().map_or("?".to_string(), |q| format!("0x{q:06x}"));
+    let mut s = format!(
+        "{} QP {} <-> {} QP {}",
+        c["a"].as_str().unwrap(),
+        q(&c["qpn_a"]),
+        c["b"].as_str().unwrap(),
+        q(&c["qpn_b"])
+    );
+    if c["incarnation"].as_u64().unwrap() > 1 {
+        s.push_str(&format!(" (incarnation {})", c["incarnation"]));
+    }
+    s
+}
+
+/// Without a browser: the timing and congestion section holds, per connection, the values of
+/// `stats --format json` (each cell names its member and its exact value), states the
+/// capture point, and shows the figures each generated capture is made of (the generator's
+/// constants: ACK 3 us, READ 5 us, NAK 2.5 us, RNR 1.28 ms advertised; t = 12; CNPs 50 us
+/// apart per QP; the REQ's Local ACK Timeout 14 against timeouts of 2^17).
+#[test]
+fn timing_section_is_stats_json() {
+    let dir = browser::scratch("report-timing");
+    let cases: [(&str, &[(&str, u64)]); 4] = [
+        (
+            "clean-timing-latencies",
+            &[
+                ("timing.ack_latency_ns.p50", 3_000),
+                ("timing.read_latency_ns.first_response.max", 5_000),
+                ("timing.nak_generation_ns.p50", 2_500),
+                ("timing.rnr_waits.0.advertised_ns", 1_280_000),
+                ("timing.rnr_waits.0.waited_ns", 1_300_000),
+            ],
+        ),
+        (
+            "clean-timing-backoff",
+            &[
+                ("timing.inferred_timeout_exponent.exponent", 12),
+                ("timing.timeout_retransmissions.0.measured_ns", 16_777_216),
+                ("timing.timeout_retransmissions.2.retry", 3),
+            ],
+        ),
+        (
+            "clean-congestion-pacing",
+            &[("congestion.cnp_interval_ns.qp.min", 50_000), ("congestion.cnps", 4)],
+        ),
+        (
+            "req-cm-ack-timeout",
+            &[
+                ("timing.negotiated.local_ack_timeout", 14),
+                ("timing.inferred_timeout_exponent.exponent", 17),
+            ],
+        ),
+    ];
+    for (name, known) in cases {
+        let cap = root().join(format!("pcaps/conformance/{name}.pcap"));
+        let html = report(&cap, &dir.join("r.html"), &[]);
+        assert!(html.contains("a host capture measures what that host saw"), "{name}");
+        let o = Command::new(BIN).args(["stats", "--format", "json"]).arg(&cap).output().unwrap();
+        let s: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        let by_name: BTreeMap<String, &serde_json::Value> = s["connections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| (conn_name(&c["connection"]), c))
+            .collect();
+        let mut seen: BTreeMap<String, u64> = BTreeMap::new();
+        let mut sections = 0;
+        for chunk in html.split("<section class=\"timing\"").skip(1) {
+            sections += 1;
+            let head = format!(" {}", &chunk[..chunk.find('>').unwrap()]);
+            let conn = attr(&head, "data-conn").unwrap().replace("&lt;", "<").replace("&gt;", ">");
+            let c = by_name.get(&conn).unwrap_or_else(|| panic!("{name}: no connection {conn}"));
+            let body = &chunk[..chunk.find("</section>").unwrap()];
+            for tag in body.split('<').skip(1) {
+                let tag = format!(" {}", &tag[..tag.find('>').unwrap_or(tag.len())]);
+                let (Some(k), Some(v)) = (attr(&tag, "data-k"), attr(&tag, "data-v")) else {
+                    continue;
+                };
+                // The member the cell names, in stats' JSON (numbers index arrays).
+                let want = k.split('.').fold(*c, |j, p| match p.parse::<usize>() {
+                    Ok(i) => &j[i],
+                    Err(_) => &j[p],
+                });
+                let v: u64 = v.parse().unwrap();
+                assert_eq!(want.as_u64(), Some(v), "{name}: {conn}: {k}");
+                *seen.entry(k.to_string()).or_default() += 1;
+                if let Some((_, x)) = known.iter().find(|(kk, _)| *kk == k) {
+                    assert_eq!(v, *x, "{name}: {k}: the generator's value");
+                }
+            }
+        }
+        assert!(sections > 0, "{name}: no timing section");
+        for (k, _) in known {
+            assert!(seen.contains_key(*k), "{name}: the page lacks {k}: {seen:?}");
+        }
+    }
+}

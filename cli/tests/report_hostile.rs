@@ -85,6 +85,7 @@ fn assert_template_only(dom: &str) {
                     "data-rule",
                     "data-n",
                     "data-k",
+                    "data-v",
                     "data-ready",
                     "data-dir"
                 ]

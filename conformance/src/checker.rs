@@ -8,12 +8,15 @@ use roce_parser::opcode::{OpcodeInfo, Role};
 use roce_parser::{Packet, Roce};
 
 use crate::congestion::{CeMark, Cnp, Congestion};
-use crate::connections::{ConnectionInfo, Connections, EndedBy, FlowKey, Retained, Seen};
-use crate::context::Pkt;
+use crate::connections::{
+    exchange_of, BeganBy, ConnectionInfo, Connections, EndedBy, FlowKey, Retained, Seen,
+};
+use crate::context::{CmTimers, Pkt};
 use crate::finding::{ConnId, Finding, Judge, RuleCount};
 use crate::psn::Psn;
 use crate::rules;
 use crate::stream::Stream;
+use crate::timing::{compare, Timing};
 use crate::{FrameInfo, Options};
 
 /// The checker's own accounting of its state, to prove it stays bounded.
@@ -329,14 +332,32 @@ impl Checker {
         if let Some(code) = opts.rnr_timer.filter(|_| !request) {
             crate::responder::rnr_timer(&x, code, judge);
         }
-        if let Some(t) = opts.qp_timeout {
+        // The timers are measured for --qp-timeout, and on every CM-opened incarnation for
+        // the REQ-CM-* rules (judged when it ends).
+        if opts.qp_timeout.is_some() || flow.began.how == BeganBy::Cm {
             let timing = flow.state.timing.get_or_insert_with(Box::default);
             if !request {
                 timing.response(f, r);
             } else if let Some(retx) = timing.request(f, r) {
-                crate::requester::qp_timeout(&retx, t, &x, judge);
+                if let Some(t) = opts.qp_timeout {
+                    crate::requester::qp_timeout(&retx, t, &x, judge);
+                }
             }
         }
+    }
+
+    /// REQ-CM-ACK-TIMEOUT and REQ-CM-RETRY-COUNT on an incarnation that ended: its timers
+    /// against what its CM REQ announced (the comparison `stats` shows as `negotiated`).
+    fn judge_cm_timers(&mut self, info: &ConnectionInfo, timing: &Timing) {
+        let Some(cm) = exchange_of(self.model.cm_exchanges(), info) else { return };
+        let negotiated = compare(&timing.report(), cm);
+        if negotiated.agrees {
+            return;
+        }
+        let conn = Some(info.connection);
+        let x = CmTimers { cm, timing, negotiated: &negotiated, conn };
+        crate::requester::cm_ack_timeout(&x, &mut self.judge);
+        crate::requester::cm_retry_count(&x, &mut self.judge);
     }
 
     /// Finishes the incarnations the model ended and lists them.
@@ -357,11 +378,18 @@ impl Checker {
             }
             let paired = info.paired_by.is_some();
             let mut judged = Judged { retransmissions: 0, missing: 0, partly: Vec::new() };
+            let mut timing: Option<Timing> = None;
             for (_, mut st) in ended.directions {
                 st.finish(conn, paired, self.last_ts, self.opts.ack_timeout_ns, &mut self.judge);
                 judged.retransmissions += st.req.retransmissions;
                 judged.missing += st.req.missing;
                 judged.partly.extend(st.req.partly);
+                if let Some(t) = st.timing.as_deref() {
+                    timing.get_or_insert_with(Timing::default).merge(t);
+                }
+            }
+            if let Some(t) = &timing {
+                self.judge_cm_timers(&info, t);
             }
             if !paired && matches!(info.transport, "RC" | "XRC") {
                 judged.partly.push("the other direction was not identified: responses not judged");

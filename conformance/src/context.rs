@@ -5,8 +5,10 @@ use roce_parser::headers::{AethKind, NakCode};
 use roce_parser::opcode::OpcodeInfo;
 use roce_parser::Roce;
 
+use crate::connections::CmExchange;
 use crate::finding::ConnId;
 use crate::psn::Psn;
+use crate::timing::{Negotiated, Timing};
 use crate::{FrameInfo, Options};
 
 /// One RC/UC/XRC packet, placed in its connection.
@@ -57,4 +59,13 @@ pub(crate) fn fatal_nak(r: &Roce<'_>) -> bool {
             NakCode::InvalidRequest | NakCode::RemoteAccessError | NakCode::RemoteOperationalError
         )
     })
+}
+
+/// An incarnation that ended whose CM exchange was captured: the REQ, the timers measured on
+/// both directions, and their comparison (what the REQ-CM-* rules judge, once per incarnation).
+pub(crate) struct CmTimers<'a> {
+    pub(crate) cm: &'a CmExchange,
+    pub(crate) timing: &'a Timing,
+    pub(crate) negotiated: &'a Negotiated,
+    pub(crate) conn: Option<ConnId>,
 }

@@ -53,9 +53,9 @@ pub mod timing;
 
 pub use checker::{Checker, ConnectionReport, Report, StateStats};
 pub use connections::{
-    BeganBy, Boundary, CmExchange, ConnectionInfo, Connections, Ended, EndedBy, Flow, FlowKey,
-    ModelOptions, ModelStats, Observation, PairedBy, PkeySource, PmtuSource, Retained, Seen,
-    RECONNECT_PSN_DISTANCE,
+    exchange_of, BeganBy, Boundary, CmExchange, ConnectionInfo, Connections, Ended, EndedBy, Flow,
+    FlowKey, ModelOptions, ModelStats, Observation, PairedBy, PkeySource, PmtuSource, Retained,
+    Seen, RECONNECT_PSN_DISTANCE,
 };
 pub use finding::{ConnId, Finding, RuleCount};
 pub use options::{CnpPacing, CnpScope, FrameInfo, Options};

@@ -14,6 +14,8 @@
 //! | REQ-RETX-CAUSE | [`Requester::retx_cause`] |
 //! | REQ-RETX-SAME | [`Requester::retx_same`] |
 //! | REQ-QP-TIMEOUT | [`qp_timeout`] (on the timeouts `crate::timing` measures) |
+//! | REQ-CM-ACK-TIMEOUT | [`cm_ack_timeout`] (when the incarnation ends, against its CM REQ) |
+//! | REQ-CM-RETRY-COUNT | [`cm_retry_count`] (likewise) |
 //!
 //! In-flight packets after a NAK: when a NAK "PSN sequence error" naming e is captured, the
 //! requester may already have sent packets beyond what the capture showed so far; they
@@ -32,12 +34,12 @@ use roce_parser::headers::{AethKind, NakCode};
 use roce_parser::opcode::{Operation, Position};
 use roce_parser::Roce;
 
-use crate::context::Pkt;
+use crate::context::{CmTimers, Pkt};
 use crate::finding::Judge;
 use crate::hash::FastState;
 use crate::psn::{read_psns, Psn};
 use crate::rules;
-use crate::timing::{local_ack_timeout_ns, TimeoutRetransmission};
+use crate::timing::{local_ack_timeout_ns, Disagreement, TimeoutRetransmission};
 
 /// Requests remembered for retransmission checks (bounded: the state never grows with the
 /// capture).
@@ -877,4 +879,72 @@ pub(crate) fn qp_timeout(retx: &TimeoutRetransmission, t: u8, x: &Pkt<'_>, judge
             )
         },
     );
+}
+
+/// REQ-CM-ACK-TIMEOUT: the first timeout retransmissions of a CM-opened incarnation came
+/// earlier or later than the REQ's Local ACK Timeout allows (`timing::compare`'s verdict,
+/// the one `stats` prints). Cites the REQ and the first listed first retry outside the range.
+pub(crate) fn cm_ack_timeout(x: &CmTimers<'_>, judge: &mut Judge) {
+    let Some(&d @ Disagreement::AckTimeout { range, .. }) =
+        x.negotiated.found.iter().find(|d| matches!(d, Disagreement::AckTimeout { .. }))
+    else {
+        return;
+    };
+    let outside = |ns: u64| range.is_none_or(|(lo, hi)| ns < lo || ns > hi);
+    let first = x
+        .timing
+        .timeout_retransmissions()
+        .iter()
+        .find(|t| t.retry == 1 && outside(t.measured_ns))
+        .copied();
+    let req = x.cm.req_frame;
+    let frames = match first {
+        Some(t) => vec![req, t.frames[0], t.frames[1]],
+        None => vec![req],
+    };
+    let cm = x.cm;
+    judge.report(
+        &rules::REQ_CM_ACK_TIMEOUT,
+        &frames,
+        x.conn,
+        first.map(|t| Psn::new(t.psn)),
+        || {
+            let what = d.sentence(cm);
+            match first {
+                Some(t) => format!(
+                    "{what}; first: PSN {} resent {} ns after frame {} (CM REQ frame {req})",
+                    t.psn, t.measured_ns, t.frames[0]
+                ),
+                None => format!("{what} (CM REQ frame {req})"),
+            }
+        },
+    );
+}
+
+/// REQ-CM-RETRY-COUNT: a PSN of a CM-opened incarnation was retransmitted after timeouts
+/// more times than the REQ's Retry Count. Cites the REQ and the first retransmission beyond
+/// the count.
+pub(crate) fn cm_retry_count(x: &CmTimers<'_>, judge: &mut Judge) {
+    let Some(&d) = x.negotiated.found.iter().find(|d| matches!(d, Disagreement::RetryCount { .. }))
+    else {
+        return;
+    };
+    let limit = u32::from(x.cm.retry_count);
+    let beyond = x.timing.timeout_retransmissions().iter().find(|t| t.retry == limit + 1).copied();
+    let req = x.cm.req_frame;
+    let frames = match beyond {
+        Some(t) => vec![req, t.frames[0], t.frames[1]],
+        None => vec![req],
+    };
+    let cm = x.cm;
+    judge.report(&rules::REQ_CM_RETRY_COUNT, &frames, x.conn, beyond.map(|t| Psn::new(t.psn)), || {
+        let what = d.sentence(cm);
+        match beyond {
+            Some(t) => format!(
+                "{what}: retry {} of PSN {} (frame {}) is one the requester should not have sent (CM REQ frame {req})",
+                t.retry, t.psn, t.frames[1]
+            ),
+            None => format!("{what} (CM REQ frame {req})"),
+        }
+    });
 }

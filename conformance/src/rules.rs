@@ -121,6 +121,10 @@ rules! {
         "a retransmission is explained by a NAK, an implicit NAK, or a timeout gap";
     REQ_QP_TIMEOUT = "REQ-QP-TIMEOUT", Warning, Requester, "IBTA C9-140, C9-141; --qp-timeout",
         "with --qp-timeout T: no timeout retransmission earlier than the local ACK timeout 4.096 us x 2^T (less 10 %)";
+    REQ_CM_ACK_TIMEOUT = "REQ-CM-ACK-TIMEOUT", Warning, Requester, "IBTA 12.7.34 (REQ Local ACK Timeout); C9-140, C9-141",
+        "when the connection's CM REQ was captured: first timeout retransmissions come 1x to 4x its Local ACK Timeout 4.096 us x 2^t after the last transmission (10 % tolerance: 0.9x to 4.4x)";
+    REQ_CM_RETRY_COUNT = "REQ-CM-RETRY-COUNT", Warning, Requester, "IBTA 12.7.38 (REQ Retry Count); C9-141",
+        "when the connection's CM REQ was captured: no PSN is retransmitted after timeouts more times than its Retry Count";
     RSP_ACK_RANGE = "RSP-ACK-RANGE", Error, Responder, "IBTA 9.7.5",
         "an ACK/NAK PSN refers to a PSN the requester actually sent";
     RSP_ACK_MONOTONIC = "RSP-ACK-MONOTONIC", Error, Responder, "Lumina",

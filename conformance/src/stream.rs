@@ -21,13 +21,14 @@ pub(crate) struct Stream {
     held: Option<Held>,
     /// RSP-NAK-ERROR was reported for this flow's sender.
     pub(crate) fatal_reported: bool,
-    /// The stream's timers, measured only when an option judges them (`--qp-timeout`).
+    /// The stream's timers, measured when an option judges them (`--qp-timeout`) or CM
+    /// opened the incarnation (REQ-CM-*); at most `timing`'s window per flow.
     pub(crate) timing: Option<Box<crate::timing::Timing>>,
 }
 
 impl Stream {
     pub(crate) fn entries(&self) -> usize {
-        self.req.entries() + self.rsp.entries()
+        self.req.entries() + self.rsp.entries() + self.timing.as_ref().map_or(0, |t| t.entries())
     }
 
     /// A request packet of the stream.

@@ -1,7 +1,8 @@
 //! Inputs on which the `conformance` fuzz target (fuzz/, `bash fuzz/ci.sh`) failed, replayed.
-//! The files in testdata/regressions/ are fuzz inputs: byte 0 selects the checker options
-//! (fuzz/common/src/sequence.rs; 0x80 is one tracked flow, PMTU 256, 4 findings per rule),
-//! then records of a little-endian u16 length and that many bytes of an Ethernet frame.
+//! The files in testdata/regressions/ are fuzz inputs: bytes 0 and 1 select the checker
+//! options (fuzz/common/src/sequence.rs; 0x80 0x00 is one tracked flow, PMTU 256, 4 findings
+//! per rule, no timer option), then records of a little-endian u16 length and that many
+//! bytes of an Ethernet frame.
 //!
 //! Fixed: the checker's state grows with the live (tracked) flows only; these three kinds of
 //! packets that never become a tracked flow used to grow it with every new connection seen
@@ -27,11 +28,11 @@ const MAX_CONGESTION: usize = (3 + 64) * 2;
 fn replay(name: &str) {
     let path = format!("{}/../testdata/regressions/{name}", env!("CARGO_MANIFEST_DIR"));
     let data = std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    assert_eq!(data[0], 0x80, "options byte");
+    assert_eq!(data[..2], [0x80, 0x00], "option bytes");
     let opts =
         Options { max_flows: 1, pmtu: Some(256), max_findings_per_rule: 4, ..Options::default() };
     let mut checker = Checker::new(opts);
-    let mut rest = &data[1..];
+    let mut rest = &data[2..];
     let mut number = 0u64;
     while rest.len() >= 2 {
         let len = usize::from(u16::from_le_bytes([rest[0], rest[1]]) & 0x7fff);

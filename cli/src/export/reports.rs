@@ -10,7 +10,8 @@
 //! and a row joins them on the connection's id ([`ConnId`]); the counters are `stats`' own
 //! values, not a second count of them.
 
-use roce_conformance::{rules, ConnId, ConnectionReport, Finding};
+use roce_conformance::timing::CongestionJson;
+use roce_conformance::{rules, ConnId, ConnectionReport, Finding, TimingReport};
 
 use super::table::{table, Joined};
 use crate::stats::{Connection, FlowStats};
@@ -30,6 +31,14 @@ impl ConnectionRow<'_> {
     /// One of `stats`' counters, both directions together.
     fn count(&self, f: impl FnOnce(&FlowStats) -> u64) -> Option<u64> {
         self.counts.map(|c| f(&c.total))
+    }
+    /// A figure of `stats`' `timing` object (null when not measured).
+    fn timing<T>(&self, f: impl FnOnce(&TimingReport) -> Option<T>) -> Option<T> {
+        self.counts.and_then(|c| f(&c.timing))
+    }
+    /// A figure of `stats`' `congestion` object (null when not measured).
+    fn congestion<T>(&self, f: impl FnOnce(&CongestionJson) -> Option<T>) -> Option<T> {
+        self.counts.and_then(|c| f(&c.congestion))
     }
 }
 
@@ -96,6 +105,15 @@ conn_id_table! {
     "ecn_ce" Int true "Packets marked ECN-CE (congestion experienced)" => |c| c.count(|t| t.ecn_ce);
     "stats_retransmissions" Int true "Retransmitted request packets as `stats` counts them (PSN not newer than the direction's highest; `stats`' `retransmissions`)" => |c| c.count(|t| t.retransmissions);
     "duration_ns" Int true "Last timestamp minus first, ns (`stats`' `duration_ns`)" => |c| c.counts.map(|x| x.duration_ns);
+    "timing_ack_latency_ns_p50" Int true "AckReq request to the ACK that covers it, median, ns (`timing.ack_latency_ns.p50`; null: none measured)" => |c| c.timing(|t| t.ack_latency_ns.map(|s| s.p50));
+    "timing_ack_latency_ns_p99" Int true "The same, 99th percentile" => |c| c.timing(|t| t.ack_latency_ns.map(|s| s.p99));
+    "timing_ack_latency_ns_max" Int true "The same, maximum" => |c| c.timing(|t| t.ack_latency_ns.map(|s| s.max));
+    "timing_timeout_retransmissions" Int true "Timeout retransmissions, listed and not (`timing.timeout_retransmissions` plus `timeout_retransmissions_not_listed`)" => |c| c.timing(|t| Some(t.timeout_retransmissions.len() as u64 + t.timeout_retransmissions_not_listed));
+    "timing_inferred_timeout_exponent" Int true "The local ACK timeout exponent t (4.096 us x 2^t) the first retries are consistent with (`timing.inferred_timeout_exponent.exponent`; null: no timeout)" => |c| c.timing(|t| t.inferred_timeout_exponent.as_ref().map(|i| i.exponent));
+    "congestion_ce_to_cnp_ns_p50" Int true "First ECN-CE mark to the CNP back to its sender QP, median, ns (`congestion.ce_to_cnp_ns.p50`; CE-marked packets and CNPs are the `ecn_ce` and `cnps` columns)" => |c| c.congestion(|x| x.ce_to_cnp_ns.map(|s| s.p50));
+    "congestion_ce_to_cnp_ns_max" Int true "The same, maximum" => |c| c.congestion(|x| x.ce_to_cnp_ns.map(|s| s.max));
+    "congestion_cnp_interval_ns_qp_min" Int true "Shortest interval between CNPs to one QP of the connection, ns (`congestion.cnp_interval_ns.qp.min`)" => |c| c.congestion(|x| x.cnp_interval_ns.qp.map(|i| i.min));
+    "congestion_cnp_interval_ns_qp_p50" Int true "The same, median" => |c| c.congestion(|x| x.cnp_interval_ns.qp.map(|i| i.p50));
 }}
 
 conn_id_table! {

@@ -89,6 +89,17 @@ fn cm_conn(t: &mut Trace) -> RcConn {
     c
 }
 
+/// [`cm_conn`] whose REQ announces Local ACK Timeout 10 (4.194304 ms): the connections whose
+/// requester resends after 5 ms of silence, so that the REQ agrees with the wire
+/// (REQ-CM-ACK-TIMEOUT).
+fn cm_conn_t10(t: &mut Trace) -> RcConn {
+    let c = conn();
+    let mut cm = Cm::new(77, (0x1111, 0x2222));
+    cm.local_ack_timeout = Some(10);
+    cm.connect(t, &c, 4000);
+    c
+}
+
 /// A normal RC mix both ways: SENDs, WRITEs, READs, atomics.
 fn clean_mix(c: &mut RcConn, t: &mut Trace) {
     c.send_or_write(t, true, false, 3000, Some(9));
@@ -347,9 +358,9 @@ pub const SUITE: &[Scenario] = &[
         c.emit_request(&mut t, true, &atomic); // 9
         (t, vec![ex("REQ-LENGTH", &[4]), ex("REQ-DMALEN", &[7, 8]), ex("REQ-ATOMIC-ALIGN", &[9])])
     }},
-    Scenario { name: "req-gbn-retx-same", description: "after a NAK naming the MIDDLE the requester resends the LAST first, then resends it changed", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "req-gbn-retx-same", description: "after a NAK naming the MIDDLE the requester resends the LAST first, then resends it changed 5 ms later (the REQ announcing Local ACK Timeout 10, 4.194304 ms)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
         let mut t = Trace::new();
-        let mut c = cm_conn(&mut t);
+        let mut c = cm_conn_t10(&mut t);
         let w = c.message(true, true, 3072, None);
         for p in &w { c.emit_request(&mut t, true, p); } // 4, 5, 6
         c.nak(&mut t, true, w[1].psn, AethRepr::nak(0, 0).syndrome); // 7
@@ -666,9 +677,9 @@ pub const SUITE: &[Scenario] = &[
         (t, vec![])
     }},
     // Timeout resend bursts.
-    Scenario { name: "clean-timeout-burst", description: "timeout resends of several PSNs at once (assume_complete): a WRITE (4-7) lost downstream, no response; 5 ms later all four PSNs resent back to back (8-11), ACK (12, MSN 1). A SEND (13-15) whose ACK (16, MSN 2) is lost downstream; 5 ms later the three PSNs resent (17-19), acknowledged as duplicates with ePSN - 1 and MSN 2 (20). Nothing may be reported: each burst is one timeout retry, not a REQ-RETX-CAUSE per packet", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "clean-timeout-burst", description: "timeout resends of several PSNs at once (assume_complete; CM 1-3, the REQ announcing Local ACK Timeout 10, 4.194304 ms): a WRITE (4-7) lost downstream, no response; 5 ms later all four PSNs resent back to back (8-11), ACK (12, MSN 1). A SEND (13-15) whose ACK (16, MSN 2) is lost downstream; 5 ms later the three PSNs resent (17-19), acknowledged as duplicates with ePSN - 1 and MSN 2 (20). Nothing may be reported: each burst is one timeout retry, not a REQ-RETX-CAUSE per packet", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
         let mut t = Trace::new();
-        let mut c = cm_conn(&mut t);
+        let mut c = cm_conn_t10(&mut t);
         let w = c.message(true, true, 4096, None);
         emit_all(&c, &mut t, true, &w); // 4-7
         t.advance(5_000_000);
@@ -784,11 +795,13 @@ pub const SUITE: &[Scenario] = &[
         d.read_responses(&mut t, true, rd.psn, 100, &[]); // 14
         (t, vec![ex("RSP-PKEY", &[6, 7]), ex("RSP-PKEY", &[13, 14])])
     }},
-    Scenario { name: "clean-pkey-drop", description: "requests with a foreign P_Key dropped silently (assume_complete). CM-opened connection with P_Key 0x8001 (1-3): SEND (4, ACK 5); a SEND with P_Key 0x8002 (6) gets no response; 5 ms later the requester resends it with P_Key 0x8001 (7), ACK (8, MSN 2). A connection without CM on P_Key 0x8003: WRITE (9, 10, ACK 11); a READ with P_Key 0x8001 (12), no response; 5 ms later resent with P_Key 0x8003 (13), answered (14, MSN 2). Nothing may be reported (the resends differ from 6 and 12 only in the P_Key, which makes them the first the responder may accept)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "clean-pkey-drop", description: "requests with a foreign P_Key dropped silently (assume_complete). CM-opened connection with P_Key 0x8001 (1-3, the REQ announcing Local ACK Timeout 10, 4.194304 ms): SEND (4, ACK 5); a SEND with P_Key 0x8002 (6) gets no response; 5 ms later the requester resends it with P_Key 0x8001 (7), ACK (8, MSN 2). A connection without CM on P_Key 0x8003: WRITE (9, 10, ACK 11); a READ with P_Key 0x8001 (12), no response; 5 ms later resent with P_Key 0x8003 (13), answered (14, MSN 2). Nothing may be reported (the resends differ from 6 and 12 only in the P_Key, which makes them the first the responder may accept)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
         let mut t = Trace::new();
         let mut c = conn();
         c.pkey = 0x8001;
-        Cm::new(77, (0x1111, 0x2222)).connect(&mut t, &c, 4000); // 1-3
+        let mut cm = Cm::new(77, (0x1111, 0x2222));
+        cm.local_ack_timeout = Some(10);
+        cm.connect(&mut t, &c, 4000); // 1-3
         c.send_or_write(&mut t, true, false, 10, None); // 4, 5
         c.pkey = 0x8002;
         let s = c.message(true, false, 10, None);
@@ -809,7 +822,10 @@ pub const SUITE: &[Scenario] = &[
     }},
     Scenario { name: "clean-timing-latencies", description: "timers known to the nanosecond (cli/src/gen/timers.rs, assume_complete): CM (1-3); three SENDs each ACKed 3 us later (4-9); a 3-PSN READ answered 5 us later, 1 us between responses (10-13); a FETCH_ADD ACKed 4 us later (14, 15); a WRITE (16-18) whose FIRST is lost downstream, NAKed 2.5 us after the MIDDLE (19), resent 1.5 us after the NAK (20-22), ACK (23); a SEND (24) RNR NAKed with timer code 14, 1.28 ms (25), retried 1.3 ms later (26), ACK (27). Nothing may be reported", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (timers::latencies(), vec![]) },
     Scenario { name: "clean-timing-timeout-t14", description: "timeout retransmissions with local ACK timeout t = 14 (4.096 us x 2^14 = 67.108864 ms), three retries, constant backoff (assume_complete, --qp-timeout 14: on time, REQ-QP-TIMEOUT stays silent): CM (1-3, the REQ announcing Local ACK Timeout 14); SEND (4) ACKed (5); a WRITE_ONLY (6) with no answer, resent 67.108864 ms after each transmission (7, 8, 9), ACKed 3 us after the third retry (10). Nothing may be reported", assume_complete: true, qp_timeout: Some(14), cnp_min_interval: None, rnr_timer: None, build: || (timers::timeouts(14, &[timers::ack_timeout(14); 3]), vec![]) },
-    Scenario { name: "req-qp-timeout", description: "clean-timing-timeout-t14 checked with --qp-timeout 16 (4.096 us x 2^16 = 268.435456 ms, assume_complete): the three 67.108864 ms timeouts of the WRITE_ONLY (6 -> 7, 7 -> 8, 8 -> 9) are earlier than the configured timeout: REQ-QP-TIMEOUT on each", assume_complete: true, qp_timeout: Some(16), cnp_min_interval: None, rnr_timer: None, build: || (timers::timeouts(16, &[timers::ack_timeout(14); 3]), vec![ex("REQ-QP-TIMEOUT", &[6, 7]), ex("REQ-QP-TIMEOUT", &[7, 8]), ex("REQ-QP-TIMEOUT", &[8, 9])]) },
+    Scenario { name: "req-qp-timeout", description: "clean-timing-timeout-t14 with the REQ (1) announcing Local ACK Timeout 16, checked with --qp-timeout 16 (4.096 us x 2^16 = 268.435456 ms, assume_complete): the three 67.108864 ms timeouts of the WRITE_ONLY (6 -> 7, 7 -> 8, 8 -> 9) are earlier than the configured timeout: REQ-QP-TIMEOUT on each; the first retry is also earlier than 0.9 x what the REQ announced: REQ-CM-ACK-TIMEOUT on 1, 6 and 7 (no option needed)", assume_complete: true, qp_timeout: Some(16), cnp_min_interval: None, rnr_timer: None, build: || (timers::timeouts(16, &[timers::ack_timeout(14); 3]), vec![ex("REQ-QP-TIMEOUT", &[6, 7]), ex("REQ-QP-TIMEOUT", &[7, 8]), ex("REQ-QP-TIMEOUT", &[8, 9]), ex("REQ-CM-ACK-TIMEOUT", &[1, 6, 7])]) },
+    Scenario { name: "req-cm-ack-timeout", description: "the REQ (1) announces Local ACK Timeout 14 (67.108864 ms), but the WRITE_ONLY (6) is resent after timeouts of 4.096 us x 2^17 = 536.870912 ms (7, 8, 9; assume_complete, no option): 8x the announced timeout, beyond IBTA's 4x and the 10 % tolerance (295.279001 ms): REQ-CM-ACK-TIMEOUT on the REQ and the first retry (1, 6, 7). Three retries, the REQ's Retry Count: no REQ-CM-RETRY-COUNT", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (timers::timeouts(14, &[timers::ack_timeout(17); 3]), vec![ex("REQ-CM-ACK-TIMEOUT", &[1, 6, 7])]) },
+    Scenario { name: "req-cm-retry-count", description: "the REQ (1) announces Local ACK Timeout 14 and Retry Count 3; the WRITE_ONLY (6) is resent four times, 67.108864 ms apart (7, 8, 9, 10), ACK (11; assume_complete, no option): the fourth retry (9 -> 10) is beyond the Retry Count: REQ-CM-RETRY-COUNT on 1, 9 and 10. The timeouts agree with the REQ: no REQ-CM-ACK-TIMEOUT", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (timers::timeouts(14, &[timers::ack_timeout(14); 4]), vec![ex("REQ-CM-RETRY-COUNT", &[1, 9, 10])]) },
+    Scenario { name: "clean-cm-timeout-4x", description: "the boundary of req-cm-ack-timeout (assume_complete, no option): the REQ (1) announces Local ACK Timeout 14 (67.108864 ms) and the WRITE_ONLY (6) is resent after timeouts of 4.096 us x 2^16 = 268.435456 ms (7, 8, 9), exactly 4x the announced value, the most IBTA C9-141 allows; ACK (10). Nothing may be reported: no REQ-CM-ACK-TIMEOUT, no REQ-CM-RETRY-COUNT (three retries, Retry Count 3)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (timers::timeouts(14, &[timers::ack_timeout(16); 3]), vec![]) },
     Scenario { name: "clean-timing-backoff", description: "timeout retransmissions with exponential backoff from t = 12 (16.777216 ms, then 33.554432 and 67.108864 ms; assume_complete): CM (1-3, the REQ announcing Local ACK Timeout 12); SEND (4) ACKed (5); a WRITE_ONLY (6) resent after each timeout (7, 8, 9), ACK (10). Nothing may be reported", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (timers::timeouts(12, &[timers::ack_timeout(12), timers::ack_timeout(13), timers::ack_timeout(14)]), vec![]) },
     Scenario { name: "clean-congestion-pacing", description: "CE marks and CNP pacing known to the nanosecond (cli/src/gen/timers.rs, assume_complete): three CM-opened connections (CM 1-9) 10.9.0.1 QP 0x111 -> 10.9.0.2 QP 0x222, QP 0x113 -> 10.9.0.2 QP 0x223, QP 0x115 -> 10.9.0.4 QP 0x444; four rounds 50 us apart, in each a burst of CE-marked WRITE_ONLYs (4, 3, 2, 1 on the first connection, one on the others, at 0, 20 and 30 us into the round), each answered by a CNP to the sender's QP 4 us after the round's first mark, then an ACK. Per QP the CNPs are 50 us apart, per IP pair 10.9.0.2 -> 10.9.0.1 20 and 30 us in turn, per destination 10.9.0.1 20, 10, 20 us. Nothing may be reported", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (timers::congestion(), vec![]) },
     Scenario { name: "clean-rnr-timer", description: "clean-timing-latencies checked with --rnr-timer 14 (1.28 ms, assume_complete): the RNR NAK (25) advertises timer code 14, RSP-RNR-TIMER stays silent", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: Some(14), build: || (timers::latencies(), vec![]) },

@@ -17,6 +17,7 @@ use super::bins::Bins;
 use super::series::{Counts, Kind, Sample, Series};
 use crate::filter::{DisplayFilter, Selection};
 use crate::input::Decoded;
+use crate::stats::{Connection, Stats};
 
 /// Which connections get a graph.
 #[derive(Debug, Clone)]
@@ -74,6 +75,8 @@ pub struct Collected {
     /// Every listed incarnation (up to the model's cap) with its counters.
     pub connections: Vec<(ConnectionInfo, Counts)>,
     pub connections_not_listed: u64,
+    /// `stats`' connections (its `timing` and `congestion` objects), the busiest first.
+    pub timers: Vec<Connection>,
     pub cm_events: Vec<CmEvent>,
     pub cm_not_kept: u64,
     pub wide: Bins<4>,
@@ -89,6 +92,9 @@ pub struct Collector<'f> {
     /// `-Y`, `--conn`: the connections with a matching frame (crate::filter::Selection);
     /// an incarnation not selected when it ends is neither graphed nor listed.
     selection: Option<Selection<'f>>,
+    /// `stats`' own pass, for the timing and congestion section (the same figures as
+    /// `stats --format json`, bounded as `stats` is).
+    stats: Stats,
     model: Connections<Series>,
     select: Select,
     busiest: Retained<(Vec<Panel>, Counts)>,
@@ -122,6 +128,7 @@ impl<'f> Collector<'f> {
         Collector {
             checker: Checker::new(opts),
             selection: filter.map(Selection::new),
+            stats: Stats::new(model),
             model: Connections::new(model),
             select,
             busiest: Retained::new(keep.max(1)),
@@ -145,6 +152,7 @@ impl<'f> Collector<'f> {
             self.wide.start(f.ts_ns);
         }
         self.last_ts = self.last_ts.max(f.ts_ns);
+        self.stats.add(f.number, f.ts_ns, f.len, f.caplen, d.packet.as_ref().ok());
         let Ok(p) = &d.packet else {
             self.checker.feed_undecoded(&info);
             return;
@@ -342,7 +350,12 @@ impl<'f> Collector<'f> {
             Select::Named(_) => self.named,
         };
         let (connections, connections_not_listed) = self.listed.into_sorted();
+        let (mut timers, _) = self.stats.connections();
+        if let Some(sel) = &self.selection {
+            timers.retain(|c| sel.selects(&c.info.connection));
+        }
         Collected {
+            timers,
             check,
             selected,
             graphs,

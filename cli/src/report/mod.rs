@@ -6,7 +6,8 @@
 //!   per flow), what to keep when an incarnation ends;
 //! - [`series`], [`bins`]: what a graph is made of, with its decimation and bounds;
 //! - [`locate`]: a light second pass placing the frames findings cite;
-//! - [`svg`], [`page`], [`html`]: drawing, the page's sections, escaping and the CSP.
+//! - [`svg`], [`page`], [`html`]: drawing, the page's sections, escaping and the CSP;
+//! - [`timers`]: the timing and congestion section (`stats`' figures).
 //!
 //! Size bound: per graphed connection and direction at most [`series::POINT_BUDGET`] x 2
 //! request points and as many ACK points, [`series::MARK_BUDGET`] marks (merged beyond,
@@ -22,6 +23,7 @@ pub mod page;
 pub mod series;
 pub mod sha256;
 pub mod svg;
+pub mod timers;
 
 use std::fmt::Write as _;
 use std::path::Path;

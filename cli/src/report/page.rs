@@ -1,5 +1,5 @@
 //! The report's sections, in page order: summary, findings, capture-wide bins, one graph per
-//! graphed connection, the other connections.
+//! graphed connection, timing and congestion per connection, the other connections.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -51,6 +51,7 @@ pub fn render(p: &Page<'_>, out: &mut String) {
     findings(p, out);
     wide(p, out);
     graphs(p, out);
+    super::timers::section(out, &p.c.timers);
     others(p, out);
     let _ = write!(
         out,

@@ -10,7 +10,7 @@ use roce_parser::cm::{CmMessage, RepRepr, ReqRepr, TransportServiceType};
 use roce_parser::opcode::Transport;
 use serde::Serialize;
 
-use super::FlowKey;
+use super::{BeganBy, ConnectionInfo, FlowKey};
 use crate::hash::FastHashMap;
 
 /// A REQ waiting for its REP.
@@ -56,6 +56,24 @@ pub struct CmExchange {
     pub retry_count: u8,
     pub rnr_retry_count: u8,
     pub rep_rnr_retry_count: Option<u8>,
+}
+
+/// The CM exchange that opened an incarnation: the last REQ at or before the frame that
+/// began it, between its two QPs (`None` when CM did not open it, or its exchange was not
+/// logged).
+pub fn exchange_of<'c>(cm: &'c [CmExchange], info: &ConnectionInfo) -> Option<&'c CmExchange> {
+    if info.began.how != BeganBy::Cm {
+        return None;
+    }
+    let c = &info.connection;
+    let (qa, qb) = (c.qpn_a?, c.qpn_b?);
+    let opened = |x: &&CmExchange| {
+        let forward = x.active == c.a && x.active_qpn == qa && x.passive == c.b;
+        let reverse = x.active == c.b && x.active_qpn == qb && x.passive == c.a;
+        x.req_frame <= info.began.frame
+            && ((forward && x.passive_qpn == Some(qb)) || (reverse && x.passive_qpn == Some(qa)))
+    };
+    cm.iter().rev().find(opened)
 }
 
 /// CM state of the model.

@@ -51,7 +51,7 @@ use crate::hash::FastHashMap;
 use crate::psn::Psn;
 use crate::FrameInfo;
 
-pub use cm::{CmExchange, CmTracker};
+pub use cm::{exchange_of, CmExchange, CmTracker};
 
 /// One direction to one QP.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]

@@ -34,7 +34,7 @@ use crate::psn::Psn;
 use crate::FrameInfo;
 
 pub use congestion::{CnpScopes, CongestionJson, CongestionReport, FlowCongestion};
-pub use negotiated::{compare, Negotiated, TOLERANCE_PERCENT};
+pub use negotiated::{ack_timeout_range, compare, Disagreement, Negotiated, TOLERANCE_PERCENT};
 pub use quantiles::{Quantiles, Summary, BUCKETS};
 
 /// IBTA's unit of the local ACK timeout: 4.096 us x 2^t.

@@ -16,6 +16,53 @@ pub const TOLERANCE_PERCENT: u64 = 10;
 /// RNR Retry Count 7 means "retry for ever".
 const RNR_INFINITE: u8 = 7;
 
+/// One way the wire contradicts what CM negotiated (the sentence `stats` prints and the
+/// `check` rule that reports it: REQ-CM-ACK-TIMEOUT, REQ-CM-RETRY-COUNT).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Disagreement {
+    /// First retries came after `shortest_ns` to `longest_ns`, outside `range` (the REQ's
+    /// Local ACK Timeout, 1x to 4x, with the tolerance; `None`: t = 0, no timeout).
+    AckTimeout { first_retries: u64, shortest_ns: u64, longest_ns: u64, range: Option<(u64, u64)> },
+    /// A PSN was retransmitted `retries` times after timeouts, more than the Retry Count.
+    RetryCount { retries: u32 },
+    /// A PSN was retried `retries` times after RNR NAKs, more than `limit`.
+    RnrRetryCount { retries: u32, limit: u8 },
+}
+
+/// The timeouts 4.096 us x 2^t may fire after and still agree: 1x to 4x (C9-141), less and
+/// plus [`TOLERANCE_PERCENT`]. `None` for t = 0 (no timeout).
+pub fn ack_timeout_range(t: u8) -> Option<(u64, u64)> {
+    let c = local_ack_timeout_ns(t)?;
+    let tol = TOLERANCE_PERCENT;
+    Some((c - c * tol / 100, 4 * c + 4 * c * tol / 100))
+}
+
+impl Disagreement {
+    /// One sentence a NIC engineer reads (`negotiated.disagreements` in `stats`).
+    pub fn sentence(&self, cm: &CmExchange) -> String {
+        let tol = TOLERANCE_PERCENT;
+        match *self {
+            Disagreement::AckTimeout { first_retries, shortest_ns, longest_ns, range: None } => format!(
+                "the REQ's Local ACK Timeout is 0 (no timeout), yet {first_retries} first retries came after timeouts of {shortest_ns} to {longest_ns} ns"
+            ),
+            Disagreement::AckTimeout { shortest_ns, longest_ns, range: Some((lo, hi)), .. } => {
+                let c = local_ack_timeout_ns(cm.local_ack_timeout).unwrap_or(0);
+                format!(
+                    "first retries after {shortest_ns} to {longest_ns} ns, outside {lo}..{hi} ns (the REQ's Local ACK Timeout {} = {c} ns, 1x to 4x, {tol} % tolerance)",
+                    cm.local_ack_timeout
+                )
+            }
+            Disagreement::RetryCount { retries } => format!(
+                "a PSN was retransmitted {retries} times after timeouts, more than the REQ's Retry Count {}",
+                cm.retry_count
+            ),
+            Disagreement::RnrRetryCount { retries, limit } => format!(
+                "a PSN was retried {retries} times after RNR NAKs, more than the RNR Retry Count {limit}"
+            ),
+        }
+    }
+}
+
 /// The CM values and the verdict.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Negotiated {
@@ -34,6 +81,9 @@ pub struct Negotiated {
     pub agrees: bool,
     /// One sentence per disagreement.
     pub disagreements: Vec<String>,
+    /// The same, as values (what `check` reports).
+    #[serde(skip)]
+    pub found: Vec<Disagreement>,
 }
 
 /// Compares the measured timers with a CM exchange.
@@ -41,38 +91,27 @@ pub fn compare(t: &TimingReport, cm: &CmExchange) -> Negotiated {
     let configured = local_ack_timeout_ns(cm.local_ack_timeout);
     let max_timeout_retry = t.timeout_retransmissions.iter().map(|x| x.retry).max().unwrap_or(0);
     let max_rnr_retry = rnr_retries(t);
-    let mut why = Vec::new();
+    let mut found = Vec::new();
     if let Some(inf) = &t.inferred_timeout_exponent {
-        let tol = TOLERANCE_PERCENT;
-        match configured {
-            None => why.push(format!(
-                "the REQ's Local ACK Timeout is 0 (no timeout), yet {} first retries came after timeouts of {} to {} ns",
-                inf.first_retries, inf.shortest_ns, inf.longest_ns
-            )),
-            Some(c) => {
-                let (lo, hi) = (c - c * tol / 100, 4 * c + 4 * c * tol / 100);
-                if inf.shortest_ns < lo || inf.longest_ns > hi {
-                    why.push(format!(
-                        "first retries after {} to {} ns, outside {lo}..{hi} ns (the REQ's Local ACK Timeout {} = {c} ns, 1x to 4x, {tol} % tolerance)",
-                        inf.shortest_ns, inf.longest_ns, cm.local_ack_timeout
-                    ));
-                }
-            }
+        let range = ack_timeout_range(cm.local_ack_timeout);
+        let outside = range.is_none_or(|(lo, hi)| inf.shortest_ns < lo || inf.longest_ns > hi);
+        if outside {
+            found.push(Disagreement::AckTimeout {
+                first_retries: inf.first_retries,
+                shortest_ns: inf.shortest_ns,
+                longest_ns: inf.longest_ns,
+                range,
+            });
         }
     }
     if max_timeout_retry > u32::from(cm.retry_count) {
-        why.push(format!(
-            "a PSN was retransmitted {max_timeout_retry} times after timeouts, more than the REQ's Retry Count {}",
-            cm.retry_count
-        ));
+        found.push(Disagreement::RetryCount { retries: max_timeout_retry });
     }
     // The REQ's count is for the passive side's requester, the REP's for the active side's;
     // the connection's RNR retries are judged against the larger.
     let rnr_limit = cm.rnr_retry_count.max(cm.rep_rnr_retry_count.unwrap_or(0));
     if rnr_limit < RNR_INFINITE && max_rnr_retry > u32::from(rnr_limit) {
-        why.push(format!(
-            "a PSN was retried {max_rnr_retry} times after RNR NAKs, more than the RNR Retry Count {rnr_limit}"
-        ));
+        found.push(Disagreement::RnrRetryCount { retries: max_rnr_retry, limit: rnr_limit });
     }
     Negotiated {
         req_frame: cm.req_frame,
@@ -83,8 +122,9 @@ pub fn compare(t: &TimingReport, cm: &CmExchange) -> Negotiated {
         rep_rnr_retry_count: cm.rep_rnr_retry_count,
         max_timeout_retry,
         max_rnr_retry,
-        agrees: why.is_empty(),
-        disagreements: why,
+        agrees: found.is_empty(),
+        disagreements: found.iter().map(|d| d.sentence(cm)).collect(),
+        found,
     }
 }
 

@@ -1,6 +1,6 @@
 //! Packet sequences for the conformance checker.
 //!
-//! Input layout: byte 0 holds the checker options ([`options`]); then records, each a
+//! Input layout: bytes 0 and 1 hold the checker options ([`options`]); then records, each a
 //! little-endian `u16` header and that many bytes (cut at the end of the input). Bit 15 of
 //! the header clear: the record is an Ethernet frame, fed as is. Set: the record is decoded
 //! through `arbitrary` as a [`PktSpec`] and built into a frame: a few hosts and QPs (or as
@@ -22,9 +22,37 @@ use roce_parser::{FrameBuilder, Ipv4Spec, Network};
 /// Header bit marking a structured record.
 pub const STRUCTURED: u16 = 0x8000;
 
-/// The checker options byte 0 selects: at most 1..=8 flows (so eviction happens), lossless
-/// or not, a PMTU option or none, 1 or 4 findings kept per rule.
-pub fn options(b: u8) -> roce_conformance::Options {
+/// Bytes before the records: the checker options ([`options`]).
+pub const OPTION_BYTES: usize = 2;
+
+/// `--qp-timeout` exponents byte 1 selects (bits 0-2; 0: off). The raw records are 1 us
+/// apart, so the small ones judge what the fuzzer's retransmissions do.
+const QP_TIMEOUTS: [u8; 7] = [1, 2, 4, 8, 12, 14, 20];
+/// `--cnp-min-interval` byte 1 selects (bits 3-5; 0: off): the interval (ns) and scope.
+const CNP_PACINGS: [(u64, roce_conformance::CnpScope); 7] = {
+    use roce_conformance::CnpScope::{Dest, Pair, Qp};
+    [
+        (1_000, Qp),
+        (50_000, Qp),
+        (4_000, Pair),
+        (50_000, Pair),
+        (4_000, Dest),
+        (50_000, Dest),
+        (1_000_000, Qp),
+    ]
+};
+/// `--rnr-timer` codes byte 1 selects (bits 6-7; 0: off): 655.36 ms, 1.28 ms, 491.52 ms.
+const RNR_TIMERS: [u8; 3] = [0, 14, 31];
+
+/// The checker options the two option bytes select. Byte 0: at most 1..=8 flows (so
+/// eviction happens), lossless or not, a PMTU option or none, 1 or 4 findings kept per rule.
+/// Byte 1: the options that turn measured timers into findings, each off when its bits are
+/// 0 (so an input whose byte 1 is 0 is checked as before the byte existed): bits 0-2
+/// `--qp-timeout` ([`QP_TIMEOUTS`]), bits 3-5 `--cnp-min-interval` ([`CNP_PACINGS`]), bits 6-7
+/// `--rnr-timer` ([`RNR_TIMERS`]).
+pub fn options(b: [u8; OPTION_BYTES]) -> roce_conformance::Options {
+    let [b, t] = b;
+    let pick = |bits: u8| usize::from(bits).checked_sub(1);
     roce_conformance::Options {
         assume_complete: b & 0x08 != 0,
         max_flows: 1 + usize::from(b & 0x07),
@@ -33,13 +61,27 @@ pub fn options(b: u8) -> roce_conformance::Options {
             _ => None,
         },
         max_findings_per_rule: if b & 0x80 != 0 { 4 } else { 1 },
+        qp_timeout: pick(t & 7).and_then(|i| QP_TIMEOUTS.get(i).copied()),
+        cnp_min_interval: pick((t >> 3) & 7)
+            .and_then(|i| CNP_PACINGS.get(i))
+            .map(|&(min_ns, scope)| roce_conformance::CnpPacing { min_ns, scope }),
+        rnr_timer: pick(t >> 6).and_then(|i| RNR_TIMERS.get(i).copied()),
         ..Default::default()
     }
 }
 
-/// Splits the records off `data` (after the options byte): (structured, bytes).
+/// The option bytes of an input (missing ones are 0).
+pub fn option_bytes(data: &[u8]) -> [u8; OPTION_BYTES] {
+    let mut o = [0; OPTION_BYTES];
+    for (d, s) in o.iter_mut().zip(data) {
+        *d = *s;
+    }
+    o
+}
+
+/// Splits the records off `data` (after the option bytes): (structured, bytes).
 pub fn records(data: &[u8]) -> impl Iterator<Item = (bool, &[u8])> {
-    let mut rest = data.get(1..).unwrap_or(&[]);
+    let mut rest = data.get(OPTION_BYTES..).unwrap_or(&[]);
     std::iter::from_fn(move || {
         let (head, tail) = rest.split_first_chunk::<2>()?;
         let h = u16::from_le_bytes(*head);
@@ -50,9 +92,9 @@ pub fn records(data: &[u8]) -> impl Iterator<Item = (bool, &[u8])> {
     })
 }
 
-/// Encodes frames as raw records after an options byte (for seeds).
-pub fn encode(options: u8, frames: &[Vec<u8>]) -> Vec<u8> {
-    let mut out = vec![options];
+/// Encodes frames as raw records after the option bytes (for seeds).
+pub fn encode(options: [u8; OPTION_BYTES], frames: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = options.to_vec();
     for f in frames {
         let len = f.len().min(0x7fff);
         out.extend_from_slice(&(len as u16).to_le_bytes());
@@ -196,4 +238,34 @@ fn cm_mad(cm: &CmLite, src: [u8; 4], dst: [u8; 4]) -> Option<[u8; 256]> {
     let mut out = [0u8; 256];
     msg.emit_mad(u64::from(lc), &mut out).ok()?;
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use roce_conformance::CnpScope;
+
+    #[test]
+    fn byte_1_zero_is_the_one_byte_format_and_each_field_selects_its_option() {
+        // The corpus of the one-byte format got a 0 inserted as byte 1: checked as before.
+        let old = options([0xD7, 0x00]);
+        assert_eq!((old.qp_timeout, old.cnp_min_interval, old.rnr_timer), (None, None, None));
+        assert_eq!((old.max_flows, old.max_findings_per_rule, old.pmtu), (8, 4, None));
+        let o = options([0x00, 0x49]);
+        assert_eq!(o.qp_timeout, Some(1));
+        let p = o.cnp_min_interval.unwrap();
+        assert_eq!((p.min_ns, p.scope), (1_000, CnpScope::Qp));
+        assert_eq!(o.rnr_timer, Some(0));
+        let o = options([0x00, 0xff]);
+        assert_eq!(o.qp_timeout, Some(20));
+        assert_eq!(o.cnp_min_interval.unwrap().min_ns, 1_000_000);
+        assert_eq!(o.rnr_timer, Some(31));
+        assert_eq!(options([0x00, 0x28]).cnp_min_interval.unwrap().scope, CnpScope::Dest);
+        // Records start after both bytes; a one-byte input has none.
+        let data = encode([1, 2], &[vec![0xaa, 0xbb]]);
+        assert_eq!(option_bytes(&data), [1, 2]);
+        assert_eq!(records(&data).collect::<Vec<_>>(), vec![(false, &[0xaa, 0xbb][..])]);
+        assert_eq!(option_bytes(&[7]), [7, 0]);
+        assert_eq!(records(&[7]).count(), 0);
+    }
 }

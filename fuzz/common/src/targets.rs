@@ -535,10 +535,12 @@ fn allowed_problems(
 }
 
 /// State the checker may hold per tracked flow: 8 PSNs in the pairing index; requests and
-/// READs remembered by the requester model (64 + 16) and the responder model (256 + 16)
-/// (conformance/src/lib.rs INDEXED, requester.rs and responder.rs).
+/// READs remembered by the requester model (64 + 16) and the responder model (256 + 16),
+/// and, on a CM-opened flow or under `--qp-timeout`, the timers' window (256 transmissions,
+/// 3 x 64 requests awaiting their answer) (conformance/src/lib.rs INDEXED, requester.rs,
+/// responder.rs, timing/mod.rs).
 const PAIRING_PER_FLOW: usize = 8;
-const REQUESTS_PER_FLOW: usize = 64 + 16 + 256 + 16;
+const REQUESTS_PER_FLOW: usize = 64 + 16 + 256 + 16 + 256 + 3 * 64;
 /// Findings counters per flow: one per (connection, rule) a flow can be named in, under its
 /// unpaired and paired names; generous.
 const COUNTERS_PER_FLOW: usize = 2 * 64;
@@ -551,10 +553,10 @@ const CONGESTION_PER_FLOW: usize = 3 + 64;
 /// and the state stays bounded by the number of flows it may track, whatever the sequence.
 pub fn conformance(data: &[u8], reach: &mut Reach) {
     use roce_conformance::{Checker, FrameInfo};
-    let Some(&opt) = data.first() else {
+    if data.is_empty() {
         return;
-    };
-    let opts = crate::sequence::options(opt);
+    }
+    let opts = crate::sequence::options(crate::sequence::option_bytes(data));
     let max_flows = opts.max_flows;
     let mut checker = Checker::new(opts);
     let cfg = Config::default();
@@ -655,7 +657,14 @@ pub fn sharded_checker(data: &[u8], reach: &mut Reach) {
     let Some(&opt) = data.first() else {
         return;
     };
-    let opts = crate::sequence::options(opt);
+    let mut opts = crate::sequence::options(crate::sequence::option_bytes(data));
+    // CNP pacing per destination IP spans host pairs, so shards (by host pair) do not judge
+    // it as one run does (docs/congestion.md): here that scope is narrowed to the IP pair.
+    if let Some(p) = &mut opts.cnp_min_interval {
+        if p.scope == roce_conformance::CnpScope::Dest {
+            p.scope = roce_conformance::CnpScope::Pair;
+        }
+    }
     let count = 2 + u32::from(opt >> 6) % 3;
     let mut whole = Checker::new(opts.clone());
     let mut shards: Vec<(Shard, Checker)> = (0..count)

@@ -58,8 +58,11 @@ const CAPTURE_SEED_FRAMES: u64 = 6;
 const CONFORMANCE_SEED_BYTES: usize = 16 * 1024;
 
 /// Checker options of the `conformance` seeds (see `sequence::options`): 8 flows, 4 findings
-/// per rule, PMTU inferred; and 2 flows (eviction), lossless, PMTU 1024.
-const CONFORMANCE_OPTIONS: [u8; 2] = [0xD7, 0x29];
+/// per rule, PMTU inferred; and 2 flows (eviction), lossless, PMTU 1024; no timer option.
+const CONFORMANCE_OPTIONS: [[u8; 2]; 2] = [[0xD7, 0x00], [0x29, 0x00]];
+/// The every-opcode sequence also under the timer options: `--qp-timeout 1`,
+/// `--cnp-min-interval 1us,qp`, `--rnr-timer 0` (byte 1 = 0x49).
+const TIMER_OPTIONS: [u8; 2] = [0xD7, 0x49];
 
 /// Every frame of every capture in `dirs`, cut per target; returns the frames read.
 pub fn from_captures(seeds: &mut Seeds, dirs: &[std::path::PathBuf]) -> usize {
@@ -328,6 +331,7 @@ pub fn every_opcode_sequences() -> Vec<(String, Vec<u8>)> {
     let all: Vec<Vec<u8>> = OPCODES.iter().map(|info| builder_frame(info, Net::Ipv4)).collect();
     CONFORMANCE_OPTIONS
         .iter()
+        .chain(std::iter::once(&TIMER_OPTIONS))
         .map(|&opt| {
             ("builder-every-opcode".to_string(), roce_fuzz_common::sequence::encode(opt, &all))
         })
