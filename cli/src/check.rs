@@ -57,6 +57,35 @@ pub fn check_file_selected(
     opts: Options,
     shard: Shard,
     threads: Threads,
+    selection: Option<&mut Selection<'_>>,
+) -> Result<(Report, ReadSummary), InputError> {
+    if splits(input, &opts, threads) && selection.is_none() {
+        if let Some(done) = crate::threads::check_sharded(input, cfg, &opts, shard, threads)? {
+            return Ok(done);
+        }
+        // A cap one run reaches across host pairs: the shards' reports would not be its
+        // report. Nothing was written; check on one thread (docs/threads.md).
+        return check_one(input, cfg, opts, shard, Threads::ONE, None);
+    }
+    check_one(input, cfg, opts, shard, threads, selection)
+}
+
+/// Whether `check` splits the capture by host pair over `threads` workers: a file (read
+/// twice if the split has to give up), more than one thread, and options whose rules all
+/// stay within a host pair. A filter (`-Y`, `--conn`) looks at every frame in order: one
+/// checker.
+fn splits(input: &Input, opts: &Options, threads: Threads) -> bool {
+    !threads.is_one() && !input.is_stream() && roce_conformance::can_split(opts)
+}
+
+/// [`check_file_selected`] with one checker, reading ahead on a thread of its own unless
+/// `threads` is one.
+fn check_one(
+    input: &Input,
+    cfg: &Config,
+    opts: Options,
+    shard: Shard,
+    threads: Threads,
     mut selection: Option<&mut Selection<'_>>,
 ) -> Result<(Report, ReadSummary), InputError> {
     let mut checker = Checker::new(opts);

@@ -24,8 +24,10 @@
 //! `--threads 1` is exactly the single-thread code path (no thread, no copy).
 
 mod batch;
+mod shards;
 
 pub use batch::{Batch, FrameMeta};
+pub use shards::check_sharded;
 
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::thread;
