@@ -117,7 +117,7 @@ impl Shard {
     }
 }
 
-/// [`Shard::of_pair`] with the last host pairs remembered (256 slots, direct-mapped): the
+/// [`Shard::of_pair`] with the last host pairs remembered (1,024 slots, direct-mapped): the
 /// hash is some 30 dependent multiplies, and a capture has few host pairs beside its frames.
 /// The same answers as [`Shard::of_pair`] and [`Shard::of_frame`], cheaper.
 #[derive(Debug, Clone)]
@@ -126,7 +126,7 @@ pub struct ShardOfPair {
     slots: Vec<Option<(IpAddr, IpAddr, u32)>>,
 }
 
-const PAIR_SLOTS: usize = 256;
+const PAIR_SLOTS: usize = 1024;
 
 impl ShardOfPair {
     /// For `count` shards.
@@ -149,8 +149,9 @@ impl ShardOfPair {
                     ^ u32::from_le_bytes([w[8], w[9], w[10], w[11]])
             }
         };
-        let mix = (fold(lo) ^ fold(hi).rotate_left(16)).wrapping_mul(0x9e37_79b1);
-        let i = (mix >> 24) as usize;
+        let both = (u64::from(fold(lo)) << 32) | u64::from(fold(hi));
+        // Fibonacci hashing: the top 10 bits of the product pick the slot.
+        let i = (both.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 54) as usize;
         if let Some(Some((x, y, k))) = self.slots.get(i) {
             if *x == lo && *y == hi {
                 return *k;
