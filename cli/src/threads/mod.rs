@@ -93,9 +93,12 @@ impl std::str::FromStr for Threads {
 pub(crate) type BatchResult = Result<ReadSummary, InputError>;
 
 /// The reader's ends of the channels: batches go out on `full`, come back on `empty`.
+/// With `route`, each frame's shard goes into its batch's `out` as the frame is read (from
+/// the bytes just copied, still in this core's cache: `check`'s split).
 pub(crate) struct ReaderEnds {
     pub full: SyncSender<(u64, Batch)>,
     pub empty: Receiver<Batch>,
+    pub route: Option<shards::Router>,
 }
 
 /// The consumer's ends: batches in order of reading on `full`, returned on `empty`.
@@ -108,14 +111,17 @@ pub(crate) struct ConsumerEnds {
 pub(crate) fn channels() -> (ReaderEnds, ConsumerEnds) {
     let (full_tx, full_rx) = mpsc::sync_channel(IN_FLIGHT);
     let (empty_tx, empty_rx) = mpsc::sync_channel(IN_FLIGHT);
-    (ReaderEnds { full: full_tx, empty: empty_rx }, ConsumerEnds { full: full_rx, empty: empty_tx })
+    (
+        ReaderEnds { full: full_tx, empty: empty_rx, route: None },
+        ConsumerEnds { full: full_rx, empty: empty_tx },
+    )
 }
 
 /// The reader thread's loop: reads `input` up to frame `last`, in batches numbered from 0.
 /// Returns how reading ended, as [`crate::input::for_each_frame_until`] would (except the
 /// undecoded frames, which the parsing side counts). Stops early, without an error, when the
 /// consumer hangs up (a closed stdout).
-pub(crate) fn read_batches(input: &Input, last: Option<u64>, ends: ReaderEnds) -> BatchResult {
+pub(crate) fn read_batches(input: &Input, last: Option<u64>, mut ends: ReaderEnds) -> BatchResult {
     let mut cap = input.open()?;
     let progress = progress_bar(cap.bytes_total());
     let mut summary = ReadSummary::default();
@@ -130,6 +136,9 @@ pub(crate) fn read_batches(input: &Input, last: Option<u64>, ends: ReaderEnds) -
                 summary.frames += 1;
                 let (number, frame_ts) = (frame.number, frame.ts_ns);
                 batch.push(&frame);
+                if let Some(r) = &mut ends.route {
+                    batch.out.push(r.shard_of(&frame));
+                }
                 if batch.len() == BATCH_FRAMES {
                     let Some(fresh) = next_empty(&ends, &mut made) else {
                         hung_up = true;

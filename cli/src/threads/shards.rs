@@ -3,11 +3,11 @@
 //! ([`roce_conformance::merge_shards`]).
 //!
 //! Threads: the reader ([`read_batches`]: the record format, a copy of each frame into a
-//! batch), the calling thread (the router: the shard of each frame of a batch, from its
-//! addresses alone, [`route`]), and N workers. Every worker gets every batch (shared, not
-//! copied): it keeps the capture's clock from all the frames' times and parses and judges
-//! the frames routed to it. The last worker done with a batch gives it back to the reader,
-//! so at most [`super::IN_FLIGHT`] batches exist.
+//! batch, and the shard of each frame from its addresses alone, [`Router`]), the calling
+//! thread (hands each batch to every worker), and N workers. Every worker gets every batch
+//! (shared, not copied): it keeps the capture's clock from all the frames' times and parses
+//! and judges the frames routed to it. The last worker done with a batch gives it back to
+//! the reader, so at most [`super::IN_FLIGHT`] batches exist.
 //!
 //! The router reads only the link and IP headers, so it could disagree with the parser on a
 //! frame the parser decodes in some other way: each worker checks, for every RoCE packet it
@@ -55,7 +55,8 @@ pub fn check_sharded(
     let workers = threads.get().min(MAX_WORKERS);
     let stop = AtomicBool::new(false);
     let flows = AtomicUsize::new(0);
-    let (reader_ends, consumer) = channels();
+    let (mut reader_ends, consumer) = channels();
+    reader_ends.route = Some(Router { shards: ShardOfPair::new(workers) });
     let (ends, read, held) = thread::scope(|s| {
         let reader = s.spawn(move || {
             crate::output::hold_warnings();
@@ -79,15 +80,9 @@ pub fn check_sharded(
             running.push(s.spawn(move || w.run(rx)));
             to_workers.push(tx);
         }
-        let mut router = ShardOfPair::new(workers);
-        for (_, mut batch) in consumer.full.iter() {
+        for (_, batch) in consumer.full.iter() {
             if stop.load(Ordering::Relaxed) {
                 break;
-            }
-            batch.out.clear();
-            for i in 0..batch.len() {
-                let k = route(&batch.frame(i)).map_or(0, |(a, b)| router.of_pair(a, b));
-                batch.out.push(k as u8);
             }
             let shared = Arc::new(batch);
             if to_workers.iter().any(|tx| tx.send(Arc::clone(&shared)).is_err()) {
@@ -226,6 +221,19 @@ impl Worker<'_> {
         }
         checker.tick(clock);
         Some(WorkerEnd { report: checker.finish_shard(), undecoded })
+    }
+}
+
+/// The reader's side of the split: each frame's shard, from its addresses.
+pub(crate) struct Router {
+    shards: ShardOfPair,
+}
+
+impl Router {
+    /// The shard of `frame` (0 without addresses), as one byte.
+    #[inline]
+    pub(crate) fn shard_of(&mut self, frame: &Frame<'_>) -> u8 {
+        route(frame).map_or(0, |(a, b)| self.shards.of_pair(a, b)) as u8
     }
 }
 
