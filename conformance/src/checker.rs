@@ -226,8 +226,9 @@ impl Checker {
     }
 
     /// The checker of one shard of a run split by host pair (`check --threads N`): fed the
-    /// frames of its host pairs in capture order and [`Checker::tick`]ed with the capture's
-    /// clock before each, it judges them as one checker fed every frame would;
+    /// frames of its host pairs in capture order ([`Checker::feed_shard`]) and
+    /// [`Checker::tick`]ed with the capture's clock before each, it judges them as one
+    /// checker fed every frame would;
     /// [`Checker::finish_shard`] gives what [`crate::merge_shards`] needs to make that one
     /// checker's report.
     pub fn for_shard(opts: Options) -> Self {
@@ -311,9 +312,17 @@ impl Checker {
     /// Feeds one frame (RoCE or not) in capture order.
     pub fn feed(&mut self, f: &FrameInfo, p: &Packet<'_>) {
         self.judge_frame(f, p);
+    }
+
+    /// [`Checker::feed`] for the checker of a shard ([`Checker::for_shard`]): the findings
+    /// the frame proves are tagged with it, for [`crate::merge_shards`]. (A shard's findings
+    /// fed otherwise are not placed, and the merge refuses them.)
+    pub fn feed_shard(&mut self, f: &FrameInfo, p: &Packet<'_>) {
+        self.judge_frame(f, p);
         tag(&mut self.proven, &self.judge, Proven::Frame(f.number));
     }
 
+    #[inline(always)]
     fn judge_frame(&mut self, f: &FrameInfo, p: &Packet<'_>) {
         self.frames += 1;
         self.last_retransmission = None;

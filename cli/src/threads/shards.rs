@@ -201,7 +201,7 @@ impl Worker<'_> {
                 let info =
                     FrameInfo { number: f.number, ts_ns: f.ts_ns, caplen: f.caplen, len: f.len };
                 match packet {
-                    Some(p) => checker.feed(&info, p),
+                    Some(p) => checker.feed_shard(&info, p),
                     None => checker.feed_undecoded(&info),
                 }
             }

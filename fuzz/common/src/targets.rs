@@ -714,7 +714,7 @@ pub fn sharded_checker(data: &[u8], reach: &mut Reach) {
         c.tick(clock);
         clock = clock.max(ts);
         match packet {
-            Some(p) => c.feed(&info, p),
+            Some(p) => c.feed_shard(&info, p),
             None => c.feed_undecoded(&info),
         }
     }
