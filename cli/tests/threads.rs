@@ -224,7 +224,8 @@ fn said(r: &Report) -> serde_json::Value {
 }
 
 /// The check variants go through the split checker (not the one-thread fallback): on every
-/// capture in pcaps/ and a generated one of several batches, 2 and 3 workers split by host
+/// capture in pcaps/, a generated one of several batches and the real captures, 2 and 3
+/// workers split by host
 /// pair give one checker's report (findings in the same order, the same counts, the same
 /// connections listed) without giving up, with the options of VARIANTS and with a cap on
 /// findings per (connection, rule) of 1.
@@ -234,6 +235,9 @@ fn check_splits_by_host_pair_into_one_checkers_report() {
     caps.extend(captures_in(&root().join("pcaps/conformance")));
     let scratch = tmp("split");
     caps.push(generated(&scratch, 9_000));
+    // And the real captures, when they are there (every_real_capture_gives_the_same_bytes
+    // says so when they are not).
+    caps.extend(real::real_dir().map(|d| captures_in(&d)).unwrap_or_default());
     let cfg = Config::default();
     let all = [
         Options::default(),
