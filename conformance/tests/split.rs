@@ -71,13 +71,9 @@ fn traffic(frames: u64) -> Gen {
             ts += 200_000_000;
         }
     }
-    for qp in 0..12 {
+    for (qp, &next) in psn.iter().enumerate().take(12) {
         ts += 1_000;
-        out.push(if qp < 6 {
-            (packet(qp, false, psn[qp] + 20, false), ts)
-        } else {
-            (packet(qp, true, psn[qp], false), ts)
-        });
+        out.push((packet(qp, qp >= 6, if qp < 6 { next + 20 } else { next }, false), ts));
     }
     // The capture goes on long enough for the unacknowledged requests to be late.
     out.push((packet(35, true, psn[35], false), ts + 1_000_000_000));
