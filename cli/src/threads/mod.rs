@@ -16,10 +16,11 @@
 //! read at all is the same [`InputError`], and the frames before damage are kept. The parse
 //! (a [`roce_parser::Packet`] borrows its frame) happens on the thread that uses the frame.
 //! `dissect` formats batches on several workers and writes them in batch order
-//! (`dissect::threads`); `check`, `stats`, `export` and `report` parse and judge on the
-//! calling thread, in capture order, from the batches ([`for_each_frame_ahead`]): their state
-//! (one connection model, findings in the order they were proven) is the single-thread run's
-//! by construction.
+//! (`dissect::threads`); `check` splits the frames by host pair over N checkers and merges
+//! their reports into the single run's ([`check_sharded`], `shards.rs`); `stats` and
+//! `export` parse and count on the calling thread, in capture order, from the batches
+//! ([`for_each_frame_ahead`]): their state (one connection model) is the single-thread
+//! run's by construction.
 //!
 //! `--threads 1` is exactly the single-thread code path (no thread, no copy).
 
