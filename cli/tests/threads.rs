@@ -285,6 +285,11 @@ fn damage_mid_capture_is_reported_the_same_and_earlier_frames_kept() {
     std::fs::write(&junk_path, b"this is not a capture file at all").unwrap();
 
     for (path, frames_before) in [(&lying_path, 2_999usize), (&cut_path, 4_999)] {
+        // Past --max-flows check's split gives up and checks again on one thread: the
+        // warning is written once, as by one thread, not once per pass.
+        let again = same_with_threads(&["check", "--max-flows", "4"], path);
+        let stderr = String::from_utf8_lossy(&again.stderr);
+        assert_eq!(stderr.matches("warning").count(), 1, "one warning: {stderr}");
         for args in VARIANTS {
             let one = same_with_threads(args, path);
             let stderr = String::from_utf8_lossy(&one.stderr);
