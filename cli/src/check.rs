@@ -18,7 +18,7 @@ use crate::input::{
 };
 use crate::output;
 use crate::style::Paint;
-use crate::threads::{for_each_frame_on, Threads};
+use crate::threads::Threads;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
@@ -37,8 +37,8 @@ pub fn check_file(
 }
 
 /// [`check_file`] over the host pairs of `shard` (`--shard K/N`), with everything the reading
-/// summed up (warnings, undecoded frames); read ahead on a thread of its own unless `threads`
-/// is one.
+/// summed up (warnings, undecoded frames); split by host pair over `threads` checkers unless
+/// it is one ([`check_file_selected`]).
 pub fn check_file_summary(
     input: &Input,
     cfg: &Config,
@@ -51,16 +51,46 @@ pub fn check_file_summary(
 
 /// [`check_file_summary`] that also tells `selection` (`-Y`, `--conn`) each frame, after
 /// the checker took it (crate::filter::Selection: the report is not cut here).
+///
+/// With more than one thread, on a file, the capture is split by host pair over `threads`
+/// checkers (crate::threads::check_sharded) when nothing needs every frame in order (a
+/// filter does); if the split cannot give one run's report (a cap reached across host
+/// pairs), or it does not apply, one checker on this thread reads the capture.
 pub fn check_file_selected(
     input: &Input,
     cfg: &Config,
     opts: Options,
     shard: Shard,
     threads: Threads,
+    selection: Option<&mut Selection<'_>>,
+) -> Result<(Report, ReadSummary), InputError> {
+    if splits(input, &opts, threads) && selection.is_none() {
+        if let Some(done) = crate::threads::check_sharded(input, cfg, &opts, shard, threads)? {
+            return Ok(done);
+        }
+        // Nothing was written: check the file again on one thread (docs/threads.md).
+    }
+    check_one(input, cfg, opts, shard, selection)
+}
+
+/// Whether `check` splits the capture by host pair over `threads` workers: a file (read
+/// twice if the split has to give up), more than one thread, and options whose rules all
+/// stay within a host pair.
+fn splits(input: &Input, opts: &Options, threads: Threads) -> bool {
+    !threads.is_one() && !input.is_stream() && roce_conformance::can_split(opts)
+}
+
+/// [`check_file_selected`] with one checker on this thread (reading ahead on another never
+/// made `check` faster: BENCHMARKS.md, "Threads").
+fn check_one(
+    input: &Input,
+    cfg: &Config,
+    opts: Options,
+    shard: Shard,
     mut selection: Option<&mut Selection<'_>>,
 ) -> Result<(Report, ReadSummary), InputError> {
     let mut checker = Checker::new(opts);
-    let summary = for_each_frame_on(threads, input, cfg, |d| {
+    let summary = for_each_frame(input, cfg, |d| {
         let f = &d.frame;
         if !shard.owns(d.packet.as_ref().ok()) {
             checker.tick(f.ts_ns);
@@ -121,7 +151,8 @@ pub struct Output<'a> {
     pub annotate: Option<&'a Path>,
     /// `--shard K/N`: the host pairs judged.
     pub shard: Shard,
-    /// `--threads N` (the live view, which prints findings as they are proven, reads on one).
+    /// `--threads N`: checkers split by host pair (the live view, which prints findings as
+    /// they are proven, and a filter use one).
     pub threads: Threads,
     /// `-Y` / `--conn`: only the connections with a frame that matches (crate::filter).
     pub filter: Option<&'a DisplayFilter>,

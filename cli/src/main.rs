@@ -61,8 +61,9 @@ struct Common {
     /// Accepted for tshark habits (tshark -n): addresses are never resolved
     #[arg(short = 'n')]
     no_resolve: bool,
-    /// Threads to use: the capture is read ahead on one while the others work (docs/threads.md);
-    /// 1 is the single-thread path. Default: every core for dissect, 1 for the others
+    /// Threads to use: the capture is read ahead on one while the others work, check splits
+    /// it by host pair over N checkers (docs/threads.md); 1 is the single-thread path.
+    /// Default: every core for dissect and check, 1 for the others
     #[arg(long, value_name = "N")]
     threads: Option<roce_inspect::threads::Threads>,
 }
@@ -72,13 +73,13 @@ impl Common {
         roce_inspect::tshark::config_for_ports(&self.port)
     }
 
-    /// `--threads`, by default every core (`dissect`).
+    /// `--threads`, by default every core (`dissect`, `check`).
     fn threads(&self) -> roce_inspect::threads::Threads {
         self.threads.unwrap_or_else(roce_inspect::threads::Threads::all_cores)
     }
 
-    /// `--threads`, by default one: for `stats`, `check` and `export` reading ahead measured
-    /// no faster than one thread (BENCHMARKS.md, "Threads"), so it is only on request.
+    /// `--threads`, by default one: for `stats` and `export` reading ahead measured no faster
+    /// than one thread (BENCHMARKS.md, "Threads"), so it is only on request.
     fn threads_or_one(&self) -> roce_inspect::threads::Threads {
         self.threads.unwrap_or(roce_inspect::threads::Threads::ONE)
     }
@@ -902,7 +903,7 @@ fn main() -> ExitCode {
                         view: view.view(&input),
                         annotate: annotate.as_deref(),
                         shard: scale.shard,
-                        threads: common.threads_or_one(),
+                        threads: common.threads(),
                         filter: filter.as_ref(),
                     };
                     check::run(&input, &cfg, opts, &how)

@@ -27,9 +27,37 @@ pub fn written(res: io::Result<()>) -> Result<(), InputError> {
     }
 }
 
-/// `roce-inspect: warning: {msg}` on stderr, if stderr can take it.
+/// `roce-inspect: warning: {msg}` on stderr, if stderr can take it; held instead on a
+/// thread that called [`hold_warnings`].
 pub fn warning(msg: impl Display) {
-    let _ = writeln!(io::stderr().lock(), "roce-inspect: warning: {msg}");
+    let line = format!("roce-inspect: warning: {msg}\n");
+    let line = HELD.with_borrow_mut(|held| match held {
+        Some(h) => {
+            h.push_str(&line);
+            None
+        }
+        None => Some(line),
+    });
+    if let Some(line) = line {
+        let _ = io::stderr().lock().write_all(line.as_bytes());
+    }
+}
+
+std::thread_local! {
+    /// The warnings of this thread not written yet ([`hold_warnings`]).
+    static HELD: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// From now on, [`warning`] on this thread keeps its lines until [`held_warnings`]: for a
+/// pass over a capture that may be given up and made again (`check --threads N` falls back
+/// to one thread), so that its warnings are written once.
+pub fn hold_warnings() {
+    HELD.with_borrow_mut(|h| *h = Some(String::new()));
+}
+
+/// The lines [`warning`] held on this thread, and writes straight to stderr again.
+pub fn held_warnings() -> String {
+    HELD.with_borrow_mut(Option::take).unwrap_or_default()
 }
 
 /// `{msg}` on stderr, if stderr can take it: progress of a live capture (tshark's

@@ -12,6 +12,10 @@ use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
+use roce_conformance::{Options, Report, Shard};
+use roce_inspect::threads::{check_sharded, Threads};
+use roce_parser::Config;
+
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_roce-inspect"))
 }
@@ -182,7 +186,80 @@ fn captures_of_many_batches_give_the_same_bytes() {
     ] {
         same_with_threads(args, &cap);
     }
+    // Split by host pair within one shard of two; past --max-flows (16 connections are 32
+    // flows), where the split gives up and one checker runs.
+    for args in [
+        &["check", "--shard", "1/2", "--format", "json"][..],
+        &["check", "--shard", "0/2"],
+        &["check", "--max-flows", "8"],
+        &["check", "--max-flows", "8", "--format", "json"],
+    ] {
+        same_with_threads(args, &cap);
+    }
+    let eight = Options { max_flows: 8, ..Options::default() };
+    let split = check_sharded(&cap.as_path().into(), &Config::default(), &eight, Shard::ALL, two());
+    assert!(split.unwrap().is_none(), "past the cap the split gives up");
     same_export(&cap, &scratch);
+    std::fs::remove_dir_all(scratch).unwrap();
+}
+
+fn two() -> Threads {
+    Threads::new(2)
+}
+
+/// What a `check` report says, as one comparable value (the checker's own state accounting
+/// is left out: split, it is the sum of the shards').
+fn said(r: &Report) -> serde_json::Value {
+    serde_json::json!({
+        "findings": r.findings,
+        "connections": r.connections,
+        "connections_not_listed": r.connections_not_listed,
+        "frames": r.frames,
+        "roce_frames": r.roce_frames,
+        "errors": r.errors,
+        "warnings": r.warnings,
+        "suppressed": r.suppressed,
+        "by_rule": r.by_rule,
+    })
+}
+
+/// The check variants go through the split checker (not the one-thread fallback): on every
+/// capture in pcaps/, a generated one of several batches and the real captures, 2 and 3
+/// workers split by host
+/// pair give one checker's report (findings in the same order, the same counts, the same
+/// connections listed) without giving up, with the options of VARIANTS and with a cap on
+/// findings per (connection, rule) of 1.
+#[test]
+fn check_splits_by_host_pair_into_one_checkers_report() {
+    let mut caps = captures_in(&root().join("pcaps"));
+    caps.extend(captures_in(&root().join("pcaps/conformance")));
+    let scratch = tmp("split");
+    caps.push(generated(&scratch, 9_000));
+    // And the real captures, when they are there (every_real_capture_gives_the_same_bytes
+    // says so when they are not).
+    caps.extend(real::real_dir().map(|d| captures_in(&d)).unwrap_or_default());
+    let cfg = Config::default();
+    let all = [
+        Options::default(),
+        Options { assume_complete: true, ..Options::default() },
+        Options { max_findings_per_rule: 1, ..Options::default() },
+    ];
+    let mut findings = 0;
+    for cap in &caps {
+        for opts in &all {
+            let (one, _) = roce_inspect::check::check_file(cap, &cfg, opts.clone()).unwrap();
+            findings += one.findings.len();
+            for n in [2, 3] {
+                let split =
+                    check_sharded(&cap.as_path().into(), &cfg, opts, Shard::ALL, Threads::new(n));
+                let Some((r, _)) = split.unwrap() else {
+                    panic!("{}: {n} workers gave up", cap.display())
+                };
+                assert_eq!(said(&r), said(&one), "{} on {n} workers", cap.display());
+            }
+        }
+    }
+    assert!(findings > 100, "{findings} findings compared");
     std::fs::remove_dir_all(scratch).unwrap();
 }
 
@@ -208,6 +285,11 @@ fn damage_mid_capture_is_reported_the_same_and_earlier_frames_kept() {
     std::fs::write(&junk_path, b"this is not a capture file at all").unwrap();
 
     for (path, frames_before) in [(&lying_path, 2_999usize), (&cut_path, 4_999)] {
+        // Past --max-flows check's split gives up and checks again on one thread: the
+        // warning is written once, as by one thread, not once per pass.
+        let again = same_with_threads(&["check", "--max-flows", "4"], path);
+        let stderr = String::from_utf8_lossy(&again.stderr);
+        assert_eq!(stderr.matches("warning").count(), 1, "one warning: {stderr}");
         for args in VARIANTS {
             let one = same_with_threads(args, path);
             let stderr = String::from_utf8_lossy(&one.stderr);

@@ -101,18 +101,86 @@ pub struct Checker {
     /// Whether the packet fed last was a retransmitted request (`None`: not a request the
     /// checker judged).
     last_retransmission: Option<bool>,
+    /// A checker of one shard of a split run ([`Checker::for_shard`]): where each finding
+    /// was proven, in step with the judge's findings; `None` for a whole run.
+    proven: Option<Vec<Proven>>,
 }
 
 /// CAP-TIME's evidence. A step back of the capture clock says something about the capture
 /// (its clock, or how it merged interfaces), not about a NIC, and a host pcapng with a few
 /// interfaces steps back dozens of times: one finding per capture, with the count and the
 /// worst step, says it once (reported by [`Checker::finish`]).
-#[derive(Debug, Default)]
-struct ClockSteps {
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct ClockSteps {
     count: u64,
     first_frame: u64,
     worst_frame: u64,
     worst_ns: u64,
+}
+
+impl ClockSteps {
+    /// The steps of two shards as one run counts them: the first step back is the earlier
+    /// one, the worst is the largest (the earlier frame among equals, as one run keeps the
+    /// first it saw).
+    pub(crate) fn merge(self, o: ClockSteps) -> ClockSteps {
+        if o.count == 0 {
+            return self;
+        }
+        if self.count == 0 {
+            return o;
+        }
+        let worse = o.worst_ns > self.worst_ns
+            || (o.worst_ns == self.worst_ns && o.worst_frame < self.worst_frame);
+        ClockSteps {
+            count: self.count + o.count,
+            first_frame: self.first_frame.min(o.first_frame),
+            worst_frame: if worse { o.worst_frame } else { self.worst_frame },
+            worst_ns: if worse { o.worst_ns } else { self.worst_ns },
+        }
+    }
+
+    /// CAP-TIME's one finding: the first step back and the worst (one frame when they are
+    /// the same), with the count.
+    pub(crate) fn report(&self, judge: &mut Judge) {
+        if self.count == 0 {
+            return;
+        }
+        let (count, first, worst, back) =
+            (self.count, self.first_frame, self.worst_frame, self.worst_ns);
+        let frames: &[u64] = if first == worst { &[first] } else { &[first, worst] };
+        judge.report(&rules::CAP_TIME, frames, None, None, || {
+            if count == 1 {
+                format!("timestamp goes back by {back} ns from the previous frame")
+            } else {
+                format!(
+                    "timestamps go back {count} times, first at frame {first}; the worst step \
+                     is {back} ns back, at frame {worst}"
+                )
+            }
+        });
+    }
+}
+
+/// Where a finding was proven: its place in one run's order of findings. One run proves
+/// findings frame by frame; at the end of the capture it finishes the incarnations in flow
+/// order, then the CE bursts that got no CNP in the order of their first frame, then
+/// CAP-TIME. A frame, a flow and a burst each belong to one host pair, so to one shard:
+/// sorting the shards' findings by this key (stable) gives one run's order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Proven {
+    /// While frame N was fed.
+    Frame(u64),
+    /// At the end, while the incarnation of this flow was finished.
+    End(FlowKey),
+    /// At the end, the CE burst that began at frame N.
+    Burst(u64),
+}
+
+/// Tags the findings not tagged yet (a shard's checker) with where they were proven.
+fn tag(proven: &mut Option<Vec<Proven>>, judge: &Judge, at: Proven) {
+    if let Some(p) = proven {
+        p.resize(judge.pending(), at);
+    }
 }
 
 /// RSP-NAK-ERROR on a packet of `flow` (its sender's QP), once.
@@ -156,12 +224,32 @@ impl Checker {
             last_ts: 0,
             clock: ClockSteps::default(),
             last_retransmission: None,
+            proven: None,
         }
+    }
+
+    /// The checker of one shard of a run split by host pair (`check --threads N`): fed the
+    /// frames of its host pairs in capture order ([`Checker::feed_shard`]) and
+    /// [`Checker::tick`]ed with the capture's clock before each, it judges them as one
+    /// checker fed every frame would;
+    /// [`Checker::finish_shard`] gives what [`crate::merge_shards`] needs to make that one
+    /// checker's report.
+    pub fn for_shard(opts: Options) -> Self {
+        Checker { proven: Some(Vec::new()), ..Checker::new(opts) }
+    }
+
+    /// Flows live (cheap: no walk), to stop a split run early when together they exceed
+    /// the cap.
+    pub fn flow_count(&self) -> usize {
+        self.model.flow_count()
     }
 
     /// Findings proved since the last call (connections named as known so far: one not yet
     /// paired names one QPN; [`Checker::finish`] gives final names to what it returns).
     pub fn take_findings(&mut self) -> Vec<Finding> {
+        if let Some(p) = &mut self.proven {
+            p.clear();
+        }
         self.judge.take()
     }
 
@@ -224,29 +312,21 @@ impl Checker {
         self.last_ts = self.last_ts.max(f.ts_ns);
     }
 
-    /// CAP-TIME's one finding: the first step back and the worst (one frame when they are
-    /// the same), with the count.
-    fn report_capture_time(&mut self) {
-        let c = &self.clock;
-        if c.count == 0 {
-            return;
-        }
-        let (count, first, worst, back) = (c.count, c.first_frame, c.worst_frame, c.worst_ns);
-        let frames: &[u64] = if first == worst { &[first] } else { &[first, worst] };
-        self.judge.report(&rules::CAP_TIME, frames, None, None, || {
-            if count == 1 {
-                format!("timestamp goes back by {back} ns from the previous frame")
-            } else {
-                format!(
-                    "timestamps go back {count} times, first at frame {first}; the worst step \
-                     is {back} ns back, at frame {worst}"
-                )
-            }
-        });
-    }
-
     /// Feeds one frame (RoCE or not) in capture order.
     pub fn feed(&mut self, f: &FrameInfo, p: &Packet<'_>) {
+        self.judge_frame(f, p);
+    }
+
+    /// [`Checker::feed`] for the checker of a shard ([`Checker::for_shard`]): the findings
+    /// the frame proves are tagged with it, for [`crate::merge_shards`]. (A shard's findings
+    /// fed otherwise are not placed, and the merge refuses them.)
+    pub fn feed_shard(&mut self, f: &FrameInfo, p: &Packet<'_>) {
+        self.judge_frame(f, p);
+        tag(&mut self.proven, &self.judge, Proven::Frame(f.number));
+    }
+
+    #[inline(always)]
+    fn judge_frame(&mut self, f: &FrameInfo, p: &Packet<'_>) {
         self.frames += 1;
         self.last_retransmission = None;
         self.capture_time(f);
@@ -402,11 +482,38 @@ impl Checker {
 
     /// Ends the run: pending evidence becomes findings; the report per connection
     /// incarnation; every finding not taken before, named by its connection's final name.
-    pub fn finish(mut self) -> Report {
-        self.model.finish();
-        self.settle_ended();
-        self.congestion.finish(self.last_ts, &mut self.judge);
-        self.report_capture_time();
+    pub fn finish(self) -> Report {
+        self.finish_parts(true).0
+    }
+
+    /// Ends a shard's run ([`Checker::for_shard`]): its report without CAP-TIME, which
+    /// [`crate::merge_shards`] makes from every shard's steps back.
+    pub fn finish_shard(self) -> crate::ShardReport {
+        let usage = crate::sharded::Usage {
+            model: self.model.usage(),
+            counters_peak: self.judge.peak_counters,
+            congestion: self.congestion.sizes(),
+            congestion_cap: self.congestion.cap(),
+            cnp_min_interval: self.opts.cnp_min_interval,
+            caps: self.judge.caps(),
+        };
+        let (report, proven, clock) = self.finish_parts(false);
+        crate::ShardReport::new(report, proven, clock, usage)
+    }
+
+    /// The end of [`Checker::finish`] (with CAP-TIME) and [`Checker::finish_shard`]
+    /// (without; with where each finding was proven, and the steps back).
+    fn finish_parts(mut self, capture_time: bool) -> (Report, Vec<Proven>, ClockSteps) {
+        for k in self.model.finish_order() {
+            self.model.finish_flow(k);
+            self.settle_ended();
+            tag(&mut self.proven, &self.judge, Proven::End(k));
+        }
+        let Checker { congestion, judge, proven, last_ts, .. } = &mut self;
+        congestion.finish(*last_ts, judge, |j, frame| tag(proven, j, Proven::Burst(frame)));
+        if capture_time {
+            self.clock.report(&mut self.judge);
+        }
         let state = self.state();
         let mut findings = self.judge.take();
         for f in &mut findings {
@@ -430,7 +537,7 @@ impl Checker {
                 }
             })
             .collect();
-        Report {
+        let report = Report {
             findings,
             connections,
             connections_not_listed: not_listed,
@@ -441,6 +548,7 @@ impl Checker {
             suppressed: self.judge.suppressed,
             by_rule: self.judge.totals(),
             state,
-        }
+        };
+        (report, self.proven.unwrap_or_default(), self.clock)
     }
 }

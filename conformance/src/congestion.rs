@@ -216,8 +216,31 @@ impl Congestion {
         });
     }
 
-    /// At the end: bursts whose window passed inside the capture.
-    pub(crate) fn finish(&mut self, end_ts: u64, judge: &mut Judge) {
+    /// The size of each table [`Congestion::bound`] caps (a split run sums them to tell
+    /// whether one run would have dropped state).
+    pub(crate) fn sizes(&self) -> [usize; 5] {
+        [
+            self.waiting.len(),
+            self.last_cnp.len(),
+            self.last_cnp_any.len(),
+            self.senders.len(),
+            self.last_in_scope.len(),
+        ]
+    }
+
+    /// The cap of each table.
+    pub(crate) fn cap(&self) -> usize {
+        self.cap
+    }
+
+    /// At the end: bursts whose window passed inside the capture, in the order of their
+    /// first frame; `reported` is told each burst's first frame after its finding.
+    pub(crate) fn finish(
+        &mut self,
+        end_ts: u64,
+        judge: &mut Judge,
+        mut reported: impl FnMut(&Judge, u64),
+    ) {
         let window = self.window;
         let mut all: Vec<(Hosts, Waiting)> =
             self.waiting.drain().flat_map(|(h, v)| v.into_iter().map(move |w| (h, w))).collect();
@@ -225,6 +248,7 @@ impl Congestion {
         for (hosts, w) in all {
             if end_ts.saturating_sub(w.first_ts) > window {
                 report(&w, hosts, window, judge);
+                reported(judge, w.first_frame);
             }
         }
     }

@@ -64,6 +64,9 @@ pub(crate) struct Judge {
     /// step).
     counts: FastHashMap<Option<ConnId>, Vec<(&'static str, u32)>>,
     counters: usize,
+    /// The most counters held at once (a split run sums them to tell whether one run would
+    /// have started them over).
+    pub(crate) peak_counters: usize,
     pub(crate) suppressed: u64,
     pub(crate) errors: u64,
     pub(crate) warnings: u64,
@@ -97,6 +100,7 @@ impl Judge {
             out: Vec::new(),
             counts: FastHashMap::default(),
             counters: 0,
+            peak_counters: 0,
             suppressed: 0,
             errors: 0,
             warnings: 0,
@@ -156,6 +160,7 @@ impl Judge {
             Some((_, n)) => n,
             None => {
                 self.counters += 1;
+                self.peak_counters = self.peak_counters.max(self.counters);
                 per_rule.push((rule.id, 0));
                 match per_rule.last_mut() {
                     Some((_, n)) => n,
@@ -177,6 +182,16 @@ impl Judge {
             psn: psn.map(Psn::value),
             message: message(),
         });
+    }
+
+    /// Findings reported and not taken yet.
+    pub(crate) fn pending(&self) -> usize {
+        self.out.len()
+    }
+
+    /// The cap on findings kept per (connection, rule), and on counters.
+    pub(crate) fn caps(&self) -> (u32, usize) {
+        (self.cap_per_rule, self.max_counters)
     }
 
     /// Findings reported since the last call.

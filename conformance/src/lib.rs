@@ -48,6 +48,7 @@ mod requester;
 mod responder;
 pub mod rules;
 mod shard;
+mod sharded;
 mod stream;
 pub mod timing;
 
@@ -61,5 +62,6 @@ pub use finding::{ConnId, Finding, RuleCount};
 pub use options::{CnpPacing, CnpScope, FrameInfo, Options};
 pub use psn::{read_psns, Psn, PSN_MASK};
 pub use rules::{Rule, RuleSet, Severity, Side};
-pub use shard::{host_pair, host_pair_hash, Shard};
+pub use shard::{host_pair, host_pair_hash, Shard, ShardOfPair};
+pub use sharded::{can_split, merge_shards, NotMergeable, ShardReport};
 pub use timing::{Quantiles, Summary, Timing, TimingReport};

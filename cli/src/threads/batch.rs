@@ -24,7 +24,8 @@ pub struct FrameMeta {
 pub struct Batch {
     bytes: Vec<u8>,
     frames: Vec<FrameMeta>,
-    /// The batch's output (`dissect`: the formatted frames), written in batch order.
+    /// The batch's output (`dissect`: the formatted frames, written in batch order; `check`:
+    /// each frame's shard, one byte per frame).
     pub out: Vec<u8>,
     /// The timestamps of the capture's first frame and of the frame read just before this
     /// batch (`None` in the first batch): what `dissect -t r` and `-t d` need from before.

@@ -16,16 +16,19 @@
 //! read at all is the same [`InputError`], and the frames before damage are kept. The parse
 //! (a [`roce_parser::Packet`] borrows its frame) happens on the thread that uses the frame.
 //! `dissect` formats batches on several workers and writes them in batch order
-//! (`dissect::threads`); `check`, `stats`, `export` and `report` parse and judge on the
-//! calling thread, in capture order, from the batches ([`for_each_frame_ahead`]): their state
-//! (one connection model, findings in the order they were proven) is the single-thread run's
-//! by construction.
+//! (`dissect::threads`); `check` splits the frames by host pair over N checkers and merges
+//! their reports into the single run's ([`check_sharded`], `shards.rs`); `stats` and
+//! `export` parse and count on the calling thread, in capture order, from the batches
+//! ([`for_each_frame_ahead`]): their state (one connection model) is the single-thread
+//! run's by construction.
 //!
 //! `--threads 1` is exactly the single-thread code path (no thread, no copy).
 
 mod batch;
+mod shards;
 
 pub use batch::{Batch, FrameMeta};
+pub use shards::check_sharded;
 
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::thread;
@@ -91,9 +94,12 @@ impl std::str::FromStr for Threads {
 pub(crate) type BatchResult = Result<ReadSummary, InputError>;
 
 /// The reader's ends of the channels: batches go out on `full`, come back on `empty`.
+/// With `route`, each frame's shard goes into its batch's `out` as the frame is read (from
+/// the bytes just copied, still in this core's cache: `check`'s split).
 pub(crate) struct ReaderEnds {
     pub full: SyncSender<(u64, Batch)>,
     pub empty: Receiver<Batch>,
+    pub route: Option<shards::Router>,
 }
 
 /// The consumer's ends: batches in order of reading on `full`, returned on `empty`.
@@ -106,14 +112,17 @@ pub(crate) struct ConsumerEnds {
 pub(crate) fn channels() -> (ReaderEnds, ConsumerEnds) {
     let (full_tx, full_rx) = mpsc::sync_channel(IN_FLIGHT);
     let (empty_tx, empty_rx) = mpsc::sync_channel(IN_FLIGHT);
-    (ReaderEnds { full: full_tx, empty: empty_rx }, ConsumerEnds { full: full_rx, empty: empty_tx })
+    (
+        ReaderEnds { full: full_tx, empty: empty_rx, route: None },
+        ConsumerEnds { full: full_rx, empty: empty_tx },
+    )
 }
 
 /// The reader thread's loop: reads `input` up to frame `last`, in batches numbered from 0.
 /// Returns how reading ended, as [`crate::input::for_each_frame_until`] would (except the
 /// undecoded frames, which the parsing side counts). Stops early, without an error, when the
 /// consumer hangs up (a closed stdout).
-pub(crate) fn read_batches(input: &Input, last: Option<u64>, ends: ReaderEnds) -> BatchResult {
+pub(crate) fn read_batches(input: &Input, last: Option<u64>, mut ends: ReaderEnds) -> BatchResult {
     let mut cap = input.open()?;
     let window = &input.window;
     let last = window.last_or(last);
@@ -136,6 +145,9 @@ pub(crate) fn read_batches(input: &Input, last: Option<u64>, ends: ReaderEnds) -
                 }
                 summary.frames += 1;
                 batch.push(&frame);
+                if let Some(r) = &mut ends.route {
+                    batch.out.push(r.shard_of(&frame));
+                }
                 if batch.len() == BATCH_FRAMES {
                     let Some(fresh) = next_empty(&ends, &mut made) else {
                         hung_up = true;

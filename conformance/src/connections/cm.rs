@@ -2,6 +2,11 @@
 //! (DREQ, DREP and REJ name a connection by them, not by QPN), and the log of every exchange
 //! with its outcome (what `stats` lists). Every table is bounded: the oldest pending entry
 //! goes first; the log keeps the first exchanges up to its cap and counts the rest.
+//!
+//! A communication ID is unique per CM agent, not across the fabric: pending REQs and open
+//! connections are keyed by the host pair and the ID ([`CommKey`]), so two pairs of hosts
+//! that happen to pick the same ID never disturb each other, and the model stays one of
+//! independent host pairs (what `--shard` and `check --threads` split on).
 
 use std::collections::VecDeque;
 use std::net::IpAddr;
@@ -76,6 +81,17 @@ pub fn exchange_of<'c>(cm: &'c [CmExchange], info: &ConnectionInfo) -> Option<&'
     cm.iter().rev().find(opened)
 }
 
+/// A communication ID between two hosts (the unordered pair, the smaller address first).
+type CommKey = (IpAddr, IpAddr, u32);
+
+fn comm_key(a: IpAddr, b: IpAddr, id: u32) -> CommKey {
+    if a <= b {
+        (a, b, id)
+    } else {
+        (b, a, id)
+    }
+}
+
 /// CM state of the model.
 #[derive(Debug)]
 pub struct CmTracker {
@@ -86,11 +102,14 @@ pub struct CmTracker {
     /// index in the log.
     log_ids: FastHashMap<u32, usize>,
     pub(crate) not_logged: u64,
-    pending: FastHashMap<u32, PendingReq>,
-    pending_order: VecDeque<u32>,
+    pending: FastHashMap<CommKey, PendingReq>,
+    pending_order: VecDeque<CommKey>,
     /// Communication ID (either side's) -> the flow to the passive side.
-    open: FastHashMap<u32, FlowKey>,
-    open_order: VecDeque<u32>,
+    open: FastHashMap<CommKey, FlowKey>,
+    open_order: VecDeque<CommKey>,
+    /// The most entries `pending` and `open` held at once (what a split run sums to tell
+    /// whether one run would have reached the caps).
+    pub(crate) peaks: (usize, usize),
 }
 
 impl CmTracker {
@@ -105,7 +124,13 @@ impl CmTracker {
             pending_order: VecDeque::new(),
             open: FastHashMap::default(),
             open_order: VecDeque::new(),
+            peaks: (0, 0),
         }
+    }
+
+    /// The caps of the pending REQs and of the open connections' IDs.
+    pub(crate) fn caps(&self) -> (usize, usize) {
+        (self.cap, 2 * self.cap)
     }
 
     pub(crate) fn pending(&self) -> usize {
@@ -194,14 +219,15 @@ impl CmTracker {
             let pending = &self.pending;
             self.pending_order.retain(|id| pending.contains_key(id));
         }
-        self.pending_order.push_back(q.local_comm_id);
+        let key = comm_key(src, dst, q.local_comm_id);
+        self.pending_order.push_back(key);
         let transport = match q.transport_service_type {
             TransportServiceType::Uc => Transport::Uc,
             TransportServiceType::Xrc => Transport::Xrc,
             _ => Transport::Rc,
         };
         self.pending.insert(
-            q.local_comm_id,
+            key,
             PendingReq {
                 comm_id: q.local_comm_id,
                 frame,
@@ -214,6 +240,7 @@ impl CmTracker {
                 pkey: q.pkey,
             },
         );
+        self.peaks.0 = self.peaks.0.max(self.pending.len());
     }
 
     /// The REQ a REP from `src` to `dst` answers.
@@ -223,20 +250,22 @@ impl CmTracker {
         dst: IpAddr,
         p: &RepRepr<'_>,
     ) -> Option<PendingReq> {
-        let req = self.pending.get(&p.remote_comm_id)?;
+        let key = comm_key(src, dst, p.remote_comm_id);
+        let req = self.pending.get(&key)?;
         if req.active != dst || req.passive != src {
             return None;
         }
-        self.pending.remove(&p.remote_comm_id)
+        self.pending.remove(&key)
     }
 
-    /// A REJ: the REQ it names will get no REP.
-    pub(crate) fn rejected(&mut self, req_comm_id: u32) {
-        self.pending.remove(&req_comm_id);
+    /// A REJ between `a` and `b`: the REQ it names will get no REP.
+    pub(crate) fn rejected(&mut self, a: IpAddr, b: IpAddr, req_comm_id: u32) {
+        self.pending.remove(&comm_key(a, b, req_comm_id));
     }
 
     /// Remembers an open connection by both communication IDs.
     pub(crate) fn opened(&mut self, (active, passive): (u32, u32), to_passive: FlowKey) {
+        let (a, b) = (to_passive.src, to_passive.dst);
         while self.open.len() + 2 > 2 * self.cap {
             let Some(old) = self.open_order.pop_front() else { break };
             self.open.remove(&old);
@@ -246,21 +275,24 @@ impl CmTracker {
             self.open_order.retain(|id| open.contains_key(id));
         }
         for id in [active, passive] {
-            self.open.insert(id, to_passive);
-            self.open_order.push_back(id);
+            let key = comm_key(a, b, id);
+            self.open.insert(key, to_passive);
+            self.open_order.push_back(key);
         }
+        self.peaks.1 = self.peaks.1.max(self.open.len());
     }
 
-    /// The connection a DREQ, DREP or REJ names.
-    pub(crate) fn lookup(&self, local: u32, remote: u32) -> Option<FlowKey> {
-        self.open.get(&local).or_else(|| self.open.get(&remote)).copied()
+    /// The connection a DREQ, DREP or REJ between `a` and `b` names.
+    pub(crate) fn lookup(&self, a: IpAddr, b: IpAddr, local: u32, remote: u32) -> Option<FlowKey> {
+        let open = |id| self.open.get(&comm_key(a, b, id));
+        open(local).or_else(|| open(remote)).copied()
     }
 
-    /// Forgets a connection that ended.
-    pub(crate) fn forget(&mut self, ids: Option<(u32, u32)>) {
+    /// Forgets a connection of `flow`'s hosts that ended.
+    pub(crate) fn forget(&mut self, flow: &FlowKey, ids: Option<(u32, u32)>) {
         if let Some((a, p)) = ids {
-            self.open.remove(&a);
-            self.open.remove(&p);
+            self.open.remove(&comm_key(flow.src, flow.dst, a));
+            self.open.remove(&comm_key(flow.src, flow.dst, p));
         }
     }
 }

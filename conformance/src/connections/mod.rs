@@ -319,6 +319,18 @@ pub struct ModelStats {
     pub evicted: u64,
 }
 
+/// [`Connections::usage`].
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct ModelUsage {
+    pub(crate) flows: usize,
+    pub(crate) evicted: u64,
+    pub(crate) aliases: usize,
+    pub(crate) cm_pending_peak: usize,
+    pub(crate) cm_open_peak: usize,
+    pub(crate) cm_pending_cap: usize,
+    pub(crate) cm_open_cap: usize,
+}
+
 /// Every live connection, generic over what its consumer keeps per flow (`T`).
 #[derive(Debug)]
 pub struct Connections<T> {
@@ -472,15 +484,46 @@ impl<T: Default> Connections<T> {
     /// Ends every live incarnation (the capture is over); they come out of `take_ended`,
     /// in flow order.
     pub fn finish(&mut self) {
+        for k in self.finish_order() {
+            self.finish_flow(k);
+        }
+    }
+
+    /// The flows [`Connections::finish`] visits, in its order.
+    pub fn finish_order(&self) -> Vec<FlowKey> {
         let mut keys: Vec<FlowKey> = self.flows.keys().copied().collect();
         keys.sort();
-        for k in keys {
-            let worth =
-                self.flows.get(&k).is_some_and(|f| f.packets > 0 || f.began.how == BeganBy::Cm);
-            if worth {
-                self.end(k, EndedBy::CaptureEnd, 0, String::new(), None);
-            }
+        keys
+    }
+
+    /// One step of [`Connections::finish`]: ends the incarnation of flow `k` if it still has
+    /// one worth reporting (its other direction may have ended it already).
+    pub fn finish_flow(&mut self, k: FlowKey) {
+        let worth = self.flows.get(&k).is_some_and(|f| f.packets > 0 || f.began.how == BeganBy::Cm);
+        if worth {
+            self.end(k, EndedBy::CaptureEnd, 0, String::new(), None);
         }
+    }
+
+    /// What a split run sums to tell whether one run would have reached a cap: the flows
+    /// live, the one-sided names remembered, the most CM REQs pending and CM IDs open at
+    /// once, and those caps.
+    pub(crate) fn usage(&self) -> ModelUsage {
+        let (pending_cap, open_cap) = self.cm.caps();
+        ModelUsage {
+            flows: self.flows.len(),
+            evicted: self.evicted,
+            aliases: self.aliases.len(),
+            cm_pending_peak: self.cm.peaks.0,
+            cm_open_peak: self.cm.peaks.1,
+            cm_pending_cap: pending_cap,
+            cm_open_cap: open_cap,
+        }
+    }
+
+    /// Flows live now (cheap: no walk).
+    pub fn flow_count(&self) -> usize {
+        self.flows.len()
     }
 
     /// The common case in one lookup: a packet of a flow already live, where nothing but
@@ -806,7 +849,7 @@ impl<T: Default> Connections<T> {
             for psn in &old.indexed {
                 unindex(&mut self.pairing, k, *psn);
             }
-            self.cm.forget(old.comm_ids);
+            self.cm.forget(k, old.comm_ids);
             directions.push((*k, old.state));
         }
         if info.packets == 0 {
@@ -869,14 +912,14 @@ impl<T: Default> Connections<T> {
                 self.cm.opened(ids, to_passive);
             }
             CmMessage::Dreq(d) => {
-                if let Some(k) = self.cm.lookup(d.local_comm_id, d.remote_comm_id) {
+                if let Some(k) = self.cm.lookup(src, dst, d.local_comm_id, d.remote_comm_id) {
                     if let Some(fl) = self.flows.get_mut(&k) {
                         fl.dreq.get_or_insert(f.number);
                     }
                 }
             }
             CmMessage::Drep(d) => {
-                if let Some(k) = self.cm.lookup(d.local_comm_id, d.remote_comm_id) {
+                if let Some(k) = self.cm.lookup(src, dst, d.local_comm_id, d.remote_comm_id) {
                     let dreq = self.flows.get(&k).and_then(|fl| fl.dreq);
                     let why = match dreq {
                         Some(q) => format!("CM DREQ (frame {q}) and DREP (frame {})", f.number),
@@ -886,8 +929,8 @@ impl<T: Default> Connections<T> {
                 }
             }
             CmMessage::Rej(j) => {
-                self.cm.rejected(j.remote_comm_id);
-                if let Some(k) = self.cm.lookup(j.local_comm_id, j.remote_comm_id) {
+                self.cm.rejected(src, dst, j.remote_comm_id);
+                if let Some(k) = self.cm.lookup(src, dst, j.local_comm_id, j.remote_comm_id) {
                     let why = format!("CM REJ (frame {}): {}", f.number, j.reason.name());
                     self.end(k, EndedBy::Reject, f.number, why, None);
                 }
@@ -918,6 +961,21 @@ fn unindex(pairing: &mut FastHashMap<(IpAddr, IpAddr, Psn), FlowKey>, key: &Flow
     }
 }
 
+/// The order [`Retained`] keeps the busiest by: most packets, then the earliest, then by
+/// name. A total order, so the busiest `cap` are the same whatever order they came in:
+/// shards merged (`check --threads`) keep the one run's.
+pub(crate) fn busiest_first(a: &ConnectionInfo, b: &ConnectionInfo) -> std::cmp::Ordering {
+    b.packets
+        .cmp(&a.packets)
+        .then(a.first_frame.cmp(&b.first_frame))
+        .then(a.connection.cmp(&b.connection))
+}
+
+/// The listing order of [`Retained::into_sorted`]: capture order (first frame).
+pub(crate) fn capture_order(a: &ConnectionInfo, b: &ConnectionInfo) -> std::cmp::Ordering {
+    a.first_frame.cmp(&b.first_frame).then(a.connection.cmp(&b.connection))
+}
+
 /// The ended incarnations a report lists: all of them up to the cap, beyond it the busiest
 /// (most packets; the earliest first among equals), so a report stays bounded whatever the
 /// capture holds, and every consumer that keeps the same cap lists the same connections.
@@ -944,9 +1002,7 @@ impl<R> Retained<R> {
         if self.items.len() <= self.cap {
             return;
         }
-        self.items.sort_by(|(a, _), (b, _)| {
-            b.packets.cmp(&a.packets).then(a.first_frame.cmp(&b.first_frame))
-        });
+        self.items.sort_by(|(a, _), (b, _)| busiest_first(a, b));
         self.dropped += (self.items.len() - self.cap) as u64;
         self.items.truncate(self.cap);
     }
@@ -963,9 +1019,7 @@ impl<R> Retained<R> {
     /// The listed incarnations in capture order (first frame), and how many were left out.
     pub fn into_sorted(mut self) -> (Vec<(ConnectionInfo, R)>, u64) {
         self.trim();
-        self.items.sort_by(|(a, _), (b, _)| {
-            a.first_frame.cmp(&b.first_frame).then(a.connection.cmp(&b.connection))
-        });
+        self.items.sort_by(|(a, _), (b, _)| capture_order(a, b));
         (self.items, self.dropped)
     }
 }

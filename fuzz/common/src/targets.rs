@@ -651,9 +651,13 @@ pub fn conformance(data: &[u8], reach: &mut Reach) {
 /// shard (`Shard::owns`) and ticked by the others', find together exactly what one checker
 /// fed every frame finds (as a multiset), and list the same connections, whenever no run
 /// evicted a connection or suppressed a finding (the cap is per process: beyond it the
-/// shards legitimately keep more).
+/// shards legitimately keep more). And `check --threads N`'s split: N shard checkers
+/// (`Checker::for_shard`, ticked with the capture's clock before each of their frames),
+/// merged by `merge_shards`, give exactly the one checker's report (findings in the same
+/// order, counts, per-rule totals, connections listed and not) whenever the merge does not
+/// refuse; it refuses only when a table of the one run got near its cap.
 pub fn sharded_checker(data: &[u8], reach: &mut Reach) {
-    use roce_conformance::{Checker, Finding, FrameInfo, Report, Shard};
+    use roce_conformance::{merge_shards, Checker, Finding, FrameInfo, Report, Shard};
     let Some(&opt) = data.first() else {
         return;
     };
@@ -671,6 +675,8 @@ pub fn sharded_checker(data: &[u8], reach: &mut Reach) {
         .filter_map(|k| Shard::new(k, count))
         .map(|s| (s, Checker::new(opts.clone())))
         .collect();
+    let mut split: Vec<Checker> = (0..count).map(|_| Checker::for_shard(opts.clone())).collect();
+    let mut clock = 0u64;
     let cfg = Config::default();
     let mut ts: u64 = 1_700_000_000_000_000_000;
     let mut number = 0u64;
@@ -712,8 +718,39 @@ pub fn sharded_checker(data: &[u8], reach: &mut Reach) {
                 c.tick(ts);
             }
         }
+        let k = Shard::of_frame(packet, count) as usize;
+        let c = &mut split[k];
+        c.tick(clock);
+        clock = clock.max(ts);
+        match packet {
+            Some(p) => c.feed_shard(&info, p),
+            None => c.feed_undecoded(&info),
+        }
     }
     let whole = whole.finish();
+    let merged = merge_shards(
+        &opts,
+        split
+            .into_iter()
+            .map(|mut c| {
+                c.tick(clock);
+                c.finish_shard()
+            })
+            .collect(),
+    );
+    if let Ok(m) = &merged {
+        let said = |r: &Report| {
+            serde_json::to_string(&(
+                &r.findings,
+                &r.connections,
+                r.connections_not_listed,
+                (r.frames, r.roce_frames, r.errors, r.warnings, r.suppressed),
+                &r.by_rule,
+            ))
+            .expect("a report serializes")
+        };
+        assert_eq!(said(m), said(&whole), "the merged shards differ from the single run");
+    }
     let parts: Vec<Report> = shards.into_iter().map(|(_, c)| c.finish()).collect();
     assert_eq!(parts.iter().map(|r| r.frames).sum::<u64>(), whole.frames, "frames over the shards");
     let capped =

@@ -1,0 +1,349 @@
+//! `check --threads N`: the checker split by host pair over N workers, each with a checker
+//! of its own ([`Checker::for_shard`]), merged into one run's report
+//! ([`roce_conformance::merge_shards`]).
+//!
+//! Threads: the reader ([`read_batches`]: the record format, a copy of each frame into a
+//! batch, and the shard of each frame from its addresses alone, [`Router`]), the calling
+//! thread (hands each batch to every worker), and N workers. Every worker gets every batch
+//! (shared, not copied): it keeps the capture's clock from all the frames' times and parses
+//! and judges the frames routed to it. The last worker done with a batch gives it back to
+//! the reader, so at most [`super::IN_FLIGHT`] batches exist.
+//!
+//! The router reads only the link and IP headers, so it could disagree with the parser on a
+//! frame the parser decodes in some other way: each worker checks, for every RoCE packet it
+//! parses, that the packet's host pair is in its shard. Frames that are not RoCE change no
+//! state but the counts, which add up wherever they are judged.
+//!
+//! When the shards cannot give one run's report (a cap one run would reach across host
+//! pairs, a misrouted packet: [`roce_conformance::NotMergeable`]), [`check_sharded`] says
+//! so, with the capture's warnings not written, and the caller checks the capture again on
+//! one thread. Workers stop early once their flows together pass `--max-flows`.
+
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Receiver, SyncSender};
+use std::sync::Arc;
+use std::thread;
+
+use roce_capture::{Frame, L2Start};
+use roce_conformance::{
+    merge_shards, Checker, FrameInfo, NotMergeable, Options, Report, Shard, ShardOfPair,
+    ShardReport,
+};
+use roce_parser::{Config, Packet};
+
+use super::{channels, read_batches, Batch, Threads, IN_FLIGHT};
+use crate::input::{
+    count_undecoded, decode_into, Decoded, Input, InputError, ReadSummary, UndecodedGroup,
+};
+
+/// Workers at most: a frame's shard is one byte of the batch.
+const MAX_WORKERS: u32 = 255;
+
+/// `check` over `input` on `threads` workers split by host pair (and only the host pairs
+/// of `shard`, `--shard K/N`): one run's report and reading summary, or `Ok(None)` when
+/// the shards could not give one run's report; then nothing was written and the caller
+/// checks the capture on one thread. The capture's warnings are written when the run
+/// succeeds or fails to read, as one thread writes them.
+pub fn check_sharded(
+    input: &Input,
+    cfg: &Config,
+    opts: &Options,
+    shard: Shard,
+    threads: Threads,
+) -> Result<Option<(Report, ReadSummary)>, InputError> {
+    let workers = threads.get().min(MAX_WORKERS);
+    let stop = AtomicBool::new(false);
+    let flows = AtomicUsize::new(0);
+    let (mut reader_ends, consumer) = channels();
+    reader_ends.route = Some(Router { shards: ShardOfPair::new(workers) });
+    let (ends, read, held) = thread::scope(|s| {
+        let reader = s.spawn(move || {
+            crate::output::hold_warnings();
+            let r = read_batches(input, None, reader_ends);
+            (r, crate::output::held_warnings())
+        });
+        let mut to_workers = Vec::new();
+        let mut running = Vec::new();
+        for index in 0..workers {
+            let (tx, rx) = mpsc::sync_channel::<Arc<Batch>>(IN_FLIGHT);
+            let w = Worker {
+                index,
+                count: workers,
+                cfg,
+                opts,
+                shard,
+                stop: &stop,
+                flows: &flows,
+                back: consumer.empty.clone(),
+            };
+            running.push(s.spawn(move || w.run(rx)));
+            to_workers.push(tx);
+        }
+        for (_, batch) in consumer.full.iter() {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let shared = Arc::new(batch);
+            if to_workers.iter().any(|tx| tx.send(Arc::clone(&shared)).is_err()) {
+                break;
+            }
+        }
+        // Hang up: the workers end with their channels, the reader with `full` and, when
+        // it waits for an empty batch, with the workers' ends of `empty`.
+        drop(to_workers);
+        drop(consumer);
+        let ends: Vec<Option<WorkerEnd>> = running.into_iter().map(join_worker).collect();
+        let (read, held) = match reader.join() {
+            Ok(r) => r,
+            Err(panic) => std::panic::resume_unwind(panic),
+        };
+        (ends, read, held)
+    });
+    let mut summary = match read {
+        Ok(s) => s,
+        Err(e) => {
+            write_stderr(&held);
+            return Err(e);
+        }
+    };
+    let Some(ends) = ends.into_iter().collect::<Option<Vec<WorkerEnd>>>() else {
+        return Ok(None);
+    };
+    let mut undecoded = Vec::new();
+    let mut reports = Vec::new();
+    for e in ends {
+        undecoded.push(e.undecoded);
+        reports.push(e.report);
+    }
+    let report = match merge_shards(opts, reports) {
+        Ok(r) => r,
+        Err(NotMergeable(_)) => return Ok(None),
+    };
+    summary.undecoded = merge_undecoded(undecoded);
+    write_stderr(&held);
+    Ok(Some((report, summary)))
+}
+
+fn write_stderr(held: &str) {
+    use std::io::Write as _;
+    let _ = std::io::stderr().lock().write_all(held.as_bytes());
+}
+
+/// A worker's result; `None` when it stopped early (a cap, a misrouted packet).
+fn join_worker(h: thread::ScopedJoinHandle<'_, Option<WorkerEnd>>) -> Option<WorkerEnd> {
+    match h.join() {
+        Ok(r) => r,
+        Err(panic) => std::panic::resume_unwind(panic),
+    }
+}
+
+/// What a worker hands back.
+struct WorkerEnd {
+    report: ShardReport,
+    undecoded: Vec<UndecodedGroup>,
+}
+
+/// One worker: its shard of `count`, what it judges with, and what the workers share.
+struct Worker<'a> {
+    index: u32,
+    count: u32,
+    cfg: &'a Config,
+    opts: &'a Options,
+    /// `--shard K/N`: the host pairs the process judges at all.
+    shard: Shard,
+    /// Set by any worker that cannot give its part of one run's report: all stop.
+    stop: &'a AtomicBool,
+    /// The flows of all workers, against `--max-flows`.
+    flows: &'a AtomicUsize,
+    /// Where the last worker done with a batch gives it back to the reader.
+    back: SyncSender<Batch>,
+}
+
+impl Worker<'_> {
+    fn run(self, rx: Receiver<Arc<Batch>>) -> Option<WorkerEnd> {
+        let mut checker = Checker::for_shard(self.opts.clone());
+        let mut undecoded = Vec::new();
+        let mut mine = ShardOfPair::new(self.count);
+        let mut process = ShardOfPair::new(self.shard.count());
+        let (me, max_flows) = (self.index as u8, self.opts.max_flows.max(1));
+        let mut clock = 0u64;
+        let mut published = 0usize;
+        for batch in rx.iter() {
+            if self.stop.load(Ordering::Relaxed) {
+                return None;
+            }
+            for (i, (m, &k)) in batch.metas().iter().zip(&batch.out).enumerate() {
+                let before = clock;
+                clock = clock.max(m.ts_ns);
+                if k != me {
+                    continue;
+                }
+                let mut d = Decoded { frame: batch.frame(i), packet: Ok(Packet::default()) };
+                decode_into(&mut d, self.cfg);
+                if let Err(why) = &d.packet {
+                    count_undecoded(&mut undecoded, &d.frame, why);
+                }
+                let packet = d.packet.as_ref().ok();
+                if let Some(p) = packet.filter(|p| p.roce.is_some()) {
+                    if mine.of_frame(Some(p)) != self.index {
+                        // The router and the parser disagree on this packet's host pair.
+                        self.stop.store(true, Ordering::Relaxed);
+                        return None;
+                    }
+                }
+                if !self.shard.is_all() && process.of_frame(packet) != self.shard.index() {
+                    checker.tick(clock);
+                    continue;
+                }
+                checker.tick(before);
+                let f = &d.frame;
+                let info =
+                    FrameInfo { number: f.number, ts_ns: f.ts_ns, caplen: f.caplen, len: f.len };
+                match packet {
+                    Some(p) => checker.feed_shard(&info, p),
+                    None => checker.feed_undecoded(&info),
+                }
+            }
+            let now = checker.flow_count();
+            if now > published {
+                let delta = now - published;
+                let all = self.flows.fetch_add(delta, Ordering::Relaxed) + delta;
+                published = now;
+                if all > max_flows {
+                    self.stop.store(true, Ordering::Relaxed);
+                    return None;
+                }
+            }
+            if let Some(b) = Arc::into_inner(batch) {
+                let _ = self.back.try_send(b);
+            }
+        }
+        checker.tick(clock);
+        Some(WorkerEnd { report: checker.finish_shard(), undecoded })
+    }
+}
+
+/// The reader's side of the split: each frame's shard, from its addresses.
+pub(crate) struct Router {
+    shards: ShardOfPair,
+}
+
+impl Router {
+    /// The shard of `frame` (0 without addresses), as one byte.
+    #[inline]
+    pub(crate) fn shard_of(&mut self, frame: &Frame<'_>) -> u8 {
+        route(frame).map_or(0, |(a, b)| self.shards.of_pair(a, b)) as u8
+    }
+}
+
+/// The host pair of a frame from its link and network headers alone, as the parser would
+/// find it (IPv4, IPv6 or RoCEv1's GRH after Ethernet with up to 8 VLAN tags, or after
+/// another link header); `None` when there is none (the frame goes to shard 0).
+pub(crate) fn route(frame: &Frame<'_>) -> Option<(IpAddr, IpAddr)> {
+    let (mut ethertype, data, mut at) = match frame.l2() {
+        L2Start::Ethernet(b) => (u16::from_be_bytes([*b.get(12)?, *b.get(13)?]), b, 14),
+        L2Start::Network { ethertype, data } => {
+            return network_pair(ethertype, data);
+        }
+        L2Start::Unsupported(_) => return None,
+    };
+    let mut tags = 0;
+    while matches!(ethertype, 0x8100 | 0x88a8 | 0x9100) {
+        if tags == 8 {
+            return None;
+        }
+        ethertype = u16::from_be_bytes([*data.get(at + 2)?, *data.get(at + 3)?]);
+        at += 4;
+        tags += 1;
+    }
+    network_pair(ethertype, data.get(at..)?)
+}
+
+fn network_pair(ethertype: u16, data: &[u8]) -> Option<(IpAddr, IpAddr)> {
+    let v6 = |b: &[u8]| -> Option<IpAddr> {
+        let o: [u8; 16] = b.try_into().ok()?;
+        Some(IpAddr::V6(Ipv6Addr::from(o)))
+    };
+    match ethertype {
+        roce_capture::ETHERTYPE_IPV4 => {
+            let h = data.get(..20)?;
+            let v4 = |b: &[u8]| -> Option<IpAddr> {
+                let o: [u8; 4] = b.try_into().ok()?;
+                Some(IpAddr::V4(Ipv4Addr::from(o)))
+            };
+            (h.first()? >> 4 == 4).then_some(())?;
+            Some((v4(h.get(12..16)?)?, v4(h.get(16..20)?)?))
+        }
+        roce_capture::ETHERTYPE_IPV6 => {
+            let h = data.get(..40)?;
+            (h.first()? >> 4 == 6).then_some(())?;
+            Some((v6(h.get(8..24)?)?, v6(h.get(24..40)?)?))
+        }
+        // RoCEv1: the GRH's source and destination GIDs.
+        roce_capture::ETHERTYPE_ROCEV1 => {
+            let h = data.get(..40)?;
+            Some((v6(h.get(8..24)?)?, v6(h.get(24..40)?)?))
+        }
+        _ => None,
+    }
+}
+
+/// The workers' undecoded frames as one run counts them: one group per reason and link
+/// type, with the first frame (and its message) of all, in the order groups first appeared.
+fn merge_undecoded(parts: Vec<Vec<UndecodedGroup>>) -> Vec<UndecodedGroup> {
+    let mut all: Vec<UndecodedGroup> = Vec::new();
+    for g in parts.into_iter().flatten() {
+        match all.iter_mut().find(|a| a.reason == g.reason && a.link_type == g.link_type) {
+            Some(a) => {
+                let frames = a.frames + g.frames;
+                if g.first_frame < a.first_frame {
+                    *a = g;
+                }
+                a.frames = frames;
+            }
+            None => all.push(g),
+        }
+    }
+    all.sort_by_key(|g| g.first_frame);
+    all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The router finds the parser's host pair on every frame of the shipped captures where
+    /// the parser decodes RoCE.
+    #[test]
+    fn the_router_finds_the_parsers_host_pair() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../pcaps");
+        let mut roce = 0;
+        for dir in [root.clone(), root.join("conformance")] {
+            for e in std::fs::read_dir(dir).unwrap() {
+                let path = e.unwrap().path();
+                if !path.to_string_lossy().ends_with(".pcap") {
+                    continue;
+                }
+                let mut cap = roce_capture::open(&path).unwrap();
+                while let Some(f) = cap.next_frame() {
+                    let Ok(f) = f else { continue };
+                    let d = crate::input::decode(f, &Config::default());
+                    if let Ok(p) = &d.packet {
+                        if p.roce.is_some() {
+                            roce += 1;
+                            assert_eq!(
+                                route(&d.frame),
+                                roce_conformance::host_pair(p),
+                                "{} frame {}",
+                                path.display(),
+                                d.frame.number
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        assert!(roce > 1000, "{roce} RoCE frames");
+    }
+}
