@@ -14,6 +14,7 @@ fn pcaps() -> PathBuf {
 }
 
 mod common;
+use common::names::conn_name;
 use common::shipped::captures;
 
 fn run(args: &[&str]) -> (String, String, i32) {
@@ -300,22 +301,6 @@ fn stats_lists_selected_connections_whole() {
     let (text, _, _) = run(&["stats", "--conn", "fd00::3:0x77-fd00::4:0x88", c]);
     assert!(text.contains("1 connection(s) selected"), "{text}");
     assert!(text.contains("Connections (1)"), "{text}");
-}
-
-/// A connection's name as `stats`, `check` and the report print it, from its JSON.
-fn conn_name(c: &Value) -> String {
-    let q = |q: &Value| q.as_u64().map_or("?".to_string(), |q| format!("0x{q:06x}"));
-    let mut s = format!(
-        "{} QP {} <-> {} QP {}",
-        c["a"].as_str().unwrap(),
-        q(&c["qpn_a"]),
-        c["b"].as_str().unwrap(),
-        q(&c["qpn_b"])
-    );
-    if c["incarnation"].as_u64() > Some(1) {
-        s.push_str(&format!(" (incarnation {})", c["incarnation"]));
-    }
-    s
 }
 
 /// The connection's name as the HTML report writes it.

@@ -9,6 +9,7 @@
 
 mod common;
 use common::browser;
+use common::names::conn_name;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -277,22 +278,6 @@ fn bad_input_is_an_error() {
     let o = Command::new(BIN).args(["report", "-", "-o"]).arg(&out).output().unwrap();
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("not '-'"));
-}
-
-/// The name `check` and `stats` print for the connection object of `stats --format json`.
-fn conn_name(c: &serde_json::Value) -> String {
-    let q = |v: &serde_json::Value| v.as_u64().map_or("?".to_string(), |q| format!("0x{q:06x}"));
-    let mut s = format!(
-        "{} QP {} <-> {} QP {}",
-        c["a"].as_str().unwrap(),
-        q(&c["qpn_a"]),
-        c["b"].as_str().unwrap(),
-        q(&c["qpn_b"])
-    );
-    if c["incarnation"].as_u64().unwrap() > 1 {
-        s.push_str(&format!(" (incarnation {})", c["incarnation"]));
-    }
-    s
 }
 
 /// Without a browser: the timing and congestion section holds, per connection, the values of

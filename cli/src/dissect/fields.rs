@@ -38,13 +38,7 @@ impl Column {
     /// `aeth` holds members, not a value).
     pub fn parse(name: &str) -> Result<Column, String> {
         let Some(field) = fields::lookup(name) else {
-            let near = fields::near(name);
-            let hint = if near.is_empty() {
-                "the fields are listed in docs/filter.md".to_string()
-            } else {
-                format!("did you mean {}?", near.join(", "))
-            };
-            return Err(format!("'{name}' is not a field: {hint}"));
+            return Err(format!("'{name}' is not a field: {}", fields::hint(name)));
         };
         if field.kind == Kind::Object {
             let members: Vec<&str> = fields::FIELDS

@@ -242,6 +242,17 @@ pub(crate) fn lookup(name: &str) -> Option<&'static Field> {
     FIELDS.iter().find(|f| f.name == name || f.name.strip_prefix("roce.") == Some(name))
 }
 
+/// What to tell someone who typed `name`, which is no field: the nearest names, or where the
+/// fields are listed (the filter's errors and `dissect -e`'s).
+pub(crate) fn hint(name: &str) -> String {
+    let near = near(name);
+    if near.is_empty() {
+        "docs/filter.md lists the fields".to_string()
+    } else {
+        format!("did you mean {}?", near.join(", "))
+    }
+}
+
 /// The names closest to a mistyped one (at most three): by edit distance, then names that
 /// contain it or end like it.
 pub(crate) fn near(name: &str) -> Vec<&'static str> {

@@ -239,13 +239,7 @@ fn primary(i: &str, depth: usize) -> Res<'_, Node> {
         return fail(i, format!("'{name}' where a field was expected"));
     }
     let Some(field) = fields::lookup(name) else {
-        let near = fields::near(name);
-        let hint = if near.is_empty() {
-            " (docs/filter.md lists the fields)".to_string()
-        } else {
-            format!(" (did you mean {}?)", near.join(", "))
-        };
-        return fail(i, format!("unknown field '{name}'{hint}"));
+        return fail(i, format!("unknown field '{name}' ({})", fields::hint(name)));
     };
     let (after_op, op) = match opt(ws(operator)).parse(rest)? {
         (r, Some(op)) => (r, op),
