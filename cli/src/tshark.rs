@@ -117,19 +117,20 @@ impl Window {
 
     /// The last frame read, when there is one: reading stops after it.
     pub fn last(&self) -> Option<u64> {
-        let selected = self.frames.as_ref().and_then(FrameSelection::last);
-        match (selected, self.count) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        earliest(self.frames.as_ref().and_then(FrameSelection::last), self.count)
     }
 
     /// `last`, or `other` if it comes first.
     pub fn last_or(&self, other: Option<u64>) -> Option<u64> {
-        match (self.last(), other) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        earliest(self.last(), other)
+    }
+}
+
+/// The earlier of two optional last frames (`None`: no limit).
+fn earliest(a: Option<u64>, b: Option<u64>) -> Option<u64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
     }
 }
 
