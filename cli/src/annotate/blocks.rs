@@ -31,6 +31,10 @@ pub enum Kind {
 #[derive(Debug)]
 pub struct Record<'a> {
     pub ty: u32,
+    /// Whether it takes a frame number: every pcap record, and a pcapng packet block
+    /// ([`is_packet`]). Not `ty == 0`: a pcapng block of the reserved type 0 is no packet,
+    /// and the capture reader skips it.
+    pub packet: bool,
     pub offset: u64,
     pub bytes: &'a [u8],
     /// Byte order of its section (pcapng) or file (pcap).
@@ -143,7 +147,13 @@ impl<R: Read> Records<R> {
                     return Err(e("packet data missing".into()));
                 }
                 self.offset += (16 + caplen) as u64;
-                Ok(Some(Record { ty: 0, offset: at, bytes: &self.buf, big: self.big }))
+                Ok(Some(Record {
+                    ty: 0,
+                    packet: true,
+                    offset: at,
+                    bytes: &self.buf,
+                    big: self.big,
+                }))
             }
             Kind::PcapNg => self.block(at),
         }
@@ -196,7 +206,8 @@ impl<R: Read> Records<R> {
         }
         self.offset += len as u64;
         let ty = u32_of(&self.buf, 0, self.big);
-        Ok(Some(Record { ty, offset: at, bytes: &self.buf, big: self.big }))
+        let packet = is_packet(ty);
+        Ok(Some(Record { ty, packet, offset: at, bytes: &self.buf, big: self.big }))
     }
 }
 

@@ -204,7 +204,7 @@ pub fn annotate(
     let mut buf = Vec::with_capacity(4096);
     let none: Vec<String> = Vec::new();
     while let Some(rec) = recs.next_record()? {
-        let packet = rec.ty == 0 || blocks::is_packet(rec.ty);
+        let packet = rec.packet;
         if packet {
             w.frames += 1;
         }

@@ -148,7 +148,7 @@ impl Writer {
         let Some(rec) = self.input.next_record().map_err(|e| format!("-w {name}: {e}"))? else {
             return Ok(false);
         };
-        let packet = rec.ty == 0 || blocks::is_packet(rec.ty);
+        let packet = rec.packet;
         if packet {
             self.passed += 1;
         }
