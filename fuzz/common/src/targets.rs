@@ -1115,6 +1115,28 @@ pub fn annotate(data: &[u8], _reach: &mut Reach) {
     assert_eq!(before, after, "frames changed by the annotation");
     let cited = comments.keys().filter(|&&n| n <= w.frames).count() as u64;
     assert_eq!(w.annotated + w.simple_not_annotated, cited, "frames annotated");
+    // Each comment on the frame it names, as the pcapng metadata reader (which numbers the
+    // packet blocks itself) reads it back: a block counted wrongly moves every comment after it.
+    // (Not when the input carries such a comment itself.)
+    let mark = "REQ-GBN error: <frame ";
+    let own = roce_inspect::annotate::meta::read(data);
+    let meta = roce_inspect::annotate::meta::read(out.as_slice());
+    if meta.comments_not_listed == 0 && !own.comments.iter().any(|(_, c)| c.contains(mark)) {
+        let ours: Vec<u64> = meta
+            .comments
+            .iter()
+            .filter(|(_, c)| c.starts_with(mark))
+            .map(|(n, c)| {
+                assert_eq!(
+                    c,
+                    &format!("REQ-GBN error: <frame {n}> & \"quotes\""),
+                    "comment on frame {n}"
+                );
+                *n
+            })
+            .collect();
+        assert_eq!(ours.len() as u64, w.annotated, "comments read back");
+    }
 }
 
 /// A frame in segments. Byte 0: the number of cuts (low 3 bits, 0..7) and whether the ICRC is
