@@ -121,7 +121,7 @@ pub fn write(t: &mut String, r: &TimingReport) {
     }
 }
 
-fn rate(bps: u64) -> String {
+pub(crate) fn rate(bps: u64) -> String {
     match bps {
         0..=999_999 => format!("{:.3} kb/s", bps as f64 / 1e3),
         1_000_000..=999_999_999 => format!("{:.3} Mb/s", bps as f64 / 1e6),

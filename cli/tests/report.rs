@@ -208,6 +208,22 @@ fn chromium_renders_reports() {
         );
         check_counts(&p, &r.dom);
     }
+    // The timing section as Chromium parsed it holds the figures the page was written with
+    // (timing_section_is_stats_json compares those with stats), the new rate and pacing
+    // cells among them.
+    let cap = root().join("pcaps/conformance/clean-congestion-pacing.pcap");
+    let page = dir.join("pacing.html");
+    let written = report(&cap, &page, &[]);
+    let r = browser::dump_dom(chromium, &page, &dir);
+    assert!(r.console.is_empty(), "pacing: console: {:?}", r.console);
+    let (want, got) = (figure_pairs(&written), figure_pairs(&r.dom));
+    assert_eq!(got, want, "the rendered page's figures");
+    for k in [
+        "congestion.rate_before_after_cnp.listed.0.before_bps",
+        "congestion.destinations.0.cnp_interval_ns.min",
+    ] {
+        assert!(got.iter().any(|(kk, _)| kk == k), "the rendered page lacks {k}");
+    }
     // The screenshot of the sample's report is not blank.
     let page = dir.join("sample.html");
     let png = dir.join("sample.png");
@@ -280,14 +296,125 @@ fn bad_input_is_an_error() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("not '-'"));
 }
 
+/// Every `data-k="K" data-v="V"` pair of the timing section of a page or a DOM, in order
+/// (neither holds a quote, `<` or `>`, so the serialisations of the page and of Chromium's
+/// DOM agree on them; the graphs' legend, before it, has keys of its own).
+fn figure_pairs(html: &str) -> Vec<(String, String)> {
+    let mut v = Vec::new();
+    let timing = &html[html.find("id=\"timing\"").unwrap()..];
+    for chunk in timing.split("data-k=\"").skip(1) {
+        let (k, rest) = chunk.split_once('"').unwrap();
+        let rest = rest.strip_prefix(" data-v=\"").unwrap();
+        let (val, _) = rest.split_once('"').unwrap();
+        v.push((k.to_string(), val.to_string()));
+    }
+    v
+}
+
+/// Every `data-k`/`data-v` figure in `body`: its member in `doc` (a dotted path, numbers
+/// index arrays) holds exactly its value; counted in `seen` (by key, and by `scope: key`),
+/// and a figure `known` names (as `key`, in every scope, or as `scope: key`, in that one) has
+/// the generator's value.
+fn figures_are_json(
+    scope: &str,
+    body: &str,
+    doc: &serde_json::Value,
+    known: &[(&str, u64)],
+    seen: &mut BTreeMap<String, u64>,
+) {
+    let name = scope;
+    for tag in body.split('<').skip(1) {
+        let tag = format!(" {}", &tag[..tag.find('>').unwrap_or(tag.len())]);
+        let (Some(k), Some(v)) = (attr(&tag, "data-k"), attr(&tag, "data-v")) else {
+            continue;
+        };
+        let want = k.split('.').fold(doc, |j, p| match p.parse::<usize>() {
+            Ok(i) => &j[i],
+            Err(_) => &j[p],
+        });
+        let v: u64 = v.parse().unwrap();
+        assert_eq!(want.as_u64(), Some(v), "{name}: {k}");
+        let scoped = format!("{scope}: {k}");
+        *seen.entry(k.to_string()).or_default() += 1;
+        *seen.entry(scoped.clone()).or_default() += 1;
+        for (_, x) in known.iter().filter(|(kk, _)| *kk == k || *kk == scoped) {
+            assert_eq!(v, *x, "{name}: {k}: the generator's value");
+        }
+    }
+}
+
+/// The timing sections of a report against `stats --format json` of the same capture: each
+/// connection's figures are members of its connection object, the CNP pacing table's of
+/// the top-level document. Returns the figures seen, and the number of connection sections.
+fn timing_figures(
+    name: &str,
+    cap: &Path,
+    html: &str,
+    known: &[(&str, u64)],
+) -> (BTreeMap<String, u64>, usize) {
+    let o = Command::new(BIN).args(["stats", "--format", "json"]).arg(cap).output().unwrap();
+    let s: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let by_name: BTreeMap<String, &serde_json::Value> = s["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (conn_name(&c["connection"]), c))
+        .collect();
+    let mut seen: BTreeMap<String, u64> = BTreeMap::new();
+    let mut sections = 0;
+    for chunk in html.split("<section class=\"timing\"").skip(1) {
+        sections += 1;
+        let head = format!(" {}", &chunk[..chunk.find('>').unwrap()]);
+        let conn = attr(&head, "data-conn").unwrap().replace("&lt;", "<").replace("&gt;", ">");
+        let c = by_name.get(&conn).unwrap_or_else(|| panic!("{name}: no connection {conn}"));
+        let body = &chunk[..chunk.find("</section>").unwrap()];
+        figures_are_json(&conn, body, c, known, &mut seen);
+    }
+    if let Some(chunk) = html.split("<section class=\"cnp-scopes\"").nth(1) {
+        let body = &chunk[..chunk.find("</section>").unwrap()];
+        figures_are_json("CNP pacing", body, &s, known, &mut seen);
+    }
+    (seen, sections)
+}
+
 /// Without a browser: the timing and congestion section holds, per connection, the values of
 /// `stats --format json` (each cell names its member and its exact value), states the
 /// capture point, and shows the figures each generated capture is made of (the generator's
 /// constants: ACK 3 us, READ 5 us, NAK 2.5 us, RNR 1.28 ms advertised; t = 12; CNPs 50 us
-/// apart per QP; the REQ's Local ACK Timeout 14 against timeouts of 2^17).
+/// apart per QP, 20 us per IP pair, 10 us per destination, the sender's four CE-marked
+/// WRITEs before the first CNP and three after; the REQ's Local ACK Timeout 14 against
+/// timeouts of 2^17).
 #[test]
 fn timing_section_is_stats_json() {
+    use roce_inspect::gen::timers as g;
     let dir = browser::scratch("report-timing");
+    // A CE-marked WRITE_ONLY of the pacing capture, on the wire: Ethernet 14, IPv4 20, UDP 8,
+    // BTH 12, RETH 16, payload, ICRC 4.
+    let write = 14 + 20 + 8 + 12 + 16 + g::CNP_WRITE_LEN as u64 + 4;
+    let burst = |k: usize| g::BURSTS[k] as u64 * write;
+    // The first connection's reactions (the others send one WRITE a round).
+    let r0 = "10.9.0.1 QP 0x000111 <-> 10.9.0.2 QP 0x000222: congestion.rate_before_after_cnp";
+    let pacing: Vec<(String, u64)> = vec![
+        ("congestion.cnp_interval_ns.qp.min".into(), g::CNP_ROUND),
+        ("congestion.cnps".into(), 4),
+        ("congestion.rate_before_after_cnp.reactions".into(), 4),
+        ("congestion.rate_before_after_cnp.listed.0.before_ns".into(), g::CE_TO_CNP),
+        (format!("{r0}.slowed"), 3),
+        (format!("{r0}.listed.0.before_bytes"), burst(0)),
+        (format!("{r0}.listed.0.before_ns"), g::CE_TO_CNP),
+        (format!("{r0}.listed.0.after_bytes"), burst(1)),
+        (format!("{r0}.listed.0.after_ns"), g::CNP_ROUND),
+        (format!("{r0}.listed.0.before_bps"), burst(0) * 8 * 1_000_000_000 / g::CE_TO_CNP),
+        ("congestion.ip_pairs.0.cnp_interval_ns.min".into(), g::SECOND_OFFSET),
+        ("congestion.ip_pairs.0.cnp_interval_ns.max".into(), g::CNP_ROUND - g::SECOND_OFFSET),
+        ("congestion.ip_pairs.1.cnp_interval_ns.min".into(), g::CNP_ROUND),
+        (
+            "congestion.destinations.0.cnp_interval_ns.min".into(),
+            g::THIRD_OFFSET - g::SECOND_OFFSET,
+        ),
+        ("congestion.destinations.0.cnps".into(), 12),
+    ];
+    let pacing: Vec<(&str, u64)> = pacing.iter().map(|(k, v)| (k.as_str(), *v)).collect();
     let cases: [(&str, &[(&str, u64)]); 4] = [
         (
             "clean-timing-latencies",
@@ -307,10 +434,7 @@ fn timing_section_is_stats_json() {
                 ("timing.timeout_retransmissions.2.retry", 3),
             ],
         ),
-        (
-            "clean-congestion-pacing",
-            &[("congestion.cnp_interval_ns.qp.min", 50_000), ("congestion.cnps", 4)],
-        ),
+        ("clean-congestion-pacing", &pacing),
         (
             "req-cm-ack-timeout",
             &[
@@ -323,43 +447,42 @@ fn timing_section_is_stats_json() {
         let cap = root().join(format!("pcaps/conformance/{name}.pcap"));
         let html = report(&cap, &dir.join("r.html"), &[]);
         assert!(html.contains("a host capture measures what that host saw"), "{name}");
-        let o = Command::new(BIN).args(["stats", "--format", "json"]).arg(&cap).output().unwrap();
-        let s: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
-        let by_name: BTreeMap<String, &serde_json::Value> = s["connections"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| (conn_name(&c["connection"]), c))
-            .collect();
-        let mut seen: BTreeMap<String, u64> = BTreeMap::new();
-        let mut sections = 0;
-        for chunk in html.split("<section class=\"timing\"").skip(1) {
-            sections += 1;
-            let head = format!(" {}", &chunk[..chunk.find('>').unwrap()]);
-            let conn = attr(&head, "data-conn").unwrap().replace("&lt;", "<").replace("&gt;", ">");
-            let c = by_name.get(&conn).unwrap_or_else(|| panic!("{name}: no connection {conn}"));
-            let body = &chunk[..chunk.find("</section>").unwrap()];
-            for tag in body.split('<').skip(1) {
-                let tag = format!(" {}", &tag[..tag.find('>').unwrap_or(tag.len())]);
-                let (Some(k), Some(v)) = (attr(&tag, "data-k"), attr(&tag, "data-v")) else {
-                    continue;
-                };
-                // The member the cell names, in stats' JSON (numbers index arrays).
-                let want = k.split('.').fold(*c, |j, p| match p.parse::<usize>() {
-                    Ok(i) => &j[i],
-                    Err(_) => &j[p],
-                });
-                let v: u64 = v.parse().unwrap();
-                assert_eq!(want.as_u64(), Some(v), "{name}: {conn}: {k}");
-                *seen.entry(k.to_string()).or_default() += 1;
-                if let Some((_, x)) = known.iter().find(|(kk, _)| *kk == k) {
-                    assert_eq!(v, *x, "{name}: {k}: the generator's value");
-                }
-            }
-        }
+        let (seen, sections) = timing_figures(name, &cap, &html, known);
         assert!(sections > 0, "{name}: no timing section");
         for (k, _) in known {
             assert!(seen.contains_key(*k), "{name}: the page lacks {k}: {seen:?}");
         }
     }
+}
+
+/// A long congested capture: the pacing capture's four rounds repeated 30 times (120 CNPs
+/// to each sender QP). The page lists 8 reactions per connection and says how many more;
+/// every figure still equals `stats --format json`'s.
+#[test]
+fn cnp_reactions_are_bounded() {
+    use roce_inspect::gen::timers as g;
+    let dir = browser::scratch("report-timing-bounded");
+    let base = g::congestion();
+    // The CM exchanges (9 frames), then the rounds, shifted by four rounds and a gap.
+    let (cm, rounds) = base.frames.split_at(9);
+    let span = g::BURSTS.len() as u64 * g::CNP_ROUND + 100_000;
+    let mut t = roce_inspect::gen::Trace::new();
+    t.frames.extend_from_slice(cm);
+    for k in 0..30u64 {
+        t.frames.extend(rounds.iter().map(|f| roce_inspect::gen::GenFrame {
+            ts_ns: f.ts_ns + k * span,
+            data: f.data.clone(),
+        }));
+    }
+    let cap = dir.join("long-pacing.pcap");
+    t.write_pcap(std::fs::File::create(&cap).unwrap()).unwrap();
+    let html = report(&cap, &dir.join("r.html"), &[]);
+    let (seen, sections) = timing_figures("long-pacing", &cap, &html, &[]);
+    assert_eq!(sections, 3, "the three CM-opened connections");
+    let k = "congestion.rate_before_after_cnp";
+    let rows: u64 = (0..8).map(|i| seen[&format!("{k}.listed.{i}.cnp_frame")]).sum();
+    assert_eq!(rows, 3 * 8, "8 reactions shown per connection: {seen:?}");
+    assert!(!seen.contains_key(&format!("{k}.listed.8.cnp_frame")));
+    assert_eq!(seen.get(&format!("{k}.reactions")), Some(&3));
+    assert_eq!(html.matches("and 112 more CNPs").count(), 3, "120 reactions, 8 shown");
 }

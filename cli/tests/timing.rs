@@ -213,10 +213,81 @@ fn negotiated_against_measured() {
         why.starts_with("first retries after 67108864 to 67108864 ns, outside 241591911.."),
         "{why}"
     );
-    // One RNR retry against an RNR Retry Count of 0.
+    // One RNR retry under RNR Retry Count 7 (for ever), which the REP repeats.
     let n = &timing("clean-timing-latencies")["negotiated"];
-    assert_eq!((n["rnr_retry_count"].as_u64(), n["max_rnr_retry"].as_u64()), (Some(0), Some(1)));
-    assert_eq!(n["agrees"], false);
+    assert_eq!((n["rnr_retry_count"].as_u64(), n["max_rnr_retry"].as_u64()), (Some(7), Some(1)));
+    assert_eq!(n["rep_rnr_retry_count"], 7);
+    assert_eq!(n["agrees"], true, "{n}");
+    // Under RNR Retry Count 0 the same retry disagrees (the timeout captures announce 0).
+    let n = &timing("clean-timing-timeout-t14")["negotiated"];
+    assert_eq!((n["rnr_retry_count"].as_u64(), n["max_rnr_retry"].as_u64()), (Some(0), Some(0)));
     // The exponential backoff's first retry is on time for the announced 12.
     assert_eq!(timing("clean-timing-backoff")["negotiated"]["agrees"], true);
+}
+
+/// `check --format json` on a suite capture, assume_complete: (rule, frames, psn, message).
+fn findings(name: &str) -> Vec<(String, Value, Value, String)> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../pcaps/conformance")
+        .join(format!("{name}.pcap"));
+    let out = Command::new(env!("CARGO_BIN_EXE_roce-inspect"))
+        .args(["check", "--format", "json", "--assume-complete"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{name}: warnings only");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| {
+            let m = f["message"].as_str().unwrap().to_string();
+            (f["rule"].as_str().unwrap().to_string(), f["frames"].clone(), f["psn"].clone(), m)
+        })
+        .collect()
+}
+
+/// Three RNR retries of one PSN under RNR Retry Count 2: `stats` counts three and disagrees,
+/// and `check` reports the same verdict, on the REQ and the third NAK and retry.
+#[test]
+fn rnr_retry_count_beyond_the_count_fires() {
+    let t = timing("req-cm-rnr-retry-count");
+    let waits = t["rnr_waits"].as_array().unwrap();
+    let frames: Vec<Value> = waits.iter().map(|w| w["frames"].clone()).collect();
+    assert_eq!(frames, [json!([5, 6]), json!([7, 8]), json!([9, 10])]);
+    assert!(waits.iter().all(|w| w["waited_ns"] == timers::RNR_WAIT));
+    let n = &t["negotiated"];
+    assert_eq!(
+        (n["rnr_retry_count"].as_u64(), n["rep_rnr_retry_count"].as_u64()),
+        (Some(2), Some(2))
+    );
+    assert_eq!((n["max_rnr_retry"].as_u64(), n["agrees"].as_bool()), (Some(3), Some(false)));
+    let why = n["disagreements"][0].as_str().unwrap();
+    assert_eq!(why, "a PSN was retried 3 times after RNR NAKs, more than the RNR Retry Count 2");
+    let got = findings("req-cm-rnr-retry-count");
+    assert_eq!(got.len(), 1, "{got:?}");
+    let (rule, frames, psn, message) = &got[0];
+    assert_eq!((rule.as_str(), frames), ("REQ-CM-RNR-RETRY-COUNT", &json!([1, 9, 10])));
+    assert_eq!(psn, &waits[2]["psn"]);
+    assert!(message.starts_with(why), "check and stats say the same: {message}");
+    assert!(
+        message.contains("retry 3 of PSN 1000 (frame 10, after the RNR NAK in frame 9)"),
+        "{message}"
+    );
+}
+
+/// Exactly the count (two retries under 2), and ten retries under 7 (for ever): both agree
+/// in `stats` and `check` stays silent.
+#[test]
+fn rnr_retry_count_within_the_count_is_silent() {
+    for (name, count, retries) in
+        [("clean-cm-rnr-retry-count", 2, 2), ("clean-cm-rnr-retry-forever", 7, 10)]
+    {
+        let n = &timing(name)["negotiated"];
+        assert_eq!(n["rnr_retry_count"], count, "{name}");
+        assert_eq!(n["max_rnr_retry"], retries, "{name}");
+        assert_eq!(n["agrees"], true, "{name}: {n}");
+        assert_eq!(findings(name), [], "{name}");
+    }
 }

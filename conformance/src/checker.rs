@@ -426,8 +426,9 @@ impl Checker {
         }
     }
 
-    /// REQ-CM-ACK-TIMEOUT and REQ-CM-RETRY-COUNT on an incarnation that ended: its timers
-    /// against what its CM REQ announced (the comparison `stats` shows as `negotiated`).
+    /// REQ-CM-ACK-TIMEOUT, REQ-CM-RETRY-COUNT and REQ-CM-RNR-RETRY-COUNT on an incarnation
+    /// that ended: its timers against what its CM REQ (and REP) announced (the comparison
+    /// `stats` shows as `negotiated`).
     fn judge_cm_timers(&mut self, info: &ConnectionInfo, timing: &Timing) {
         let Some(cm) = exchange_of(self.model.cm_exchanges(), info) else { return };
         let negotiated = compare(&timing.report(), cm);
@@ -438,6 +439,7 @@ impl Checker {
         let x = CmTimers { cm, timing, negotiated: &negotiated, conn };
         crate::requester::cm_ack_timeout(&x, &mut self.judge);
         crate::requester::cm_retry_count(&x, &mut self.judge);
+        crate::requester::cm_rnr_retry_count(&x, &mut self.judge);
     }
 
     /// Finishes the incarnations the model ended and lists them.

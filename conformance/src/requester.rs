@@ -16,6 +16,7 @@
 //! | REQ-QP-TIMEOUT | [`qp_timeout`] (on the timeouts `crate::timing` measures) |
 //! | REQ-CM-ACK-TIMEOUT | [`cm_ack_timeout`] (when the incarnation ends, against its CM REQ) |
 //! | REQ-CM-RETRY-COUNT | [`cm_retry_count`] (likewise) |
+//! | REQ-CM-RNR-RETRY-COUNT | [`cm_rnr_retry_count`] (likewise) |
 //!
 //! In-flight packets after a NAK: when a NAK "PSN sequence error" naming e is captured, the
 //! requester may already have sent packets beyond what the capture showed so far; they
@@ -39,7 +40,7 @@ use crate::finding::Judge;
 use crate::hash::FastState;
 use crate::psn::{read_psns, Psn};
 use crate::rules;
-use crate::timing::{local_ack_timeout_ns, Disagreement, TimeoutRetransmission};
+use crate::timing::{local_ack_timeout_ns, rnr_retry_numbers, Disagreement, TimeoutRetransmission};
 
 /// Requests remembered for retransmission checks (bounded: the state never grows with the
 /// capture).
@@ -881,70 +882,103 @@ pub(crate) fn qp_timeout(retx: &TimeoutRetransmission, t: u8, x: &Pkt<'_>, judge
     );
 }
 
+/// The retransmission a REQ-CM-* finding cites beside the CM REQ: its PSN, the frame before
+/// it (the PSN's previous transmission, or the RNR NAK) and the retransmission, and what the
+/// message says of it.
+struct Cited {
+    psn: u32,
+    frames: [u64; 2],
+    detail: String,
+}
+
+/// The REQ-CM-* finding of disagreement `d`: the REQ and, when one was listed, the cited
+/// retransmission (the shared shape of the three CM rules; the verdict is
+/// `timing::compare`'s, the one `stats` prints).
+fn report_cm(
+    rule: &rules::Rule,
+    x: &CmTimers<'_>,
+    d: Disagreement,
+    cited: Option<Cited>,
+    judge: &mut Judge,
+) {
+    let req = x.cm.req_frame;
+    let frames = match &cited {
+        Some(c) => vec![req, c.frames[0], c.frames[1]],
+        None => vec![req],
+    };
+    let psn = cited.as_ref().map(|c| Psn::new(c.psn));
+    let cm = x.cm;
+    judge.report(rule, &frames, x.conn, psn, || {
+        let detail = cited.map(|c| c.detail).unwrap_or_default();
+        format!("{}{detail} (CM REQ frame {req})", d.sentence(cm))
+    });
+}
+
+/// The disagreement of `x` that `is` picks, if `compare` found one.
+fn disagreement(x: &CmTimers<'_>, is: impl Fn(&Disagreement) -> bool) -> Option<Disagreement> {
+    x.negotiated.found.iter().copied().find(|d| is(d))
+}
+
 /// REQ-CM-ACK-TIMEOUT: the first timeout retransmissions of a CM-opened incarnation came
-/// earlier or later than the REQ's Local ACK Timeout allows (`timing::compare`'s verdict,
-/// the one `stats` prints). Cites the REQ and the first listed first retry outside the range.
+/// earlier or later than the REQ's Local ACK Timeout allows. Cites the REQ and the first
+/// listed first retry outside the range.
 pub(crate) fn cm_ack_timeout(x: &CmTimers<'_>, judge: &mut Judge) {
-    let Some(&d @ Disagreement::AckTimeout { range, .. }) =
-        x.negotiated.found.iter().find(|d| matches!(d, Disagreement::AckTimeout { .. }))
+    let Some(d @ Disagreement::AckTimeout { range, .. }) =
+        disagreement(x, |d| matches!(d, Disagreement::AckTimeout { .. }))
     else {
         return;
     };
     let outside = |ns: u64| range.is_none_or(|(lo, hi)| ns < lo || ns > hi);
-    let first = x
-        .timing
-        .timeout_retransmissions()
-        .iter()
-        .find(|t| t.retry == 1 && outside(t.measured_ns))
-        .copied();
-    let req = x.cm.req_frame;
-    let frames = match first {
-        Some(t) => vec![req, t.frames[0], t.frames[1]],
-        None => vec![req],
-    };
-    let cm = x.cm;
-    judge.report(
-        &rules::REQ_CM_ACK_TIMEOUT,
-        &frames,
-        x.conn,
-        first.map(|t| Psn::new(t.psn)),
-        || {
-            let what = d.sentence(cm);
-            match first {
-                Some(t) => format!(
-                    "{what}; first: PSN {} resent {} ns after frame {} (CM REQ frame {req})",
-                    t.psn, t.measured_ns, t.frames[0]
-                ),
-                None => format!("{what} (CM REQ frame {req})"),
-            }
-        },
-    );
+    let first =
+        x.timing.timeout_retransmissions().iter().find(|t| t.retry == 1 && outside(t.measured_ns));
+    let cited = first.map(|t| Cited {
+        psn: t.psn,
+        frames: t.frames,
+        detail: format!(
+            "; first: PSN {} resent {} ns after frame {}",
+            t.psn, t.measured_ns, t.frames[0]
+        ),
+    });
+    report_cm(&rules::REQ_CM_ACK_TIMEOUT, x, d, cited, judge);
 }
 
 /// REQ-CM-RETRY-COUNT: a PSN of a CM-opened incarnation was retransmitted after timeouts
 /// more times than the REQ's Retry Count. Cites the REQ and the first retransmission beyond
 /// the count.
 pub(crate) fn cm_retry_count(x: &CmTimers<'_>, judge: &mut Judge) {
-    let Some(&d) = x.negotiated.found.iter().find(|d| matches!(d, Disagreement::RetryCount { .. }))
-    else {
+    let Some(d) = disagreement(x, |d| matches!(d, Disagreement::RetryCount { .. })) else {
         return;
     };
     let limit = u32::from(x.cm.retry_count);
-    let beyond = x.timing.timeout_retransmissions().iter().find(|t| t.retry == limit + 1).copied();
-    let req = x.cm.req_frame;
-    let frames = match beyond {
-        Some(t) => vec![req, t.frames[0], t.frames[1]],
-        None => vec![req],
-    };
-    let cm = x.cm;
-    judge.report(&rules::REQ_CM_RETRY_COUNT, &frames, x.conn, beyond.map(|t| Psn::new(t.psn)), || {
-        let what = d.sentence(cm);
-        match beyond {
-            Some(t) => format!(
-                "{what}: retry {} of PSN {} (frame {}) is one the requester should not have sent (CM REQ frame {req})",
-                t.retry, t.psn, t.frames[1]
-            ),
-            None => format!("{what} (CM REQ frame {req})"),
-        }
+    let beyond = x.timing.timeout_retransmissions().iter().find(|t| t.retry == limit + 1);
+    let cited = beyond.map(|t| Cited {
+        psn: t.psn,
+        frames: t.frames,
+        detail: format!(
+            ": retry {} of PSN {} (frame {}) is one the requester should not have sent",
+            t.retry, t.psn, t.frames[1]
+        ),
     });
+    report_cm(&rules::REQ_CM_RETRY_COUNT, x, d, cited, judge);
+}
+
+/// REQ-CM-RNR-RETRY-COUNT: a PSN of a CM-opened incarnation was retried after RNR NAKs more
+/// times than the RNR Retry Count (the larger of the REQ's and the REP's; 7, retry for ever,
+/// is never exceeded). Cites the REQ and the RNR NAK and retry beyond the count.
+pub(crate) fn cm_rnr_retry_count(x: &CmTimers<'_>, judge: &mut Judge) {
+    let Some(d @ Disagreement::RnrRetryCount { limit, .. }) =
+        disagreement(x, |d| matches!(d, Disagreement::RnrRetryCount { .. }))
+    else {
+        return;
+    };
+    let beyond = rnr_retry_numbers(x.timing.rnr_waits()).find(|&(n, _)| n == u32::from(limit) + 1);
+    let cited = beyond.map(|(n, w)| Cited {
+        psn: w.psn,
+        frames: w.frames,
+        detail: format!(
+            ": retry {n} of PSN {} (frame {}, after the RNR NAK in frame {}) is one the requester should not have sent",
+            w.psn, w.frames[1], w.frames[0]
+        ),
+    });
+    report_cm(&rules::REQ_CM_RNR_RETRY_COUNT, x, d, cited, judge);
 }

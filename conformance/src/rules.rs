@@ -125,6 +125,8 @@ rules! {
         "when the connection's CM REQ was captured: first timeout retransmissions come 1x to 4x its Local ACK Timeout 4.096 us x 2^t after the last transmission (10 % tolerance: 0.9x to 4.4x)";
     REQ_CM_RETRY_COUNT = "REQ-CM-RETRY-COUNT", Warning, Requester, "IBTA 12.7.38 (REQ Retry Count); C9-141",
         "when the connection's CM REQ was captured: no PSN is retransmitted after timeouts more times than its Retry Count";
+    REQ_CM_RNR_RETRY_COUNT = "REQ-CM-RNR-RETRY-COUNT", Warning, Requester, "IBTA 12.7 (REQ and REP RNR Retry Count); 9.7.5.2.8",
+        "when the connection's CM REQ was captured: no PSN is retried after RNR NAKs more times than the RNR Retry Count (the larger of the REQ's and the REP's; 7 is for ever)";
     RSP_ACK_RANGE = "RSP-ACK-RANGE", Error, Responder, "IBTA 9.7.5",
         "an ACK/NAK PSN refers to a PSN the requester actually sent";
     RSP_ACK_MONOTONIC = "RSP-ACK-MONOTONIC", Error, Responder, "Lumina",

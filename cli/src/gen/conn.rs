@@ -442,11 +442,14 @@ pub struct Cm {
     gsi_psn: [u32; 2],
     /// The REQ's primary path Local ACK Timeout (None: RDMA-CM's default, 19).
     pub local_ack_timeout: Option<u8>,
+    /// The REQ's RNR Retry Count, which the REP repeats (None: 0, `ReqRepr::rdma_cm`'s; 7
+    /// is retry for ever).
+    pub rnr_retry_count: Option<u8>,
 }
 
 impl Cm {
     pub fn new(tid: u64, comm_ids: (u32, u32)) -> Self {
-        Cm { tid, comm_ids, gsi_psn: [1, 1], local_ack_timeout: None }
+        Cm { tid, comm_ids, gsi_psn: [1, 1], local_ack_timeout: None, rnr_retry_count: None }
     }
 
     fn mad(&mut self, t: &mut Trace, conn: &RcConn, from_a: bool, msg: &CmMessage<'_>) {
@@ -491,6 +494,9 @@ impl Cm {
         req.path_mtu = cm::mtu_code(conn.pmtu as u16).unwrap_or(3);
         if let Some(t) = self.local_ack_timeout {
             req.primary_path.local_ack_timeout = t;
+        }
+        if let Some(n) = self.rnr_retry_count {
+            req.rnr_retry_count = n;
         }
         if conn.transport == 0x20 {
             req.transport_service_type = cm::TransportServiceType::Uc;

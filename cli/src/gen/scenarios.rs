@@ -23,6 +23,8 @@ pub fn sample(seed: u64) -> Trace {
     let mut c = RcConn::new(a, b, 1024, rng.u24(), rng.u24());
     let mut cm =
         Cm::new(rng.next_u64() & 0xffff_ffff, (rng.next_u64() as u32, rng.next_u64() as u32));
+    // The connection retries after an RNR NAK below: its REQ and REP allow it (7: for ever).
+    cm.rnr_retry_count = Some(7);
     cm.connect(&mut t, &c, 18515);
 
     c.send_or_write(&mut t, true, false, 2500, Some(0xdead_beef)); // SEND FIRST/MIDDLE/LAST_IMM

@@ -30,12 +30,14 @@ pub const fn ack_timeout(t: u8) -> u64 {
     4096 << t
 }
 
-/// A CM-opened connection (frames 1-3) whose REQ announces Local ACK Timeout `ack_timeout`.
-fn conn(t: &mut Trace, ack_timeout: u8) -> RcConn {
+/// A CM-opened connection (frames 1-3) whose REQ announces Local ACK Timeout `ack_timeout`
+/// and RNR Retry Count `rnr_retry_count` (None: 0), which the REP repeats.
+fn conn(t: &mut Trace, ack_timeout: u8, rnr_retry_count: Option<u8>) -> RcConn {
     let ip = |d| std::net::IpAddr::V4(std::net::Ipv4Addr::new(10, 9, 0, d));
     let c = RcConn::new(Endpoint::new(ip(1), 0x111), Endpoint::new(ip(2), 0x222), 1024, 1000, 5000);
     let mut cm = Cm::new(77, (0x1111, 0x2222));
     cm.local_ack_timeout = Some(ack_timeout);
+    cm.rnr_retry_count = rnr_retry_count;
     cm.connect(t, &c, 4000);
     // From here every time is set by `advance`.
     t.gap_ns = 0;
@@ -48,10 +50,11 @@ fn conn(t: &mut Trace, ack_timeout: u8) -> RcConn {
 /// [`ATOMIC_DELAY`] (14, 15); a 3-packet WRITE whose FIRST is lost downstream (16-18), the
 /// NAK [`NAK_DELAY`] after the MIDDLE (19, after the LAST), the resend [`NAK_REACTION`] after it (20-22),
 /// ACK (23); a SEND (24) RNR NAKed (25) with timer code [`RNR_CODE`], retried
-/// [`RNR_WAIT`] later (26), ACK (27).
+/// [`RNR_WAIT`] later (26), ACK (27). The REQ announces RNR Retry Count 7 (for ever), so
+/// the retry is one it allows.
 pub fn latencies() -> Trace {
     let mut t = Trace::new();
-    let mut c = conn(&mut t, 14);
+    let mut c = conn(&mut t, 14, Some(7));
     for _ in 0..3 {
         let s = c.message(true, false, 100, None);
         c.emit_request(&mut t, true, &s[0]);
@@ -140,7 +143,7 @@ fn atomic(c: &mut RcConn, t: &mut Trace) {
 /// 7, 8, ...), then ACKed [`ACK_DELAY`] after the last.
 pub fn timeouts(announced: u8, timeouts: &[u64]) -> Trace {
     let mut t = Trace::new();
-    let mut c = conn(&mut t, announced);
+    let mut c = conn(&mut t, announced, None);
     let s = c.message(true, false, 100, None);
     c.emit_request(&mut t, true, &s[0]);
     t.advance(ACK_DELAY);
@@ -154,6 +157,26 @@ pub fn timeouts(announced: u8, timeouts: &[u64]) -> Trace {
     }
     t.advance(ACK_DELAY);
     c.ack(&mut t, true, w[0].psn, 1);
+    t
+}
+
+/// CM (1-3, the REQ and REP announcing RNR Retry Count `count`); a SEND (4) RNR NAKed with
+/// timer code [`RNR_CODE`] (5) and retried [`RNR_WAIT`] later (6), NAKed and retried again
+/// `retries` times in all (retry k is frame 4 + 2k, its RNR NAK the frame before), then ACKed
+/// [`ACK_DELAY`] after the last retry.
+pub fn rnr_retries(count: u8, retries: usize) -> Trace {
+    let mut t = Trace::new();
+    let mut c = conn(&mut t, 14, Some(count));
+    let s = c.message(true, false, 100, None);
+    c.emit_request(&mut t, true, &s[0]);
+    for _ in 0..retries {
+        t.advance(ACK_DELAY);
+        c.nak(&mut t, true, s[0].psn, AethRepr::rnr_nak(RNR_CODE, c.sides[0].msn).syndrome);
+        t.advance(RNR_WAIT);
+        c.emit_request(&mut t, true, &s[0]);
+    }
+    t.advance(ACK_DELAY);
+    c.ack(&mut t, true, s[0].psn, 1);
     t
 }
 

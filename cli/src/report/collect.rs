@@ -18,6 +18,7 @@ use super::series::{Counts, Kind, Sample, Series};
 use crate::filter::{DisplayFilter, Selection};
 use crate::input::Decoded;
 use crate::stats::{Connection, Stats};
+use roce_conformance::timing::congestion::CnpScopesJson;
 
 /// Which connections get a graph.
 #[derive(Debug, Clone)]
@@ -77,6 +78,8 @@ pub struct Collected {
     pub connections_not_listed: u64,
     /// `stats`' connections (its `timing` and `congestion` objects), the busiest first.
     pub timers: Vec<Connection>,
+    /// `stats`' CNP pacing per IP pair and per destination (its top-level `congestion`).
+    pub cnp_pacing: CnpScopesJson,
     pub cm_events: Vec<CmEvent>,
     pub cm_not_kept: u64,
     pub wide: Bins<4>,
@@ -350,12 +353,14 @@ impl<'f> Collector<'f> {
             Select::Named(_) => self.named,
         };
         let (connections, connections_not_listed) = self.listed.into_sorted();
+        let cnp_pacing = self.stats.cnp_scopes();
         let (mut timers, _) = self.stats.connections();
         if let Some(sel) = &self.selection {
             timers.retain(|c| sel.selects(&c.info.connection));
         }
         Collected {
             timers,
+            cnp_pacing,
             check,
             selected,
             graphs,

@@ -51,7 +51,7 @@ pub fn render(p: &Page<'_>, out: &mut String) {
     findings(p, out);
     wide(p, out);
     graphs(p, out);
-    super::timers::section(out, &p.c.timers);
+    super::timers::section(out, &p.c.timers, &p.c.cnp_pacing);
     others(p, out);
     let _ = write!(
         out,

@@ -34,7 +34,10 @@ use crate::psn::Psn;
 use crate::FrameInfo;
 
 pub use congestion::{CnpScopes, CongestionJson, CongestionReport, FlowCongestion};
-pub use negotiated::{ack_timeout_range, compare, Disagreement, Negotiated, TOLERANCE_PERCENT};
+pub use negotiated::{
+    ack_timeout_range, compare, rnr_retry_limit, rnr_retry_numbers, Disagreement, Negotiated,
+    TOLERANCE_PERCENT,
+};
 pub use quantiles::{Quantiles, Summary, BUCKETS};
 
 /// IBTA's unit of the local ACK timeout: 4.096 us x 2^t.
@@ -401,6 +404,11 @@ impl Timing {
     /// Timeout retransmissions, in capture order (the first [`Self::report`] lists).
     pub fn timeout_retransmissions(&self) -> &[TimeoutRetransmission] {
         &self.timeouts
+    }
+
+    /// RNR waits, in capture order (the first [`Self::report`] lists).
+    pub fn rnr_waits(&self) -> &[RnrWait] {
+        &self.rnr_waits
     }
 
     /// The measurements as `stats` writes them.

@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use super::{local_ack_timeout_ns, TimingReport};
+use super::{local_ack_timeout_ns, RnrWait, TimingReport};
 use crate::connections::CmExchange;
 
 /// Percent of slack on each side of the IBTA range.
@@ -17,7 +17,8 @@ pub const TOLERANCE_PERCENT: u64 = 10;
 const RNR_INFINITE: u8 = 7;
 
 /// One way the wire contradicts what CM negotiated (the sentence `stats` prints and the
-/// `check` rule that reports it: REQ-CM-ACK-TIMEOUT, REQ-CM-RETRY-COUNT).
+/// `check` rule that reports it: REQ-CM-ACK-TIMEOUT, REQ-CM-RETRY-COUNT,
+/// REQ-CM-RNR-RETRY-COUNT).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Disagreement {
     /// First retries came after `shortest_ns` to `longest_ns`, outside `range` (the REQ's
@@ -107,11 +108,8 @@ pub fn compare(t: &TimingReport, cm: &CmExchange) -> Negotiated {
     if max_timeout_retry > u32::from(cm.retry_count) {
         found.push(Disagreement::RetryCount { retries: max_timeout_retry });
     }
-    // The REQ's count is for the passive side's requester, the REP's for the active side's;
-    // the connection's RNR retries are judged against the larger.
-    let rnr_limit = cm.rnr_retry_count.max(cm.rep_rnr_retry_count.unwrap_or(0));
-    if rnr_limit < RNR_INFINITE && max_rnr_retry > u32::from(rnr_limit) {
-        found.push(Disagreement::RnrRetryCount { retries: max_rnr_retry, limit: rnr_limit });
+    if let Some(limit) = rnr_retry_limit(cm).filter(|&l| max_rnr_retry > u32::from(l)) {
+        found.push(Disagreement::RnrRetryCount { retries: max_rnr_retry, limit });
     }
     Negotiated {
         req_frame: cm.req_frame,
@@ -128,13 +126,92 @@ pub fn compare(t: &TimingReport, cm: &CmExchange) -> Negotiated {
     }
 }
 
-/// The longest run of RNR waits on one PSN among those listed.
+/// The RNR limit a connection's retries are judged against: the REQ's count is for the
+/// passive side's requester, the REP's for the active side's; the two directions are measured
+/// together, so the larger of the two. `None`: 7, retry for ever.
+pub fn rnr_retry_limit(cm: &CmExchange) -> Option<u8> {
+    let limit = cm.rnr_retry_count.max(cm.rep_rnr_retry_count.unwrap_or(0));
+    (limit < RNR_INFINITE).then_some(limit)
+}
+
+/// Each listed RNR wait with its retry number: 1 for the first retry of a PSN after an RNR
+/// NAK, 2 when the same PSN is RNR NAKed and retried again, and so on.
+pub fn rnr_retry_numbers(waits: &[RnrWait]) -> impl Iterator<Item = (u32, &RnrWait)> {
+    waits.iter().scan((0u32, None), |(run, last), w| {
+        *run = if *last == Some(w.psn) { *run + 1 } else { 1 };
+        *last = Some(w.psn);
+        Some((*run, w))
+    })
+}
+
+/// The most retries of one PSN after RNR NAKs among those listed.
 fn rnr_retries(t: &TimingReport) -> u32 {
-    let (mut best, mut run, mut last) = (0u32, 0u32, None);
-    for w in &t.rnr_waits {
-        run = if last == Some(w.psn) { run + 1 } else { 1 };
-        last = Some(w.psn);
-        best = best.max(run);
+    rnr_retry_numbers(&t.rnr_waits).map(|(n, _)| n).max().unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cm(req: u8, rep: Option<u8>) -> CmExchange {
+        let ip = std::net::IpAddr::from([10, 0, 0, 1]);
+        CmExchange {
+            active: ip,
+            passive: ip,
+            active_qpn: 0x11,
+            passive_qpn: Some(0x22),
+            req_starting_psn: 0,
+            rep_starting_psn: Some(0),
+            pmtu: Some(1024),
+            pmtu_code: 3,
+            transport: "RC",
+            outcome: "established",
+            reject_reason: None,
+            req_frame: 1,
+            last_frame: 3,
+            local_ack_timeout: 14,
+            retry_count: 7,
+            rnr_retry_count: req,
+            rep_rnr_retry_count: rep,
+        }
     }
-    best
+
+    fn wait(psn: u32, nak: u64) -> RnrWait {
+        RnrWait { frames: [nak, nak + 1], psn, advertised_ns: 10_000, waited_ns: 20_000 }
+    }
+
+    /// RNR waits `psns` (one per retry, NAK frames 10, 12, ...) under the REQ's and REP's counts.
+    fn verdict(psns: &[u32], req: u8, rep: Option<u8>) -> Negotiated {
+        let mut t = super::super::Timing::default().report();
+        t.rnr_waits = psns.iter().zip(0u64..).map(|(&p, k)| wait(p, 10 + 2 * k)).collect();
+        compare(&t, &cm(req, rep))
+    }
+
+    #[test]
+    fn retries_of_one_psn_are_numbered_in_a_run() {
+        let w = [wait(5, 1), wait(5, 3), wait(6, 5), wait(5, 7)];
+        let n: Vec<(u32, u32)> = rnr_retry_numbers(&w).map(|(n, w)| (n, w.psn)).collect();
+        assert_eq!(n, [(1, 5), (2, 5), (1, 6), (1, 5)]);
+    }
+
+    #[test]
+    fn more_rnr_retries_than_the_count_disagree() {
+        let v = verdict(&[5, 5, 5], 2, Some(2));
+        assert_eq!(v.max_rnr_retry, 3);
+        assert_eq!(v.found, [Disagreement::RnrRetryCount { retries: 3, limit: 2 }]);
+        // The larger of the REQ's and the REP's count is the limit.
+        assert_eq!(verdict(&[5, 5, 5], 2, Some(3)).found, []);
+        assert_eq!(verdict(&[5, 5, 5], 3, None).found, []);
+    }
+
+    #[test]
+    fn the_count_itself_and_seven_agree() {
+        assert!(verdict(&[5, 5], 2, Some(2)).agrees);
+        // Three PSNs retried twice each: no PSN beyond 2.
+        assert!(verdict(&[5, 5, 6, 6, 7, 7], 2, Some(2)).agrees);
+        let forever = verdict(&[5; 20], 7, Some(0));
+        assert_eq!((forever.max_rnr_retry, forever.agrees), (20, true));
+        assert_eq!(rnr_retry_limit(&cm(7, Some(7))), None);
+        assert_eq!(rnr_retry_limit(&cm(0, Some(4))), Some(4));
+    }
 }
