@@ -219,6 +219,74 @@ fn export_counts_every_frame_and_refuses_bad_output() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// 140,000 generated frames: packets.parquet gets three row groups (65,536 rows each).
+fn three_row_groups(dir: &Path) -> PathBuf {
+    let cap = dir.join("bench-140000.pcap");
+    let o = bin()
+        .args(["gen", "bench", "--connections", "16", "--frames", "140000", "-o"])
+        .arg(&cap)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    cap
+}
+
+/// With 2 and 3 threads the row groups are encoded on a thread of their own (and with 3 the
+/// capture is read ahead): the three files are the single thread's, byte for byte, over
+/// several row groups, each handed to the encoder while the next fills.
+#[test]
+fn export_on_the_encoder_thread_writes_the_same_files() {
+    let dir = tmp("encoder");
+    let cap = three_row_groups(&dir);
+    let mut first: Option<Vec<Vec<u8>>> = None;
+    for threads in ["1", "2", "3"] {
+        let out = dir.join(format!("out-{threads}"));
+        let o = bin().args(["export", "--threads", threads, "-o"]).arg(&out).arg(&cap).output();
+        let o = o.unwrap();
+        assert!(o.status.code().is_some_and(|c| c <= 1), "{}", String::from_utf8_lossy(&o.stderr));
+        let said = String::from_utf8_lossy(&o.stderr);
+        assert!(said.contains(" 140000 packets,"), "--threads {threads}: {said}");
+        let files: Vec<Vec<u8>> = ["packets.parquet", "connections.parquet", "findings.parquet"]
+            .iter()
+            .map(|f| std::fs::read(out.join(f)).unwrap())
+            .collect();
+        match &first {
+            None => first = Some(files),
+            Some(one) => assert!(one == &files, "export --threads {threads} differs from 1"),
+        }
+    }
+    assert_eq!(rows(&dir.join("out-2/packets.parquet")).len(), 140_000);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A full disk (packets.parquet linked to /dev/full): export stops with exit status 2 and
+/// a message naming the file, on one thread and with the encoder thread, which stops at its
+/// first failed row group and hands its error back.
+#[test]
+fn export_to_a_full_disk_names_the_file() {
+    if !Path::new("/dev/full").exists() {
+        eprintln!("no /dev/full here: skipped");
+        return;
+    }
+    let dir = tmp("full");
+    let cap = three_row_groups(&dir);
+    for threads in ["1", "2"] {
+        let out = dir.join(format!("out-{threads}"));
+        std::fs::create_dir_all(&out).unwrap();
+        std::os::unix::fs::symlink("/dev/full", out.join("packets.parquet")).unwrap();
+        let o = bin().args(["export", "--threads", threads, "-o"]).arg(&out).arg(&cap).output();
+        let o = o.unwrap();
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "--threads {threads}: {err}");
+        assert!(
+            err.contains("packets.parquet") && err.contains("No space left"),
+            "--threads {threads}: {err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 /// The rows of a Parquet file, each as a JSON object of its columns (read with the parquet
 /// crate's own reader, no DuckDB needed).
 fn rows(file: &Path) -> Vec<serde_json::Map<String, serde_json::Value>> {

@@ -330,6 +330,16 @@ impl Buf {
         }
     }
 
+    /// An empty buffer for the same column.
+    fn empty_like(&self) -> Buf {
+        let kind = match self.data {
+            Data::Int(_) => Kind::Int,
+            Data::Bool(_) => Kind::Bool,
+            Data::Str { .. } => Kind::Str,
+        };
+        Buf::new(kind, self.nullable)
+    }
+
     fn clear(&mut self) {
         match &mut self.data {
             Data::Int(d) => d.clear(),
@@ -414,14 +424,104 @@ impl Cells<'_> {
     }
 }
 
+/// The Parquet file itself: the row groups go in as they fill.
+struct Encoder {
+    path: PathBuf,
+    file: SerializedFileWriter<BufWriter<File>>,
+    written: u64,
+}
+
+impl Encoder {
+    /// Writes `rows` buffered rows as one row group and clears the buffers.
+    fn write_group(&mut self, bufs: &mut [Buf], rows: usize) -> Result<(), InputError> {
+        if rows == 0 {
+            return Ok(());
+        }
+        let path = &self.path;
+        let mut rg = self
+            .file
+            .next_row_group()
+            .map_err(|e| InputError(format!("writing {}: {e}", path.display())))?;
+        let mut res = Ok(());
+        for b in bufs.iter_mut() {
+            let col = match rg.next_column() {
+                Ok(Some(col)) => col,
+                Ok(None) => break,
+                Err(e) => {
+                    res = Err(e.to_string());
+                    break;
+                }
+            };
+            let mut col = col;
+            let defs = b.nullable.then_some(b.defs.as_slice());
+            let r = match &mut b.data {
+                Data::Int(d) => col.typed::<Int64Type>().write_batch(d, defs, None),
+                Data::Bool(d) => col.typed::<BoolType>().write_batch(d, defs, None),
+                Data::Str { bytes, ends } => {
+                    // One allocation for the row group's strings; each value is a slice of it.
+                    let all = Bytes::from(std::mem::take(bytes));
+                    let mut start = 0;
+                    let values: Vec<ByteArray> = ends
+                        .iter()
+                        .map(|&end| {
+                            let v = ByteArray::from(all.slice(start..end.max(start)));
+                            start = end.max(start);
+                            v
+                        })
+                        .collect();
+                    col.typed::<ByteArrayType>().write_batch(&values, defs, None)
+                }
+            };
+            let r = r.and_then(|_| col.close());
+            if let Err(e) = r {
+                res = Err(e.to_string());
+                break;
+            }
+        }
+        let closed = rg.close().map(|_| ()).map_err(|e| e.to_string());
+        res.and(closed).map_err(|e| InputError(format!("writing {}: {e}", path.display())))?;
+        self.written += rows as u64;
+        for b in bufs.iter_mut() {
+            b.clear();
+        }
+        Ok(())
+    }
+
+    /// Writes the footer; returns the rows written.
+    fn finish(self) -> Result<u64, InputError> {
+        let path = self.path;
+        let werr =
+            |e: &dyn std::fmt::Display| InputError(format!("writing {}: {e}", path.display()));
+        let mut bw = self.file.into_inner().map_err(|e| werr(&e))?;
+        use std::io::Write as _;
+        bw.flush().map_err(|e| werr(&e))?;
+        Ok(self.written)
+    }
+}
+
+/// A row group handed to the encoder thread: the column buffers and the rows they hold.
+type Group = (Vec<Buf>, usize);
+
+/// Where full row groups go: encoded here, or on an encoder thread while the next group
+/// fills (two sets of buffers take turns: memory is bounded at two row groups).
+enum Sink {
+    Here(Encoder),
+    Thread {
+        to: std::sync::mpsc::SyncSender<Group>,
+        back: std::sync::mpsc::Receiver<Vec<Buf>>,
+        encoder: std::thread::JoinHandle<Result<u64, InputError>>,
+    },
+    /// The encoder thread stopped on an error, which was returned.
+    Stopped,
+}
+
 /// A Parquet file being written, one row at a time.
 pub struct TableWriter {
     path: PathBuf,
     bufs: Vec<Buf>,
     rows: usize,
-    written: u64,
     ips: IpStrings,
-    file: SerializedFileWriter<BufWriter<File>>,
+    sink: Sink,
 }
 
 impl TableWriter {
@@ -461,10 +561,36 @@ impl TableWriter {
             path: path.to_path_buf(),
             bufs: cols.iter().map(|c| Buf::new(c.kind, c.nullable)).collect(),
             rows: 0,
-            written: 0,
             ips: IpStrings::default(),
-            file,
+            sink: Sink::Here(Encoder { path: path.to_path_buf(), file, written: 0 }),
         })
+    }
+
+    /// Encodes the row groups on a thread of their own (`export --threads 2` and more): the
+    /// rows of the next group are built while the last one is encoded. The file is the same
+    /// byte for byte.
+    pub fn on_encoder_thread(mut self) -> Result<Self, InputError> {
+        let Sink::Here(mut enc) = std::mem::replace(&mut self.sink, Sink::Stopped) else {
+            return Ok(self);
+        };
+        let spare: Vec<Buf> = self.bufs.iter().map(Buf::empty_like).collect();
+        let (to, groups) = std::sync::mpsc::sync_channel::<Group>(1);
+        let (give_back, back) = std::sync::mpsc::sync_channel::<Vec<Buf>>(2);
+        // Room for two: this cannot fail.
+        let _ = give_back.send(spare);
+        let encoder = std::thread::Builder::new()
+            .name("parquet-encoder".into())
+            .spawn(move || {
+                for (mut bufs, rows) in groups {
+                    enc.write_group(&mut bufs, rows)?;
+                    // The writer may be gone (it stopped on an error): nothing to give back to.
+                    let _ = give_back.send(bufs);
+                }
+                enc.finish()
+            })
+            .map_err(|e| self.error(format!("cannot start the encoder thread: {e}")))?;
+        self.sink = Sink::Thread { to, back, encoder };
+        Ok(self)
     }
 
     /// Appends one row: `write` fills its cells (a table's write function).
@@ -482,75 +608,63 @@ impl TableWriter {
         InputError(format!("writing {}: {e}", self.path.display()))
     }
 
-    /// Writes the buffered rows as one row group.
+    /// Writes the buffered rows as one row group (or hands them to the encoder thread).
     fn flush(&mut self) -> Result<(), InputError> {
-        if self.rows == 0 {
-            return Ok(());
-        }
-        let path = &self.path;
-        let mut rg = self
-            .file
-            .next_row_group()
-            .map_err(|e| InputError(format!("writing {}: {e}", path.display())))?;
-        let mut res = Ok(());
-        for b in &mut self.bufs {
-            let col = match rg.next_column() {
-                Ok(Some(col)) => col,
-                Ok(None) => break,
-                Err(e) => {
-                    res = Err(e.to_string());
-                    break;
+        let rows = std::mem::take(&mut self.rows);
+        match &mut self.sink {
+            Sink::Here(enc) => enc.write_group(&mut self.bufs, rows),
+            Sink::Stopped => Err(self.error("the encoder thread stopped")),
+            Sink::Thread { to, back, .. } => {
+                if rows == 0 {
+                    return Ok(());
                 }
-            };
-            let mut col = col;
-            let defs = b.nullable.then_some(b.defs.as_slice());
-            let r = match &mut b.data {
-                Data::Int(d) => col.typed::<Int64Type>().write_batch(d, defs, None),
-                Data::Bool(d) => col.typed::<BoolType>().write_batch(d, defs, None),
-                Data::Str { bytes, ends } => {
-                    // One allocation for the row group's strings; each value is a slice of it.
-                    let all = Bytes::from(std::mem::take(bytes));
-                    let mut start = 0;
-                    let values: Vec<ByteArray> = ends
-                        .iter()
-                        .map(|&end| {
-                            let v = ByteArray::from(all.slice(start..end.max(start)));
-                            start = end.max(start);
-                            v
-                        })
-                        .collect();
-                    col.typed::<ByteArrayType>().write_batch(&values, defs, None)
+                // A closed channel means the encoder thread stopped on an error: `finish`
+                // (or the next flush, through `stopped`) returns it.
+                let Ok(spare) = back.recv() else { return self.stopped() };
+                let full = std::mem::replace(&mut self.bufs, spare);
+                if to.send((full, rows)).is_err() {
+                    return self.stopped();
                 }
-            };
-            let r = r.and_then(|_| col.close());
-            if let Err(e) = r {
-                res = Err(e.to_string());
-                break;
+                Ok(())
             }
         }
-        let closed = rg.close().map(|_| ()).map_err(|e| e.to_string());
-        res.and(closed).map_err(|e| self.error(e))?;
-        self.written += self.rows as u64;
-        self.rows = 0;
-        for b in &mut self.bufs {
-            b.clear();
+    }
+
+    /// The encoder thread has stopped: its error.
+    fn stopped(&mut self) -> Result<(), InputError> {
+        let Sink::Thread { encoder, to, .. } = std::mem::replace(&mut self.sink, Sink::Stopped)
+        else {
+            return Err(self.error("the encoder thread stopped"));
+        };
+        drop(to);
+        match encoder.join() {
+            Ok(Err(e)) => Err(e),
+            Ok(Ok(_)) => Err(self.error("the encoder thread ended early")),
+            Err(_) => Err(self.error("the encoder thread panicked")),
         }
-        Ok(())
     }
 
     /// Writes what is buffered and the footer; returns the rows written.
     pub fn finish(mut self) -> Result<u64, InputError> {
         self.flush()?;
-        let path = self.path.clone();
-        let w = self.written;
-        self.file
-            .into_inner()
-            .map_err(|e| InputError(format!("writing {}: {e}", path.display())))
-            .and_then(|mut bw| {
-                use std::io::Write as _;
-                bw.flush().map_err(|e| InputError(format!("writing {}: {e}", path.display())))
-            })?;
-        Ok(w)
+        match self.sink {
+            Sink::Here(enc) => enc.finish(),
+            Sink::Stopped => Err(InputError(format!(
+                "writing {}: the encoder thread stopped",
+                self.path.display()
+            ))),
+            Sink::Thread { to, back, encoder } => {
+                drop(to);
+                drop(back);
+                match encoder.join() {
+                    Ok(r) => r,
+                    Err(_) => Err(InputError(format!(
+                        "writing {}: the encoder thread panicked",
+                        self.path.display()
+                    ))),
+                }
+            }
+        }
     }
 }
 
