@@ -219,11 +219,12 @@ fn export_counts_every_frame_and_refuses_bad_output() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-/// 140,000 generated frames: packets.parquet gets three row groups (65,536 rows each).
+/// 20,000 generated frames: packets.parquet gets three row groups (8,192 rows each, the
+/// last partial).
 fn three_row_groups(dir: &Path) -> PathBuf {
-    let cap = dir.join("bench-140000.pcap");
+    let cap = dir.join("bench-20000.pcap");
     let o = bin()
-        .args(["gen", "bench", "--connections", "16", "--frames", "140000", "-o"])
+        .args(["gen", "bench", "--connections", "16", "--frames", "20000", "-o"])
         .arg(&cap)
         .output()
         .unwrap();
@@ -245,7 +246,7 @@ fn export_on_the_encoder_thread_writes_the_same_files() {
         let o = o.unwrap();
         assert!(o.status.code().is_some_and(|c| c <= 1), "{}", String::from_utf8_lossy(&o.stderr));
         let said = String::from_utf8_lossy(&o.stderr);
-        assert!(said.contains(" 140000 packets,"), "--threads {threads}: {said}");
+        assert!(said.contains(" 20000 packets,"), "--threads {threads}: {said}");
         let files: Vec<Vec<u8>> = ["packets.parquet", "connections.parquet", "findings.parquet"]
             .iter()
             .map(|f| std::fs::read(out.join(f)).unwrap())
@@ -255,7 +256,7 @@ fn export_on_the_encoder_thread_writes_the_same_files() {
             Some(one) => assert!(one == &files, "export --threads {threads} differs from 1"),
         }
     }
-    assert_eq!(rows(&dir.join("out-2/packets.parquet")).len(), 140_000);
+    assert_eq!(rows(&dir.join("out-2/packets.parquet")).len(), 20_000);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
