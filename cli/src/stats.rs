@@ -382,6 +382,7 @@ impl Stats {
                             packets: stats.packets,
                             first_ts: stats.first_ts,
                             last_ts: stats.last_ts,
+                            timing: stats.timing.as_deref().map(Timing::report),
                             stats,
                         })
                         .collect(),
@@ -435,6 +436,10 @@ pub struct Direction {
     pub first_ts: u64,
     #[serde(serialize_with = "roce_conformance::json::ts")]
     pub last_ts: u64,
+    /// The timers of this direction's requests alone (null when it sent none): when both
+    /// sides of a connection send requests, which side's timer each measurement is
+    /// (docs/timing.md). The connection's `timing` is both directions together.
+    pub timing: Option<TimingReport>,
     #[serde(flatten)]
     pub stats: FlowStats,
 }
@@ -717,6 +722,7 @@ fn text_report(
             c.goodput_bps / 1e6
         );
         crate::timing_text::write(&mut t, &c.timing);
+        crate::timing_text::write_by_requester(&mut t, &c.directions);
         crate::timing_text::write_congestion(&mut t, &c.congestion);
     }
     crate::timing_text::write_cnp_scopes(&mut t, &s.cnp_scopes());

@@ -121,6 +121,51 @@ pub fn write(t: &mut String, r: &TimingReport) {
     }
 }
 
+/// When both directions of a connection sent requests: each requester's own latencies (ACK,
+/// READ, atomic), timeouts and the exponent they imply, and RNR waits, so a disagreement
+/// names the side whose timer it is (the section above has both together).
+pub fn write_by_requester(t: &mut String, dirs: &[crate::stats::Direction]) {
+    let timed: Vec<_> = dirs.iter().filter_map(|d| Some((d, d.timing.as_ref()?))).collect();
+    if timed.len() < 2 {
+        return;
+    }
+    for (d, r) in timed {
+        let mut parts = Vec::new();
+        for (name, s) in [
+            ("ACK latency", &r.ack_latency_ns),
+            ("READ last response", &r.read_latency_ns.last_response),
+            ("atomic latency", &r.atomic_latency_ns),
+        ] {
+            if let Some(s) = s {
+                parts.push(format!("{name} p50 {} ({})", duration(s.p50), s.count));
+            }
+        }
+        let timeouts =
+            r.timeout_retransmissions.len() as u64 + r.timeout_retransmissions_not_listed;
+        if timeouts > 0 {
+            parts.push(format!("{timeouts} timeout retransmissions"));
+        }
+        if let Some(i) = &r.inferred_timeout_exponent {
+            parts.push(format!("consistent with t = {} ({})", i.exponent, duration(i.timeout_ns)));
+        }
+        let waits = r.rnr_waits.len() as u64 + r.rnr_waits_not_listed;
+        if waits > 0 {
+            parts.push(format!("{waits} RNR waits"));
+        }
+        if parts.is_empty() {
+            continue;
+        }
+        let _ = writeln!(
+            t,
+            "      requester {} -> {} (DestQP 0x{:06x}): {}",
+            d.src,
+            d.dst,
+            d.dest_qp,
+            parts.join(", ")
+        );
+    }
+}
+
 pub(crate) fn rate(bps: u64) -> String {
     match bps {
         0..=999_999 => format!("{:.3} kb/s", bps as f64 / 1e3),

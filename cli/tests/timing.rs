@@ -291,3 +291,111 @@ fn rnr_retry_count_within_the_count_is_silent() {
         assert_eq!(findings(name), [], "{name}");
     }
 }
+
+/// A capture written here: both sides of one RC connection send requests (SEND_ONLY asking
+/// for an ACK), A's acknowledged after 10 us, B's after 30 us; B's last request is resent
+/// once after 2^14 x 4.096 us with nothing acknowledging it, then acknowledged.
+fn two_requesters(path: &std::path::Path) {
+    use roce_parser::headers::{AethRepr, BthRepr};
+    use roce_parser::{FrameBuilder, Network};
+    let (a, b) = ([10, 0, 0, 1], [10, 0, 0, 2]);
+    let (qp_a, qp_b) = (0x11u32, 0x22u32);
+    let frame = |src: [u8; 4], dst: [u8; 4], dest_qp: u32, psn: u32, ack: Option<u32>| {
+        let opcode = if ack.is_some() { 0x11 } else { 0x04 };
+        let bth = BthRepr {
+            opcode,
+            pkey: 0xffff,
+            dest_qp,
+            psn,
+            ackreq: ack.is_none(),
+            ..Default::default()
+        };
+        let payload = [0x5au8; 64];
+        let mut fb = FrameBuilder::new(Network::ipv4(src, dst), bth);
+        match ack {
+            Some(msn) => fb.headers.aeth = Some(AethRepr::ack(0x1f, msn)),
+            None => fb.payload = &payload,
+        }
+        let mut buf = vec![0u8; 256];
+        let len = fb.emit(&mut buf).unwrap();
+        buf.truncate(len);
+        buf
+    };
+    let mut frames: Vec<(u64, Vec<u8>)> = Vec::new();
+    let t0 = 1_000_000_000u64;
+    for k in 0..10u32 {
+        let t = t0 + u64::from(k) * 1_000_000;
+        frames.push((t, frame(a, b, qp_b, 100 + k, None)));
+        frames.push((t + 10_000, frame(b, a, qp_a, 100 + k, Some(k + 1))));
+        frames.push((t + 500_000, frame(b, a, qp_a, 5000 + k, None)));
+        frames.push((t + 530_000, frame(a, b, qp_b, 5000 + k, Some(k + 1))));
+    }
+    let t = t0 + 20_000_000;
+    let timeout = 4096u64 << 14;
+    frames.push((t, frame(b, a, qp_a, 5010, None)));
+    frames.push((t + timeout, frame(b, a, qp_a, 5010, None)));
+    frames.push((t + timeout + 30_000, frame(a, b, qp_b, 5010, Some(11))));
+    // A nanosecond pcap.
+    let mut out = Vec::new();
+    for v in [0xa1b2_3c4du32, 0x0004_0002, 0, 0, 65535, 1] {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    for (ts, f) in &frames {
+        let n = f.len() as u32;
+        for v in [(ts / 1_000_000_000) as u32, (ts % 1_000_000_000) as u32, n, n] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out.extend_from_slice(f);
+    }
+    std::fs::write(path, out).unwrap();
+}
+
+/// Each direction's `timing` holds its own requester's timers: A's ACK latency of 10 us and
+/// no timeout, B's 30 us and the timeout with t = 14; the connection's holds both; `stats`'
+/// text names each requester.
+#[test]
+fn each_requester_has_its_own_timers() {
+    let dir = std::env::temp_dir().join(format!("roce-timing-dirs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("two-requesters.pcap");
+    two_requesters(&path);
+    let run = |args: &[&str]| {
+        let o = Command::new(env!("CARGO_BIN_EXE_roce-inspect")).args(args).arg(&path).output();
+        let o = o.unwrap();
+        assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+        String::from_utf8(o.stdout).unwrap()
+    };
+    let v: Value = serde_json::from_str(&run(&["stats", "--format", "json"])).unwrap();
+    let conns = v["connections"].as_array().unwrap();
+    assert_eq!(conns.len(), 1, "one connection: {conns:#?}");
+    let c = &conns[0];
+    assert_eq!(c["timing"]["ack_latency_ns"]["count"], 21);
+    let dirs = c["directions"].as_array().unwrap();
+    let of = |src: &str| dirs.iter().find(|d| d["src"] == src).unwrap()["timing"].clone();
+    let (ta, tb) = (of("10.0.0.1"), of("10.0.0.2"));
+    assert_eq!(ta["ack_latency_ns"], all(10, 10_000));
+    assert_eq!(ta["timeout_retransmissions"], json!([]));
+    assert_eq!(ta["inferred_timeout_exponent"], Value::Null);
+    assert_eq!(tb["ack_latency_ns"]["count"], 11);
+    assert_eq!(tb["ack_latency_ns"]["min"], 30_000);
+    let retx = tb["timeout_retransmissions"].as_array().unwrap();
+    assert_eq!(retx.len(), 1, "{tb:#}");
+    assert_eq!(retx[0]["measured_ns"], 4096u64 << 14);
+    assert_eq!(tb["inferred_timeout_exponent"]["exponent"], 14);
+    assert_eq!(ta["negotiated"], Value::Null);
+    assert_eq!(c["timing"]["inferred_timeout_exponent"], tb["inferred_timeout_exponent"]);
+    let text = run(&["stats"]);
+    assert!(
+        text.contains(
+            "requester 10.0.0.1 -> 10.0.0.2 (DestQP 0x000022): ACK latency p50 10 us (10)"
+        ),
+        "{text}"
+    );
+    assert!(
+        text.contains(
+            "requester 10.0.0.2 -> 10.0.0.1 (DestQP 0x000011): ACK latency p50 30 us (11), 1 timeout retransmissions, consistent with t = 14 (67.108864 ms)"
+        ),
+        "{text}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
