@@ -99,13 +99,19 @@ pub fn latencies() -> Trace {
     t.advance(PACKET_GAP);
     let s = c.message(true, false, 100, None);
     c.emit_request(&mut t, true, &s[0]);
-    t.advance(ACK_DELAY);
-    c.nak(&mut t, true, s[0].psn, AethRepr::rnr_nak(RNR_CODE, c.sides[0].msn).syndrome);
-    t.advance(RNR_WAIT);
-    c.emit_request(&mut t, true, &s[0]);
+    rnr_nak_and_retry(&mut c, &mut t, &s[0]);
     t.advance(ACK_DELAY);
     c.ack(&mut t, true, s[0].psn, 1);
     t
+}
+
+/// The responder RNR NAKs `req` [`ACK_DELAY`] after it (timer code [`RNR_CODE`]); the
+/// requester resends it [`RNR_WAIT`] after the NAK.
+fn rnr_nak_and_retry(c: &mut RcConn, t: &mut Trace, req: &super::conn::Sent) {
+    t.advance(ACK_DELAY);
+    c.nak(t, true, req.psn, AethRepr::rnr_nak(RNR_CODE, c.sides[0].msn).syndrome);
+    t.advance(RNR_WAIT);
+    c.emit_request(t, true, req);
 }
 
 /// A FETCH_ADD and its ATOMIC_ACKNOWLEDGE [`ATOMIC_DELAY`] later.
@@ -170,10 +176,7 @@ pub fn rnr_retries(count: u8, retries: usize) -> Trace {
     let s = c.message(true, false, 100, None);
     c.emit_request(&mut t, true, &s[0]);
     for _ in 0..retries {
-        t.advance(ACK_DELAY);
-        c.nak(&mut t, true, s[0].psn, AethRepr::rnr_nak(RNR_CODE, c.sides[0].msn).syndrome);
-        t.advance(RNR_WAIT);
-        c.emit_request(&mut t, true, &s[0]);
+        rnr_nak_and_retry(&mut c, &mut t, &s[0]);
     }
     t.advance(ACK_DELAY);
     c.ack(&mut t, true, s[0].psn, 1);
