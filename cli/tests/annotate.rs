@@ -216,19 +216,7 @@ fn with_reserved_blocks(dir: &Path, input: &Path) -> PathBuf {
     let ng = dir.join("reserved-source.pcapng");
     let o = Command::new(BIN).arg("dissect").arg("-w").arg(&ng).arg(input).output().unwrap();
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
-    let ng = std::fs::read(&ng).unwrap();
-    let (mut out, mut at, mut packets) = (Vec::new(), 0usize, 0);
-    let reserved = [0u32, 12, 12].map(u32::to_le_bytes).concat();
-    while at + 8 <= ng.len() {
-        let ty = u32::from_le_bytes(ng[at..at + 4].try_into().unwrap());
-        let len = u32::from_le_bytes(ng[at + 4..at + 8].try_into().unwrap()) as usize;
-        out.extend_from_slice(&ng[at..at + len]);
-        packets += u32::from(ty == 6);
-        if ty == 1 || (ty == 6 && packets % 2 == 0) {
-            out.extend_from_slice(&reserved);
-        }
-        at += len;
-    }
+    let out = pcapng::with_reserved_blocks(&std::fs::read(&ng).unwrap());
     let p = dir.join("reserved.pcapng");
     std::fs::write(&p, out).unwrap();
     p

@@ -10,6 +10,8 @@ use std::process::{Command, Stdio};
 
 use roce_capture::{FormatKind, LinkType, TsResolution};
 
+mod common;
+
 /// A fresh directory per test under the system's temporary directory.
 fn tempdir(test: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("roce-write-{}-{test}", std::process::id()));
@@ -133,28 +135,6 @@ fn written_frames_are_the_selected_frames() {
     }
 }
 
-/// `blocks` (a little-endian pcapng) with a block of the reserved type 0 (12 bytes, no
-/// body) after the interface block and after every second packet block.
-fn with_reserved_blocks(ng: &[u8]) -> Vec<u8> {
-    let (mut out, mut at, mut packets) = (Vec::new(), 0usize, 0);
-    let reserved = [0u32, 12, 12].map(u32::to_le_bytes).concat();
-    while at + 8 <= ng.len() {
-        let ty = u32::from_le_bytes(ng[at..at + 4].try_into().unwrap());
-        let len = u32::from_le_bytes(ng[at + 4..at + 8].try_into().unwrap()) as usize;
-        out.extend_from_slice(&ng[at..at + len]);
-        if ty == 1
-            || (ty == 6 && {
-                packets += 1;
-                packets % 2 == 0
-            })
-        {
-            out.extend_from_slice(&reserved);
-        }
-        at += len;
-    }
-    out
-}
-
 /// A pcapng block of the reserved type 0 takes no frame number (the capture reader skips
 /// it); the record copier once counted it as a packet and saved the frame after the one
 /// selected (found by the write_capture fuzz target on a seed with one such block).
@@ -166,7 +146,8 @@ fn reserved_blocks_are_no_frames() {
         run(&["dissect", "-w", ng.to_str().unwrap(), pcaps("sample.pcap").to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
     let input = dir.join("reserved.pcapng");
-    std::fs::write(&input, with_reserved_blocks(&std::fs::read(&ng).unwrap())).unwrap();
+    std::fs::write(&input, common::pcapng::with_reserved_blocks(&std::fs::read(&ng).unwrap()))
+        .unwrap();
     assert_eq!(frames(&input).0, frames(&ng).0, "type-0 blocks read as nothing");
     let sel = ["--frames", "2-5,9,20-"];
     let numbers = shown(&input, &sel);

@@ -111,3 +111,22 @@ pub fn frames(path: &Path) -> Vec<(u64, u32, Vec<u8>)> {
     }
     v
 }
+
+/// `ng` (a little-endian pcapng) with a block of the reserved type 0 (12 bytes, no body)
+/// after every interface block and after every second packet block: such a block takes no
+/// frame number (roce-capture and tshark skip it).
+pub fn with_reserved_blocks(ng: &[u8]) -> Vec<u8> {
+    let (mut out, mut at, mut packets) = (Vec::new(), 0usize, 0);
+    let reserved = [0u32, 12, 12].map(u32::to_le_bytes).concat();
+    while at + 8 <= ng.len() {
+        let word = |i: usize| u32::from_le_bytes(ng[i..i + 4].try_into().unwrap());
+        let (ty, len) = (word(at), word(at + 4) as usize);
+        out.extend_from_slice(&ng[at..at + len]);
+        packets += u32::from(ty == 6);
+        if ty == 1 || (ty == 6 && packets % 2 == 0) {
+            out.extend_from_slice(&reserved);
+        }
+        at += len;
+    }
+    out
+}
