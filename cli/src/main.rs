@@ -63,7 +63,7 @@ struct Common {
     no_resolve: bool,
     /// Threads to use: the capture is read ahead on one while the others work, check splits
     /// it by host pair over N checkers (docs/threads.md); 1 is the single-thread path.
-    /// Default: every core for dissect and check, 1 for the others
+    /// Default: every core for dissect, check and export, 1 for the others
     #[arg(long, value_name = "N")]
     threads: Option<roce_inspect::threads::Threads>,
 }
@@ -73,12 +73,12 @@ impl Common {
         roce_inspect::tshark::config_for_ports(&self.port)
     }
 
-    /// `--threads`, by default every core (`dissect`, `check`).
+    /// `--threads`, by default every core (`dissect`, `check`, `export`).
     fn threads(&self) -> roce_inspect::threads::Threads {
         self.threads.unwrap_or_else(roce_inspect::threads::Threads::all_cores)
     }
 
-    /// `--threads`, by default one: for `stats` and `export` reading ahead measured no faster
+    /// `--threads`, by default one: for `stats` reading ahead measured no faster
     /// than one thread (BENCHMARKS.md, "Threads"), so it is only on request.
     fn threads_or_one(&self) -> roce_inspect::threads::Threads {
         self.threads.unwrap_or(roce_inspect::threads::Threads::ONE)
@@ -775,7 +775,7 @@ fn main() -> ExitCode {
             let opts = checking.options(&model);
             let input = input.input();
             let (cfg, threads, filter) =
-                (common.config(), common.threads_or_one(), filter.filter());
+                (common.config(), common.threads(), filter.filter());
             let res = roce_inspect::export::run(
                 &input,
                 &output,

@@ -64,13 +64,13 @@ pub fn run(
         .map_err(|e| InputError(format!("{}: cannot create the directory: {e}", dir.display())))?;
     let mut out =
         TableWriter::create(&dir.join(PACKETS), "packets", packets::COLUMNS, packets::UNIQUE)?;
-    // Threads: the second encodes the row groups of packets.parquet while the next one
-    // fills; a third reads ahead. On two cores the reader would only take time from the
-    // frame loop, which is the bottleneck (BENCHMARKS.md, "Export on two threads").
+    // More than one thread: one encodes the row groups of packets.parquet while the next
+    // one fills, and one reads the capture ahead (its copy from the page cache is kernel
+    // time the frame loop no longer waits for); the frame loop is the bottleneck
+    // (BENCHMARKS.md, "Export: the encoder thread").
     if !threads.is_one() {
         out = out.on_encoder_thread()?;
     }
-    let reading = if threads.get() >= 3 { threads } else { crate::threads::Threads::ONE };
     let mut stats = Stats::new(opts.model());
     let mut checker = Checker::new(opts);
     // `-Y`: the packets that match; the connections (judged whole) they belong to.
@@ -78,7 +78,7 @@ pub fn run(
     // The first write error stops the writing (the frames are still read, so capture
     // warnings are printed) and is returned.
     let mut failed: Option<InputError> = None;
-    let summary = crate::threads::for_each_frame_on(reading, input, cfg, |d| {
+    let summary = crate::threads::for_each_frame_on(threads, input, cfg, |d| {
         let packet = d.packet.as_ref().ok();
         let f = &d.frame;
         if failed.is_some() || !shard.owns(packet) {
