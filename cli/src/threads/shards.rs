@@ -84,8 +84,18 @@ pub fn check_sharded(
             if stop.load(Ordering::Relaxed) {
                 break;
             }
-            let shared = Arc::new(batch);
-            if to_workers.iter().any(|tx| tx.send(Arc::clone(&shared)).is_err()) {
+            // The last worker gets this thread's reference: whoever drops the last one
+            // gives the batch back, and that must be a worker, not this thread.
+            let mut shared = Some(Arc::new(batch));
+            let sent = to_workers.iter().enumerate().all(|(i, tx)| {
+                let b = if i + 1 == to_workers.len() {
+                    shared.take()
+                } else {
+                    shared.as_ref().map(Arc::clone)
+                };
+                b.is_some_and(|b| tx.send(b).is_ok())
+            });
+            if !sent {
                 break;
             }
         }
