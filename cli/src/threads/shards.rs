@@ -32,7 +32,7 @@ use roce_conformance::{
 };
 use roce_parser::{Config, Packet};
 
-use super::{channels, read_batches, Batch, Threads, IN_FLIGHT};
+use super::{channels, read_batches, Batch, ConsumerEnds, Threads, IN_FLIGHT};
 use crate::input::{
     count_undecoded, decode_into, Decoded, Input, InputError, ReadSummary, UndecodedGroup,
 };
@@ -91,7 +91,12 @@ fn check_routed(
             running.push(s.spawn(move || w.run(rx)));
             to_workers.push(tx);
         }
-        for (_, batch) in consumer.full.iter() {
+        // Only the workers give batches back: once they have all stopped (a cap, a
+        // misrouted packet), the reader's wait for an empty batch ends instead of waiting
+        // for this thread, which waits for the reader.
+        let ConsumerEnds { full, empty } = consumer;
+        drop(empty);
+        for (_, batch) in full.iter() {
             if stop.load(Ordering::Relaxed) {
                 break;
             }
@@ -113,7 +118,7 @@ fn check_routed(
         // Hang up: the workers end with their channels, the reader with `full` and, when
         // it waits for an empty batch, with the workers' ends of `empty`.
         drop(to_workers);
-        drop(consumer);
+        drop(full);
         let ends: Vec<Option<WorkerEnd>> = running.into_iter().map(join_worker).collect();
         let (read, held) = match reader.join() {
             Ok(r) => r,
