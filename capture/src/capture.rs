@@ -263,6 +263,8 @@ pub struct Capture {
     /// Frames handed out.
     yielded: u64,
     done: bool,
+    /// Window index of the last frame's data ([`Capture::last_frame_at`]).
+    last_at: usize,
 }
 
 /// Opens a capture file, or stdin for `-`; detects pcap, pcapng and gzip by their magic
@@ -370,6 +372,7 @@ impl Capture {
             numbered: 0,
             yielded: 0,
             done: false,
+            last_at: 0,
         })
     }
 
@@ -390,6 +393,7 @@ impl Capture {
             Ok(Some(rec)) => {
                 self.numbered += 1;
                 self.yielded += 1;
+                self.last_at = rec.data_at;
                 Some(Ok(Frame {
                     number: self.numbered,
                     ts_ns: rec.ts_ns,
@@ -420,6 +424,37 @@ impl Capture {
         }
         CaptureError::new(Arc::clone(&self.name), Some(frame), damage.offset, damage.kind)
             .with_progress(self.yielded, damage.effect)
+    }
+
+    /// Lends the capture's read windows to the caller, so that frames can be handed to other
+    /// threads without a copy (`--threads`). `buf` becomes the next window read into. From
+    /// now on, when reading moves on to a new window, the filled one is kept whole: after
+    /// each [`Capture::next_frame`], [`Capture::take_retired_window`] returns it (once),
+    /// holding the data of every frame handed out since the window before, at the indexes
+    /// [`Capture::last_frame_at`] gave. Give a buffer back (any `Vec`, e.g. a window the
+    /// caller is done with) before the next `next_frame`, or a new one is allocated.
+    pub fn lend_window(&mut self, buf: Vec<u8>) {
+        self.src.lend(buf);
+    }
+
+    /// The window reading moved on from during the last [`Capture::next_frame`], if it did
+    /// (only while lending, [`Capture::lend_window`]). Frames returned before that call
+    /// have their data in it; the frame that call returned, if any, is in the next one.
+    pub fn take_retired_window(&mut self) -> Option<Vec<u8>> {
+        self.src.take_retired()
+    }
+
+    /// The current window, taken whole; the capture reads nothing more (`next_frame` gives
+    /// `None`). For the frames handed out of it since the last retired window.
+    pub fn take_window(&mut self) -> Vec<u8> {
+        self.done = true;
+        self.src.take_window()
+    }
+
+    /// Where the data of the last frame returned lies in its window: `data` is
+    /// `window[at..at + caplen]` (see [`Capture::lend_window`]).
+    pub fn last_frame_at(&self) -> usize {
+        self.last_at
     }
 
     /// The name given to `open` or `from_bytes`.

@@ -63,7 +63,8 @@ struct Common {
     no_resolve: bool,
     /// Threads to use: the capture is read ahead on one while the others work, check splits
     /// it by host pair over N checkers (docs/threads.md); 1 is the single-thread path.
-    /// Default: every core for dissect, check and export, 1 for the others
+    /// Default: every core for dissect, check and export, 1 for the others. report and graph
+    /// accept it and run on one thread
     #[arg(long, value_name = "N")]
     threads: Option<roce_inspect::threads::Threads>,
 }

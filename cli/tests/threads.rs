@@ -170,13 +170,14 @@ fn every_capture_in_pcaps_gives_the_same_bytes() {
 #[test]
 fn captures_of_many_batches_give_the_same_bytes() {
     let scratch = tmp("batches");
-    // 2,048 frames per batch: 9,000 frames are five batches, the last one partial.
+    // A batch is a read window's frames (the first 1 MiB, then 256 KiB: some 600 of these
+    // frames): 9,000 frames (3.9 MB) are a dozen batches, the last one partial.
     let cap = generated(&scratch, 9_000);
     for args in VARIANTS {
         let one = same_with_threads(args, &cap);
         assert!(one.stdout.len() > 2_000, "{args:?}: real output");
     }
-    // Reading stops inside and on the edge of a batch; selections span batches.
+    // Reading stops inside a batch (-c); selections span batches.
     for args in [
         &["dissect", "-c", "2048"][..],
         &["dissect", "-c", "4097", "--format", "json"],
@@ -271,8 +272,8 @@ fn damage_mid_capture_is_reported_the_same_and_earlier_frames_kept() {
     let records = record_offsets(&bytes);
     assert_eq!(records.len(), 6_000);
 
-    // A lying length in record 3,000 (in the second batch), then the file cut inside record
-    // 5,000.
+    // A lying length in record 3,000 (past the first batches), then the file cut inside
+    // record 5,000.
     let mut lying = bytes.clone();
     let at = records[2_999] + 8;
     lying[at..at + 4].copy_from_slice(&0x7fff_fff0u32.to_be_bytes());

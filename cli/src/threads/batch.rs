@@ -1,6 +1,7 @@
-//! A batch of frames that owns its bytes: one buffer for all the frames' data and one record
-//! per frame, both reused when the batch comes back to the reader (no allocation per frame,
-//! none per batch once the buffers have grown).
+//! A batch of frames that owns its bytes: one of the capture reader's windows, lent whole
+//! ([`roce_capture::Capture::lend_window`]), and one record per frame saying where its data
+//! lies in it. Both are reused when the batch comes back to the reader: no copy of a frame,
+//! no allocation per frame, none per batch once the buffers have grown.
 
 use roce_capture::{Frame, LinkType};
 
@@ -19,6 +20,30 @@ pub struct FrameMeta {
     end: usize,
 }
 
+impl FrameMeta {
+    /// What `frame` says besides its bytes; [`FrameMeta::at`] says where they are.
+    #[inline]
+    pub fn of(frame: &Frame<'_>) -> FrameMeta {
+        FrameMeta {
+            number: frame.number,
+            ts_ns: frame.ts_ns,
+            caplen: frame.caplen,
+            len: frame.len,
+            link_type: frame.link_type,
+            interface: frame.interface,
+            offset: frame.offset,
+            start: 0,
+            end: frame.data.len(),
+        }
+    }
+
+    /// The record with the frame's data at `at` in its window.
+    #[inline]
+    pub fn at(self, at: usize) -> FrameMeta {
+        FrameMeta { start: at, end: at + (self.end - self.start), ..self }
+    }
+}
+
 /// Frames read ahead, with their bytes; `out` is scratch for whoever turns them into text.
 #[derive(Debug, Default)]
 pub struct Batch {
@@ -33,21 +58,27 @@ pub struct Batch {
 }
 
 impl Batch {
-    /// Appends a copy of `frame`.
-    pub fn push(&mut self, frame: &Frame<'_>) {
-        let start = self.bytes.len();
-        self.bytes.extend_from_slice(frame.data);
-        self.frames.push(FrameMeta {
-            number: frame.number,
-            ts_ns: frame.ts_ns,
-            caplen: frame.caplen,
-            len: frame.len,
-            link_type: frame.link_type,
-            interface: frame.interface,
-            offset: frame.offset,
-            start,
-            end: self.bytes.len(),
-        });
+    /// Appends `frame`, whose data is at `at` in the window the batch will be given
+    /// ([`Batch::set_window`]).
+    #[inline]
+    pub fn push(&mut self, frame: &Frame<'_>, at: usize) {
+        self.push_meta(FrameMeta::of(frame).at(at));
+    }
+
+    /// Appends a frame's record ([`FrameMeta::of`], placed with [`FrameMeta::at`]).
+    #[inline]
+    pub fn push_meta(&mut self, meta: FrameMeta) {
+        self.frames.push(meta);
+    }
+
+    /// Gives the batch the window its frames' data is in.
+    pub fn set_window(&mut self, window: Vec<u8>) {
+        self.bytes = window;
+    }
+
+    /// Takes the batch's window (to read into again), leaving it none.
+    pub fn take_window(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.bytes)
     }
 
     /// The number of frames.
@@ -68,7 +99,7 @@ impl Batch {
     /// Frame `i` of the batch (0-based), as the capture reader gave it.
     ///
     /// # Panics
-    /// When `i >= self.len()`.
+    /// When `i >= self.len()`, or when its window is not the one its frames were read into.
     pub fn frame(&self, i: usize) -> Frame<'_> {
         let m = &self.frames[i];
         Frame {
@@ -83,9 +114,9 @@ impl Batch {
         }
     }
 
-    /// Empties the batch, keeping its buffers.
+    /// Empties the batch, keeping its buffers (the window keeps its length: it is read
+    /// into again, and clearing it would cost a write of every byte).
     pub fn clear(&mut self) {
-        self.bytes.clear();
         self.frames.clear();
         self.out.clear();
         self.before = None;
@@ -98,21 +129,27 @@ mod tests {
 
     #[test]
     fn frames_come_back_as_pushed() {
-        let a = [1u8, 2, 3];
-        let b = [9u8; 70];
+        let mut window = vec![0u8; 100];
+        window[..3].copy_from_slice(&[1, 2, 3]);
+        window[10..80].fill(9);
+        let (a, b) = (window[..3].to_vec(), window[10..80].to_vec());
         let mut batch = Batch::default();
-        for (n, data) in [(1u64, &a[..]), (2, &b[..])] {
-            batch.push(&Frame {
-                number: n,
-                ts_ns: n * 10,
-                caplen: data.len() as u32,
-                len: 100,
-                link_type: LinkType::Ethernet,
-                interface: 0,
-                offset: 24 + n,
-                data,
-            });
+        for (n, data, at) in [(1u64, &a[..], 0), (2, &b[..], 10)] {
+            batch.push(
+                &Frame {
+                    number: n,
+                    ts_ns: n * 10,
+                    caplen: data.len() as u32,
+                    len: 100,
+                    link_type: LinkType::Ethernet,
+                    interface: 0,
+                    offset: 24 + n,
+                    data,
+                },
+                at,
+            );
         }
+        batch.set_window(window);
         assert_eq!(batch.len(), 2);
         let f = batch.frame(1);
         assert_eq!((f.number, f.ts_ns, f.caplen, f.len, f.offset), (2, 20, 70, 100, 26));
@@ -120,5 +157,6 @@ mod tests {
         assert_eq!(batch.frame(0).data, &a[..]);
         batch.clear();
         assert!(batch.is_empty());
+        assert_eq!(batch.take_window().len(), 100);
     }
 }

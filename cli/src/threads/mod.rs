@@ -1,14 +1,17 @@
 //! `--threads N`: reading a capture on one thread while others work on what was read.
 //!
 //! Why batches: handing frames one at a time to another thread costs more than parsing them
-//! (a channel operation is ~100 ns, a frame's parse ~100-200 ns). The reader thread copies
-//! [`BATCH_FRAMES`] frames at a time into one owned buffer ([`Batch`]) and sends the batch;
-//! a batch comes back to the reader when its frames were used, so at most [`IN_FLIGHT`]
-//! batches exist and memory is bounded (a few MiB) whatever the capture's length.
+//! (a channel operation is ~100 ns, a frame's parse ~100-200 ns). A batch is the frames of
+//! one of the capture reader's read windows (256 KiB, some 600 frames of 400 bytes), and it
+//! owns that window: the capture lends its windows ([`roce_capture::Capture::lend_window`]),
+//! so when reading moves on to the next window the filled one goes out whole with the
+//! records of its frames ([`Batch`]). A batch comes back to the reader when its frames were
+//! used, and its window is read into again, so at most [`IN_FLIGHT`] batches exist and
+//! memory is bounded (a few MiB) whatever the capture's length.
 //!
-//! Why the copy: a [`roce_capture::Frame`] borrows the reader's 1 MiB window, which the next
-//! read overwrites; a frame handed to another thread must own its bytes. One `memcpy` per frame
-//! from a buffer that is still in cache is cheap beside the parse.
+//! No frame is copied: a [`roce_capture::Frame`] borrows the reader's window, and the window
+//! itself changes hands. (Until 2026-12-02 the reader copied every frame into a batch of
+//! 2,048; the copy was 5% of `check --threads 2`'s CPU time, BENCHMARKS.md.)
 //!
 //! What runs where: the reader thread does everything [`crate::input::for_each_frame_until`]
 //! does before the parser (open, decompress, the record format, capture warnings on stderr,
@@ -39,11 +42,6 @@ use roce_parser::{Config, Packet};
 use crate::input::{
     count_undecoded, decode_into, progress_bar, Decoded, Input, InputError, ReadSummary,
 };
-
-/// Frames per batch: large enough that the channel costs nothing per frame (one send per
-/// 2,048 frames), small enough that [`IN_FLIGHT`] batches of usual frames (under 1 KiB each)
-/// stay within a few MiB.
-pub const BATCH_FRAMES: usize = 2048;
 
 /// Batches that exist at once (being read, queued, worked on, or waiting to be written).
 pub const IN_FLIGHT: usize = 8;
@@ -124,6 +122,8 @@ pub(crate) fn channels() -> (ReaderEnds, ConsumerEnds) {
 /// consumer hangs up (a closed stdout).
 pub(crate) fn read_batches(input: &Input, last: Option<u64>, mut ends: ReaderEnds) -> BatchResult {
     let mut cap = input.open()?;
+    // Batches own the capture's windows: no frame is copied (`Capture::lend_window`).
+    cap.lend_window(Vec::new());
     let window = &input.window;
     let last = window.last_or(last);
     let progress = progress_bar(cap.bytes_total());
@@ -133,10 +133,46 @@ pub(crate) fn read_batches(input: &Input, last: Option<u64>, mut ends: ReaderEnd
     let mut seq = 0u64;
     let mut batch = Batch::default();
     let mut hung_up = false;
-    while let Some(next) = cap.next_frame() {
+    loop {
+        // What the frame says, taken before the capture is asked for its windows.
+        // (At the end too: reading may have moved on to a window only to find nothing.)
+        let next = match cap.next_frame() {
+            None => None,
+            Some(Ok(frame)) => {
+                let shard = ends.route.as_mut().map(|r| r.shard_of(&frame));
+                Some(Ok((FrameMeta::of(&frame), shard)))
+            }
+            Some(Err(e)) => Some(Err(e)),
+        };
+        if let Some(full) = cap.take_retired_window() {
+            // Reading moved on to a new window: the batch's frames are all in this one.
+            if batch.is_empty() {
+                cap.lend_window(full);
+            } else {
+                batch.set_window(full);
+                let Some(mut fresh) = next_empty(&ends, &mut made) else {
+                    hung_up = true;
+                    break;
+                };
+                cap.lend_window(fresh.take_window());
+                let last_ts = batch.metas().last().map_or(0, |m| m.ts_ns);
+                let first_ts = batch.before.map_or(batch.metas()[0].ts_ns, |(first, _)| first);
+                fresh.before = Some((first_ts, last_ts));
+                let full = std::mem::replace(&mut batch, fresh);
+                if ends.full.send((seq, full)).is_err() {
+                    hung_up = true;
+                    break;
+                }
+                seq += 1;
+                if let Some(pb) = &progress {
+                    pb.set_position(cap.bytes_read());
+                }
+            }
+        }
+        let Some(next) = next else { break };
         match next {
-            Ok(frame) => {
-                let (number, frame_ts) = (frame.number, frame.ts_ns);
+            Ok((meta, shard)) => {
+                let number = meta.number;
                 if !window.contains(number) {
                     if last.is_some_and(|l| number >= l) {
                         break;
@@ -144,26 +180,9 @@ pub(crate) fn read_batches(input: &Input, last: Option<u64>, mut ends: ReaderEnd
                     continue;
                 }
                 summary.frames += 1;
-                batch.push(&frame);
-                if let Some(r) = &mut ends.route {
-                    batch.out.push(r.shard_of(&frame));
-                }
-                if batch.len() == BATCH_FRAMES {
-                    let Some(fresh) = next_empty(&ends, &mut made) else {
-                        hung_up = true;
-                        break;
-                    };
-                    let full = std::mem::replace(&mut batch, fresh);
-                    let first_ts = full.before.map_or(full.metas()[0].ts_ns, |(first, _)| first);
-                    batch.before = Some((first_ts, frame_ts));
-                    if ends.full.send((seq, full)).is_err() {
-                        hung_up = true;
-                        break;
-                    }
-                    seq += 1;
-                    if let Some(pb) = &progress {
-                        pb.set_position(cap.bytes_read());
-                    }
+                batch.push_meta(meta.at(cap.last_frame_at()));
+                if let Some(k) = shard {
+                    batch.out.push(k);
                 }
                 if last.is_some_and(|l| number >= l) {
                     break;
@@ -184,6 +203,7 @@ pub(crate) fn read_batches(input: &Input, last: Option<u64>, mut ends: ReaderEnd
         }
     }
     if !hung_up && !batch.is_empty() {
+        batch.set_window(cap.take_window());
         let _ = ends.full.send((seq, batch));
     }
     if let Some(pb) = &progress {

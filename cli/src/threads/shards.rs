@@ -32,7 +32,7 @@ use roce_conformance::{
 };
 use roce_parser::{Config, Packet};
 
-use super::{channels, read_batches, Batch, Threads, IN_FLIGHT};
+use super::{channels, read_batches, Batch, ConsumerEnds, Threads, IN_FLIGHT};
 use crate::input::{
     count_undecoded, decode_into, Decoded, Input, InputError, ReadSummary, UndecodedGroup,
 };
@@ -52,11 +52,22 @@ pub fn check_sharded(
     shard: Shard,
     threads: Threads,
 ) -> Result<Option<(Report, ReadSummary)>, InputError> {
-    let workers = threads.get().min(MAX_WORKERS);
+    check_routed(input, cfg, opts, shard, Router::new(threads, route))
+}
+
+/// [`check_sharded`] with the frames placed by `router` (tests give it one that lies).
+fn check_routed(
+    input: &Input,
+    cfg: &Config,
+    opts: &Options,
+    shard: Shard,
+    router: Router,
+) -> Result<Option<(Report, ReadSummary)>, InputError> {
+    let workers = router.workers;
     let stop = AtomicBool::new(false);
     let flows = AtomicUsize::new(0);
     let (mut reader_ends, consumer) = channels();
-    reader_ends.route = Some(Router { shards: ShardOfPair::new(workers) });
+    reader_ends.route = Some(router);
     let (ends, read, held) = thread::scope(|s| {
         let reader = s.spawn(move || {
             crate::output::hold_warnings();
@@ -80,19 +91,34 @@ pub fn check_sharded(
             running.push(s.spawn(move || w.run(rx)));
             to_workers.push(tx);
         }
-        for (_, batch) in consumer.full.iter() {
+        // Only the workers give batches back: once they have all stopped (a cap, a
+        // misrouted packet), the reader's wait for an empty batch ends instead of waiting
+        // for this thread, which waits for the reader.
+        let ConsumerEnds { full, empty } = consumer;
+        drop(empty);
+        for (_, batch) in full.iter() {
             if stop.load(Ordering::Relaxed) {
                 break;
             }
-            let shared = Arc::new(batch);
-            if to_workers.iter().any(|tx| tx.send(Arc::clone(&shared)).is_err()) {
+            // The last worker gets this thread's reference: whoever drops the last one
+            // gives the batch back, and that must be a worker, not this thread.
+            let mut shared = Some(Arc::new(batch));
+            let sent = to_workers.iter().enumerate().all(|(i, tx)| {
+                let b = if i + 1 == to_workers.len() {
+                    shared.take()
+                } else {
+                    shared.as_ref().map(Arc::clone)
+                };
+                b.is_some_and(|b| tx.send(b).is_ok())
+            });
+            if !sent {
                 break;
             }
         }
         // Hang up: the workers end with their channels, the reader with `full` and, when
         // it waits for an empty batch, with the workers' ends of `empty`.
         drop(to_workers);
-        drop(consumer);
+        drop(full);
         let ends: Vec<Option<WorkerEnd>> = running.into_iter().map(join_worker).collect();
         let (read, held) = match reader.join() {
             Ok(r) => r,
@@ -227,13 +253,22 @@ impl Worker<'_> {
 /// The reader's side of the split: each frame's shard, from its addresses.
 pub(crate) struct Router {
     shards: ShardOfPair,
+    workers: u32,
+    /// A frame's host pair: [`route`].
+    pair: fn(&Frame<'_>) -> Option<(IpAddr, IpAddr)>,
 }
 
 impl Router {
+    /// Over the workers of `threads`, with `pair` finding each frame's host pair.
+    fn new(threads: Threads, pair: fn(&Frame<'_>) -> Option<(IpAddr, IpAddr)>) -> Router {
+        let workers = threads.get().min(MAX_WORKERS);
+        Router { shards: ShardOfPair::new(workers), workers, pair }
+    }
+
     /// The shard of `frame` (0 without addresses), as one byte.
     #[inline]
     pub(crate) fn shard_of(&mut self, frame: &Frame<'_>) -> u8 {
-        route(frame).map_or(0, |(a, b)| self.shards.of_pair(a, b)) as u8
+        (self.pair)(frame).map_or(0, |(a, b)| self.shards.of_pair(a, b)) as u8
     }
 }
 
@@ -312,6 +347,36 @@ fn merge_undecoded(parts: Vec<Vec<UndecodedGroup>>) -> Vec<UndecodedGroup> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A router that places frames where the parser's host pair says they do not belong
+    /// makes the split give up (`Ok(None)`, nothing written), so that `check` judges the
+    /// capture on one thread instead; the true router on the same capture does not.
+    #[test]
+    fn a_misrouted_packet_makes_the_split_give_up() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../pcaps/sample.pcap");
+        assert!(path.exists(), "{}", path.display());
+        let input: Input = path.as_path().into();
+        let (cfg, opts) = (Config::default(), Options::default());
+        let two = Threads::new(2);
+        let (report, _) = check_routed(&input, &cfg, &opts, Shard::ALL, Router::new(two, route))
+            .unwrap()
+            .expect("the true router gives one run's report");
+        assert!(report.roce_frames > 0);
+        // Every host pair seen as the pair of its destination with itself: some land in
+        // the other worker's shard (checked below), and their packets are misrouted.
+        let lying: fn(&Frame<'_>) -> Option<(IpAddr, IpAddr)> = |f| route(f).map(|(_, b)| (b, b));
+        let mut cap = roce_capture::open(&path).unwrap();
+        let (mut true_shards, mut lying_shards) = (ShardOfPair::new(2), ShardOfPair::new(2));
+        let mut disagree = 0;
+        while let Some(Ok(f)) = cap.next_frame() {
+            if let (Some((a, b)), Some((c, d))) = (route(&f), lying(&f)) {
+                disagree += usize::from(true_shards.of_pair(a, b) != lying_shards.of_pair(c, d));
+            }
+        }
+        assert!(disagree > 0, "the lying router must place some frame elsewhere");
+        let split = check_routed(&input, &cfg, &opts, Shard::ALL, Router::new(two, lying));
+        assert!(split.unwrap().is_none(), "a misrouted packet makes the split give up");
+    }
 
     /// The router finds the parser's host pair on every frame of the shipped captures where
     /// the parser decodes RoCE.
