@@ -775,8 +775,7 @@ fn main() -> ExitCode {
         Command::Export { input, output, checking, model, scale, filter, common } => {
             let opts = checking.options(&model);
             let input = input.input();
-            let (cfg, threads, filter) =
-                (common.config(), common.threads(), filter.filter());
+            let (cfg, threads, filter) = (common.config(), common.threads(), filter.filter());
             let res = roce_inspect::export::run(
                 &input,
                 &output,

@@ -400,7 +400,9 @@ pub fn capture(data: &[u8], reach: &mut Reach) {
     // A warning loses nothing: the frame it names comes next (after any other warning).
     let mut warned: Option<u64> = None;
     let mut warnings = Warnings::new(2);
+    let mut plain: Vec<LentItem> = Vec::new();
     while let Some(item) = cap.next_frame() {
+        plain.push(item.as_ref().map(|f| (f.number, f.data.to_vec())).map_err(|e| e.to_string()));
         assert!(!fatal, "a frame after a fatal error");
         steps += 1;
         assert!(steps <= CAPTURE_STEP_LIMIT, "the capture reader does not end");
@@ -457,6 +459,56 @@ pub fn capture(data: &[u8], reach: &mut Reach) {
     if let Some(total) = cap.bytes_total() {
         assert!(cap.bytes_read() <= total, "read more than the input");
     }
+    lent_read_is_the_plain_read(data, &plain);
+}
+
+/// A frame (number, bytes) or an error's message, as a capture read gives them.
+type LentItem = std::result::Result<(u64, Vec<u8>), String>;
+
+/// The capture read again with its windows lent (`--threads`, `Capture::lend_window`): the
+/// same frames and errors in the same order, each frame's bytes at the index
+/// `last_frame_at` gave, in the window retired after it (or the last one); at most two
+/// windows held back before they are lent again, as batches in flight are.
+fn lent_read_is_the_plain_read(data: &[u8], plain: &[LentItem]) {
+    let Ok(mut cap) = Capture::from_bytes("fuzz", data.to_vec()) else { return };
+    cap.lend_window(Vec::new());
+    let mut got: Vec<LentItem> = Vec::new();
+    // (index in `got`, where in its window, length) of frames whose window is still open.
+    let mut pending: Vec<(usize, usize, usize)> = Vec::new();
+    let mut held: Vec<Vec<u8>> = Vec::new();
+    fn settle(got: &mut [LentItem], pending: &mut Vec<(usize, usize, usize)>, window: &[u8]) {
+        for (i, at, len) in pending.drain(..) {
+            let bytes = window.get(at..at + len).expect("a lent frame outside its window");
+            if let Some(Ok((_, d))) = got.get_mut(i) {
+                *d = bytes.to_vec();
+            }
+        }
+    }
+    let mut steps = 0u64;
+    loop {
+        steps += 1;
+        assert!(steps <= CAPTURE_STEP_LIMIT + 1, "the lending reader does not end");
+        let next = cap
+            .next_frame()
+            .map(|r| r.map(|f| (f.number, f.data.len())).map_err(|e| e.to_string()));
+        if let Some(window) = cap.take_retired_window() {
+            settle(&mut got, &mut pending, &window);
+            held.push(window);
+            let again = if held.len() > 2 { held.remove(0) } else { Vec::new() };
+            cap.lend_window(again);
+        }
+        match next {
+            None => break,
+            Some(Ok((n, len))) => {
+                pending.push((got.len(), cap.last_frame_at(), len));
+                got.push(Ok((n, Vec::new())));
+            }
+            Some(Err(e)) => got.push(Err(e)),
+        }
+    }
+    let window = cap.take_window();
+    settle(&mut got, &mut pending, &window);
+    assert!(got == plain, "the lent windows do not hold the frames of a plain read");
 }
 
 /// The transport fields of a parse of a built packet: the BTH (PadCnt as written), the
