@@ -197,7 +197,7 @@ impl Worker<'_> {
         let mut published = 0usize;
         for batch in rx.iter() {
             if self.stop.load(Ordering::Relaxed) {
-                return None;
+                return self.stopped(batch, &rx);
             }
             for (i, (m, &k)) in batch.metas().iter().zip(&batch.out).enumerate() {
                 let before = clock;
@@ -215,7 +215,7 @@ impl Worker<'_> {
                     if mine.of_frame(Some(p)) != self.index {
                         // The router and the parser disagree on this packet's host pair.
                         self.stop.store(true, Ordering::Relaxed);
-                        return None;
+                        return self.stopped(batch, &rx);
                     }
                 }
                 if !self.shard.is_all() && process.of_frame(packet) != self.shard.index() {
@@ -238,15 +238,33 @@ impl Worker<'_> {
                 published = now;
                 if all > max_flows {
                     self.stop.store(true, Ordering::Relaxed);
-                    return None;
+                    return self.stopped(batch, &rx);
                 }
             }
-            if let Some(b) = Arc::into_inner(batch) {
-                let _ = self.back.try_send(b);
-            }
+            self.give_back(batch);
         }
         checker.tick(clock);
         Some(WorkerEnd { report: checker.finish_shard(), undecoded })
+    }
+
+    /// The last worker done with a batch gives it back to the reader.
+    fn give_back(&self, batch: Arc<Batch>) {
+        if let Some(b) = Arc::into_inner(batch) {
+            let _ = self.back.try_send(b);
+        }
+    }
+
+    /// The split gave up: this worker judges nothing more, but gives back the batch it holds
+    /// and every batch still sent to it until the calling thread hangs up. A worker that
+    /// returned at once dropped its references unreturned; with the other workers still
+    /// waiting, the reader then waited for ever for an empty batch, and the calling thread
+    /// for the reader (seen in cli/tests/threads.rs, `--max-flows 8` on 9,000 frames).
+    fn stopped(&self, batch: Arc<Batch>, rx: &Receiver<Arc<Batch>>) -> Option<WorkerEnd> {
+        self.give_back(batch);
+        for b in rx.iter() {
+            self.give_back(b);
+        }
+        None
     }
 }
 
