@@ -572,8 +572,13 @@ impl TableWriter {
     /// rows of the next group are built while the last one is encoded. The file is the same
     /// byte for byte.
     pub fn on_encoder_thread(mut self) -> Result<Self, InputError> {
-        let Sink::Here(mut enc) = std::mem::replace(&mut self.sink, Sink::Stopped) else {
-            return Ok(self);
+        let mut enc = match std::mem::replace(&mut self.sink, Sink::Stopped) {
+            Sink::Here(enc) => enc,
+            // Already on a thread (or stopped): as it was.
+            other => {
+                self.sink = other;
+                return Ok(self);
+            }
         };
         let spare: Vec<Buf> = self.bufs.iter().map(Buf::empty_like).collect();
         let (to, groups) = std::sync::mpsc::sync_channel::<Group>(1);
