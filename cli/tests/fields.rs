@@ -18,6 +18,16 @@ fn run(args: &[&str]) -> (String, String, i32) {
     )
 }
 
+/// `dissect -T fields` with `-e` for each of `fields`, then `rest`.
+fn fields_args<'a>(fields: &[&'a str], rest: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["dissect", "-T", "fields"];
+    for f in fields {
+        args.extend(["-e", f]);
+    }
+    args.extend_from_slice(rest);
+    args
+}
+
 /// A member of a frame's JSON by its dotted path, as the fields output writes it.
 fn at(frame: &Value, path: &str) -> String {
     let mut v = frame;
@@ -57,11 +67,8 @@ const FIELDS: &[(&str, &str)] = &[
 /// are joined by the aggregator; `-E header=y` names the columns.
 #[test]
 fn each_line_holds_the_jsons_values() {
-    let mut args = vec!["dissect", "-T", "fields", "-E", "header=y", "-E", "aggregator=;"];
-    for (name, _) in FIELDS {
-        args.extend(["-e", name]);
-    }
-    args.extend(["-e", "problem"]);
+    let names: Vec<&str> = FIELDS.iter().map(|f| f.0).chain(["problem"]).collect();
+    let args = fields_args(&names, &["-E", "header=y", "-E", "aggregator=;"]);
     let mut lines = 0;
     for cap in captures() {
         let c = cap.to_str().unwrap();
@@ -71,7 +78,6 @@ fn each_line_holds_the_jsons_values() {
         assert_eq!(code, 0, "{err}");
         let mut rows = out.lines();
         let header: Vec<&str> = rows.next().unwrap().split('\t').collect();
-        let names: Vec<&str> = FIELDS.iter().map(|f| f.0).chain(["problem"]).collect();
         assert_eq!(header, names);
         let rows: Vec<&str> = rows.collect();
         assert_eq!(rows.len(), frames.len(), "{c}: one line per frame");
@@ -111,24 +117,8 @@ fn same_values_as_tshark() {
     let mut compared = 0;
     for cap in captures() {
         let c = cap.to_str().unwrap();
-        let (ours, _, _) = run(&[
-            "dissect",
-            "-T",
-            "fields",
-            "-e",
-            "frame",
-            "-e",
-            "bth.opcode",
-            "-e",
-            "bth.dest_qp",
-            "-e",
-            "bth.psn",
-            "-e",
-            "udp.sport",
-            "-Y",
-            "bth",
-            c,
-        ]);
+        let fields = ["frame", "bth.opcode", "bth.dest_qp", "bth.psn", "udp.sport"];
+        let (ours, _, _) = run(&fields_args(&fields, &["-Y", "bth", c]));
         let t = Command::new("tshark")
             .args(["-r", c, "-Y", "infiniband.bth", "-T", "fields", "-e", "frame.number"])
             .args(["-e", "infiniband.bth.opcode", "-e", "infiniband.bth.destqp"])
@@ -152,21 +142,10 @@ fn same_values_as_tshark() {
 fn threads_and_mistakes() {
     let sample = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../pcaps/sample.pcap");
     let s = sample.to_str().unwrap();
-    let args = [
-        "dissect",
-        "-T",
-        "fields",
-        "-e",
-        "frame",
-        "-e",
-        "bth.psn",
-        "-E",
-        "header=y",
-        "-E",
-        "quote=d",
-        "-E",
-        "separator=,",
-    ];
+    let args = fields_args(
+        &["frame", "bth.psn"],
+        &["-E", "header=y", "-E", "quote=d", "-E", "separator=,"],
+    );
     let (one, _, _) = run(&[&args[..], &["--threads", "1", s]].concat());
     assert!(one.starts_with("\"frame\",\"bth.psn\"\n\"1\",\"1\"\n"), "{one}");
     for t in ["2", "3"] {
