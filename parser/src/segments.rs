@@ -97,14 +97,19 @@ pub fn parse_ethernet_segments<'a>(
     let head: &'a [u8] = if first.len() >= want { first } else { copy(segs, small, want) };
     let mut res = parse_ethernet_head(head, cfg, &mut packet, t);
     if head.len() < len && needs_more(&res, &packet) {
+        let mut head_len = head.len();
         let want = len.min(HEAD_MAX);
-        if want > head.len() {
+        if want > head_len {
             let head = copy(segs, big, want);
             res = parse_ethernet_head(head, cfg, &mut packet, t);
-            if head.len() < len {
-                if let Some(e) = cut_at_head(&res, &packet, head.len()) {
-                    return Err(Error::buffer_too_small(e.layer, e.offset + e.needed, HEAD_MAX));
-                }
+            head_len = head.len();
+        }
+        // Still cut by the head's end (also a first segment longer than HEAD_MAX that ends
+        // inside the headers): what follows is not in the head, so the contiguous parse's
+        // answer cannot be given.
+        if head_len < len {
+            if let Some(e) = cut_at_head(&res, &packet, head_len) {
+                return Err(Error::buffer_too_small(e.layer, e.offset + e.needed, HEAD_MAX));
             }
         }
     }

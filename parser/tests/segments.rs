@@ -291,3 +291,51 @@ proptest! {
         check_split(&frame, &cuts, &cfg);
     }
 }
+
+/// The `segments` fuzz target's input format (testdata/regressions/segments-*.bin): byte 0's
+/// low 3 bits are the number of cuts, then the cuts as 16-bit big-endian offsets modulo the
+/// frame's length + 1, then the frame. Returns the frame and its sorted cuts.
+fn fuzz_input(data: &[u8]) -> (&[u8], Vec<usize>) {
+    let ncuts = usize::from(data[0] & 7);
+    let (cut_bytes, frame) = data[1..].split_at(2 * ncuts);
+    let mut cuts: Vec<usize> = cut_bytes
+        .chunks_exact(2)
+        .map(|b| usize::from(u16::from_be_bytes([b[0], b[1]])) % (frame.len() + 1))
+        .collect();
+    cuts.sort_unstable();
+    (frame, cuts)
+}
+
+/// Found by fuzzing: an IPv6 extension-header chain reaching past a first segment that is
+/// itself longer than HEAD_MAX. The segmented parse used that segment as its head, and the
+/// walk, cut by the head's end, was reported as the frame's own truncation (another stop,
+/// next header and ext_len than the contiguous parse: 60 / 376 against 175 / 2112). The
+/// contiguous parse is right (the chain ends at byte 2166 of a 2547-byte frame); a head that
+/// cannot hold the headers gives BufferTooSmall, as documented, and the C interface joins
+/// the segments then.
+#[test]
+fn an_extension_chain_past_a_long_first_segment_is_not_cut_at_it() {
+    for (name, frame_len, cut) in [
+        ("segments-ipv6-extension-chain-first-segment-past-head-max.bin", 2547, 2108),
+        ("segments-ipv6-extension-chain-truncated-past-first-segment.bin", 2121, 2116),
+    ] {
+        let data = std::fs::read(repo().join("testdata/regressions").join(name)).unwrap();
+        let (frame, cuts) = fuzz_input(&data);
+        assert_eq!((frame.len(), cuts.as_slice()), (frame_len, &[cut][..]), "{name}");
+        let cfg = Config { verify: data[0] & 8 == 0, ..Config::default() };
+        let contiguous = parse_ethernet(frame, &cfg).unwrap();
+        let ip = contiguous.ip.unwrap();
+        // The headers end past the first segment (and past HEAD_MAX).
+        assert!(14 + 40 + ip.ext_len > HEAD_MAX || contiguous.stop.is_some(), "{name}");
+        let mut scratch = SegmentScratch::default();
+        let segs = [&frame[..cut], &frame[cut..]];
+        let got = parse_ethernet_segments(&segs, &cfg, &mut scratch).unwrap_err();
+        assert_eq!((got.kind, got.needed), (ErrorKind::BufferTooSmall, 2166), "{name}");
+        assert!(!check_split(frame, &cuts, &cfg), "{name}");
+        // Cut inside HEAD_MAX instead: the copied head holds what it can, and the answer is
+        // the contiguous one or BufferTooSmall, never another parse.
+        for c in [100, 1000, 2000, HEAD_MAX, HEAD_MAX + 1, frame.len() - 1] {
+            check_split(frame, &[c], &cfg);
+        }
+    }
+}
