@@ -16,6 +16,7 @@ use crate::gen::suite::{ExpectFile, ExpectOptions, Expected};
 use crate::input::{
     for_each_frame, warn_undecoded, Input, InputError, ReadSummary, UndecodedGroup, Window,
 };
+use crate::outfile::{Dash, OutFile};
 use crate::output;
 use crate::style::Paint;
 use crate::threads::Threads;
@@ -165,7 +166,7 @@ pub fn run(input: &Input, cfg: &Config, opts: Options, how: &Output<'_>) -> Resu
         return run_live(input, cfg, opts, how);
     }
     let annotate = match annotate {
-        Some(out) => Some((annotate_refuses(input, out)?, out)),
+        Some(out) => Some(annotate_refuses(input, out)?),
         None => None,
     };
     let mut selection = how.filter.map(Selection::new);
@@ -174,8 +175,17 @@ pub fn run(input: &Input, cfg: &Config, opts: Options, how: &Output<'_>) -> Resu
     if let Some(sel) = &selection {
         sel.retain(&mut report);
     }
+    // `--annotate -`: the capture is standard output, the report is not printed.
+    let report_to_stdout = annotate.as_ref().is_none_or(|(_, out)| !out.is_stdout());
     if let Some((file, out)) = annotate {
         write_annotated(file, out, &report)?;
+    }
+    if !report_to_stdout {
+        warn_undecoded(&summary.undecoded);
+        for w in &summary.warnings {
+            output::warning(w);
+        }
+        return Ok(u8::from(report.errors > 0));
     }
     warn_undecoded(&summary.undecoded);
     let warnings = summary.warnings;
@@ -217,22 +227,18 @@ pub fn run(input: &Input, cfg: &Config, opts: Options, how: &Output<'_>) -> Resu
     Ok(u8::from(report.errors > 0))
 }
 
-/// `--annotate OUT` needs a file to read again (returned), and does not write over it.
-fn annotate_refuses<'a>(input: &'a Input, out: &Path) -> Result<&'a Path, InputError> {
+/// `--annotate OUT` needs a file to read again (returned), and is opened before the check
+/// runs (crate::outfile: never the capture, completed only when whole).
+fn annotate_refuses<'a>(input: &'a Input, out: &Path) -> Result<(&'a Path, OutFile), InputError> {
     let input = input.twice("--annotate")?;
-    if same_file(input, out) {
-        return Err(InputError(format!(
-            "--annotate {}: that is the capture being checked; not overwriting it",
-            out.display()
-        )));
-    }
-    Ok(input)
+    Ok((input, OutFile::create("--annotate", out, &[input], Dash::Stdout)?))
 }
 
 /// `check --annotate OUT`: the capture again as pcapng, each finding a comment on the frames
 /// it cites (crate::annotate); a line on stderr says what was written.
-fn write_annotated(input: &Path, out: &Path, report: &Report) -> Result<(), InputError> {
+fn write_annotated(input: &Path, out: OutFile, report: &Report) -> Result<(), InputError> {
     let comments = crate::annotate::comments_of(&report.findings);
+    let shown = out.path().to_path_buf();
     let w = crate::annotate::annotate_file(input, out, &comments).map_err(InputError)?;
     let simple = if w.simple_not_annotated > 0 {
         format!(
@@ -242,15 +248,23 @@ fn write_annotated(input: &Path, out: &Path, report: &Report) -> Result<(), Inpu
     } else {
         String::new()
     };
-    let _ = writeln!(
-        io::stderr(),
+    output::note(format_args!(
         "annotated {}: {} frames, {} comments on {} frames{simple}",
-        out.display(),
+        shown_name(&shown),
         w.frames,
         w.comments,
         w.annotated
-    );
+    ));
     Ok(())
+}
+
+/// An output's name in a message: `-` is standard output.
+pub fn shown_name(p: &Path) -> String {
+    if p == Path::new("-") {
+        "standard output".to_string()
+    } else {
+        p.display().to_string()
+    }
 }
 
 fn is_zero(n: &u64) -> bool {
@@ -935,6 +949,7 @@ pub fn run_write_expect(
     opts: Options,
 ) -> Result<u8, InputError> {
     refuse_overwrite(path, out)?;
+    let file = OutFile::create("--write-expect", out, &[path], Dash::Stdout)?;
     let options = ExpectOptions {
         assume_complete: opts.assume_complete,
         pmtu: opts.pmtu,
@@ -949,35 +964,49 @@ pub fn run_write_expect(
         .map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
     let e = to_expect(&report, options, format!("reviewed findings of {name}"));
     let text = serde_json::to_string_pretty(&e).map_err(|e| InputError(e.to_string()))?;
-    std::fs::write(out, text + "\n")
-        .map_err(|e| InputError(format!("writing {}: {e}", out.display())))?;
-    output::stdout(
-        format!(
-            "{}: {} findings written to {}: review them, then commit\n",
-            path.display(),
-            e.findings.len(),
-            out.display()
-        )
-        .as_bytes(),
-    )?;
+    let to_stdout = file.is_stdout();
+    write_whole(file, (text + "\n").as_bytes())?;
+    let line = format!(
+        "{}: {} findings written to {}: review them, then commit\n",
+        path.display(),
+        e.findings.len(),
+        shown_name(out)
+    );
+    // `--write-expect -`: the file is standard output, the line goes to stderr.
+    if to_stdout {
+        output::note(line.trim_end());
+    } else {
+        output::stdout(line.as_bytes())?;
+    }
     Ok(0)
+}
+
+/// Writes `bytes` whole into `f` and completes it (crate::outfile).
+pub fn write_whole(mut f: OutFile, bytes: &[u8]) -> Result<(), InputError> {
+    f.write_all(bytes).map_err(|e| f.error(e))?;
+    f.commit()
 }
 
 /// `gen suite`: every scenario's capture and expect file into `dir`.
 pub fn write_suite(dir: &Path) -> Result<(), InputError> {
+    if dir == Path::new("-") {
+        return Err(InputError(
+            "gen suite -o -: the suite is a folder of files; give a directory".into(),
+        ));
+    }
     std::fs::create_dir_all(dir).map_err(|e| InputError(format!("{}: {e}", dir.display())))?;
     for s in crate::gen::suite::SUITE {
         let (trace, expect) = s.generate();
-        let pcap = dir.join(format!("{}.pcap", s.name));
-        let file = std::fs::File::create(&pcap)
-            .map_err(|e| InputError(format!("{}: cannot create: {e}", pcap.display())))?;
-        trace
-            .write_pcap(std::io::BufWriter::new(file))
-            .map_err(|e| InputError(format!("writing {}: {e}", pcap.display())))?;
+        let pcap =
+            OutFile::create("-o", &dir.join(format!("{}.pcap", s.name)), &[], Dash::Refused)?;
+        let mut w = io::BufWriter::new(pcap);
+        trace.write_pcap(&mut w).map_err(|e| w.get_ref().error(e))?;
+        w.flush().map_err(|e| w.get_ref().error(e))?;
+        let (pcap, _) = w.into_parts();
+        pcap.commit()?;
         let text = serde_json::to_string_pretty(&expect).map_err(|e| InputError(e.to_string()))?;
         let ej = dir.join(format!("{}.expect.json", s.name));
-        std::fs::write(&ej, text + "\n")
-            .map_err(|e| InputError(format!("writing {}: {e}", ej.display())))?;
+        write_whole(OutFile::create("-o", &ej, &[], Dash::Refused)?, (text + "\n").as_bytes())?;
     }
     Ok(())
 }

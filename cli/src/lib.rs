@@ -15,6 +15,7 @@ pub mod input;
 #[cfg(feature = "live")]
 pub mod live;
 pub mod nic_counters;
+pub mod outfile;
 pub mod output;
 pub mod report;
 pub mod stats;

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
 use roce_inspect::input::{Input, InputError, Source, Window};
+use roce_inspect::outfile::{Dash, OutFile};
 use roce_inspect::{check, dissect, gen, output, report, stats};
 use roce_parser::Config;
 
@@ -628,14 +629,15 @@ fn parse_pmtu(s: &str) -> Result<u32, String> {
         .ok_or_else(|| format!("'{s}' is not a PMTU: use 256, 512, 1024, 2048 or 4096"))
 }
 
-fn create(path: &std::path::Path) -> Result<std::io::BufWriter<std::fs::File>, InputError> {
-    let file = std::fs::File::create(path)
-        .map_err(|e| InputError(format!("{}: cannot create: {e}", path.display())))?;
-    Ok(std::io::BufWriter::new(file))
-}
-
-fn writing(path: &std::path::Path) -> impl Fn(std::io::Error) -> InputError + '_ {
-    move |e| InputError(format!("writing {}: {e}", path.display()))
+/// `gen -o FILE` (`-` for stdout): the capture `write` makes, completed only when whole
+/// (crate::outfile).
+fn generate(
+    path: &std::path::Path,
+    write: impl FnOnce(&mut std::io::BufWriter<OutFile>) -> std::io::Result<()>,
+) -> Result<(), InputError> {
+    let mut w = std::io::BufWriter::new(OutFile::create("-o", path, &[], Dash::Stdout)?);
+    write(&mut w).and_then(|()| w.flush()).map_err(|e| w.get_ref().error(e))?;
+    w.into_parts().0.commit()
 }
 
 /// `completions SHELL`: generated into memory (clap_complete panics on a failed write), then
@@ -787,13 +789,13 @@ fn main() -> ExitCode {
             );
             return match res {
                 Ok(w) => {
-                    eprintln!(
+                    output::note(format_args!(
                         "wrote {}: {} packets, {} connections, {} findings",
                         output.display(),
                         w.packets,
                         w.connections,
                         w.findings
-                    );
+                    ));
                     ExitCode::from(u8::from(w.errors > 0))
                 }
                 Err(e) => {
@@ -925,13 +927,13 @@ fn main() -> ExitCode {
             let res = report::run_report(&reading, &output, opts, graphs);
             return match res {
                 Ok(done) => {
-                    eprintln!(
+                    output::note(format_args!(
                         "wrote {}: {} bytes, {} connection(s) graphed, {} finding(s)",
-                        output.display(),
+                        check::shown_name(&output),
                         done.bytes,
                         done.graphs,
                         done.findings
-                    );
+                    ));
                     ExitCode::from(u8::from(done.errors > 0))
                 }
                 Err(e) => {
@@ -952,13 +954,12 @@ fn main() -> ExitCode {
             output::stdout(check::list_rules_json().as_bytes())
         }
         Command::Gen { scenario: GenScenario::Suite { output } } => check::write_suite(&output),
-        Command::Gen { scenario: GenScenario::Sample { output, seed } } => create(&output)
-            .and_then(|w| gen::scenarios::sample(seed).write_pcap(w).map_err(writing(&output))),
+        Command::Gen { scenario: GenScenario::Sample { output, seed } } => {
+            generate(&output, |w| gen::scenarios::sample(seed).write_pcap(w))
+        }
         Command::Gen { scenario: GenScenario::Bench { output, frames, connections, seed } } => {
             // Streamed: frames are written as they are generated, memory stays flat.
-            create(&output).and_then(|w| {
-                gen::scenarios::bench(w, seed, frames, connections).map_err(writing(&output))
-            })
+            generate(&output, |w| gen::scenarios::bench(w, seed, frames, connections))
         }
         Command::Completions { shell } => completions(shell),
         Command::Man { subcommand } => man(subcommand.as_deref()),

@@ -259,28 +259,23 @@ pub fn comments_of(findings: &[roce_conformance::Finding]) -> BTreeMap<u64, Vec<
     m
 }
 
-/// Annotates the file `input` into `output` (written whole or removed).
+/// Annotates the file `input` into `output`, which is completed when the whole capture is
+/// written (crate::outfile: a staged file is renamed then, and removed on an error; a device
+/// or FIFO is written in place and left as it is).
 pub fn annotate_file(
     input: &Path,
-    output: &Path,
+    output: crate::outfile::OutFile,
     comments: &BTreeMap<u64, Vec<String>>,
 ) -> Result<Written, String> {
     let r = open(input)?;
-    let f =
-        File::create(output).map_err(|e| format!("{}: cannot create: {e}", output.display()))?;
-    let mut w = BufWriter::with_capacity(1 << 16, f);
+    let shown = output.path().display().to_string();
+    let mut w = BufWriter::with_capacity(1 << 16, output);
     let res = annotate(r, &mut w, comments)
         .and_then(|n| w.flush().map(|()| n).map_err(|e| format!("writing: {e}")));
-    match res {
-        Ok(n) => Ok(n),
-        Err(e) => {
-            drop(w);
-            let _ = std::fs::remove_file(output);
-            Err(format!(
-                "--annotate {}: {}: {e} (nothing written)",
-                output.display(),
-                input.display()
-            ))
-        }
-    }
+    let fail =
+        |e: String| format!("--annotate {shown}: {}: {e} (nothing written)", input.display());
+    let n = res.map_err(fail)?;
+    let out = w.into_inner().map_err(|e| fail(format!("writing: {}", e.error())))?;
+    out.commit().map_err(|e| e.0)?;
+    Ok(n)
 }

@@ -6,6 +6,7 @@ mod threads;
 pub mod write;
 
 use std::io::{self, BufWriter, Write};
+use std::path::Path;
 
 use roce_parser::Config;
 
@@ -204,7 +205,8 @@ pub fn run(input: &Input, opts: &Options) -> Result<(), InputError> {
     let (cap, mut writer) = match &opts.write {
         Some(name) => {
             let (cap, tap) = input.open_tapped()?;
-            (cap, Some(write::Writer::create(tap, name).map_err(InputError)?))
+            let read = input.path().unwrap_or(Path::new(""));
+            (cap, Some(write::Writer::create(tap, name, read).map_err(InputError)?))
         }
         None => (input.open()?, None),
     };
@@ -220,6 +222,10 @@ pub fn run(input: &Input, opts: &Options) -> Result<(), InputError> {
         }
         let keep = opts.filter.keeps(d);
         if let Some(w) = writer.as_mut() {
+            // `-w - | head`: stdout is closed, nothing more can be written.
+            if w.closed() {
+                return;
+            }
             if let Err(e) = w.pass(d.frame.number, keep) {
                 write_err = Some(e);
                 return;

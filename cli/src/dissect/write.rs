@@ -14,14 +14,39 @@
 //! microseconds when its `if_tsresol` is 6 and nanoseconds otherwise.
 //!
 //! A record that the strict reader refuses (a damaged block) stops the writing with the
-//! offset; what was written stays.
+//! offset; what was written stays. The file itself is written through crate::outfile: it
+//! appears under its name when complete, never over the capture being read, and a failed
+//! write (a full disk) leaves the name as it was.
 
-use std::fs::File;
 use std::io::{self, BufWriter, Read, Write};
 use std::path::{Path, PathBuf};
 
 use crate::annotate::blocks::{self, Kind, Records};
+use crate::outfile::{Dash, OutFile};
 use crate::tap::Tap;
+
+/// Where `-w` writes: a file or stdout (completed by [`Writer::finish`]), or what the caller
+/// of [`Writer::with_output`] gave.
+enum Dest {
+    File(OutFile),
+    Other(Box<dyn Write>),
+}
+
+impl Write for Dest {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Dest::File(f) => f.write(buf),
+            Dest::Other(w) => w.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Dest::File(f) => f.flush(),
+            Dest::Other(w) => w.flush(),
+        }
+    }
+}
 
 /// The container `-w` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,7 +68,9 @@ struct Idb {
 pub struct Writer {
     name: PathBuf,
     input: Records<Box<dyn Read>>,
-    out: Box<dyn Write>,
+    out: BufWriter<Dest>,
+    /// A write to `out` failed: the output is not completed.
+    out_failed: bool,
     format: Out,
     /// Packet records of the input passed so far (the last one's frame number).
     passed: u64,
@@ -75,21 +102,20 @@ fn out_format(name: &Path, input: Kind) -> Result<Out, String> {
 }
 
 impl Writer {
-    /// Reads the input's records from `tap` (the bytes of the capture being dissected) and
-    /// creates `name` ("-": stdout, in the input's format).
-    pub fn create(tap: Tap, name: &Path) -> Result<Writer, String> {
-        Writer::with_output(tap, name, |name| {
-            if name == Path::new("-") {
-                return Ok(Box::new(io::stdout()));
-            }
-            let f = File::create(name)
-                .map_err(|e| format!("-w {}: cannot create: {e}", name.display()))?;
-            Ok(Box::new(f))
-        })
+    /// Reads the input's records from `tap` (the bytes of the capture being dissected, read
+    /// from `input`: a file, or `-` for stdin) and creates `name` ("-": stdout, in the
+    /// input's format), refused when it is the input.
+    pub fn create(tap: Tap, name: &Path, input: &Path) -> Result<Writer, String> {
+        // The name's container first: a wrong suffix is refused before anything is opened.
+        let records = Records::new(crate::annotate::open_reader(Box::new(tap))?)
+            .map_err(|e| format!("-w {}: the input: {e}", name.display()))?;
+        let format = out_format(name, records.kind)?;
+        let file = OutFile::create("-w", name, &[input], Dash::Stdout).map_err(|e| e.0)?;
+        Ok(Writer::new(name, records, format, Dest::File(file)))
     }
 
-    /// [`Writer::create`] into the output `open` makes (a file, stdout, or memory for the
-    /// fuzz target); `name` gives the container and names the output in messages.
+    /// [`Writer::create`] into the output `open` makes (memory for the fuzz target); `name`
+    /// gives the container and names the output in messages.
     pub fn with_output(
         tap: Tap,
         name: &Path,
@@ -99,10 +125,15 @@ impl Writer {
             .map_err(|e| format!("-w {}: the input: {e}", name.display()))?;
         let format = out_format(name, records.kind)?;
         let out = open(name)?;
-        Ok(Writer {
+        Ok(Writer::new(name, records, format, Dest::Other(out)))
+    }
+
+    fn new(name: &Path, input: Records<Box<dyn Read>>, format: Out, out: Dest) -> Writer {
+        Writer {
             name: name.to_path_buf(),
-            input: records,
-            out: Box::new(BufWriter::with_capacity(1 << 16, out)),
+            input,
+            out: BufWriter::with_capacity(1 << 16, out),
+            out_failed: false,
             format,
             passed: 0,
             idbs: Vec::new(),
@@ -110,6 +141,20 @@ impl Writer {
             started: false,
             buf: Vec::with_capacity(4096),
             frames: 0,
+        }
+    }
+
+    /// Whether stdout was closed by its reader (`-w - | head`): nothing more to write.
+    pub fn closed(&self) -> bool {
+        matches!(self.out.get_ref(), Dest::File(f) if f.closed())
+    }
+
+    /// Writes `header` then `self.buf` to the output.
+    fn emit(&mut self, header: &[u8]) -> Result<(), String> {
+        let res = self.out.write_all(header).and_then(|()| self.out.write_all(&self.buf));
+        res.map_err(|e| {
+            self.out_failed = true;
+            self.werr(e)
         })
     }
 
@@ -188,8 +233,7 @@ impl Writer {
             }
         }
         let started = self.started || !header.is_empty() || !self.buf.is_empty();
-        self.out.write_all(&header).map_err(|e| self.werr(e))?;
-        self.out.write_all(&self.buf).map_err(|e| self.werr(e))?;
+        self.emit(&header)?;
         self.started = started;
         Ok(true)
     }
@@ -252,8 +296,31 @@ impl Writer {
         Ok(())
     }
 
-    /// Writes the header when no frame was selected, and flushes.
+    /// Writes the header when no frame was selected, flushes and completes the output (a
+    /// file appears under its name). A damaged input record stops the writing but keeps what
+    /// was written (completed, then the error); a failed write completes nothing.
     pub fn finish(mut self) -> Result<u64, String> {
+        let tail = self.tail();
+        if self.out_failed {
+            return Err(tail.err().unwrap_or_else(|| {
+                format!("-w {}: a write failed; nothing written", self.name.display())
+            }));
+        }
+        let frames = self.frames;
+        let completed = match self.out.into_inner() {
+            Ok(Dest::File(f)) => f.commit().map_err(|e| e.0),
+            Ok(Dest::Other(_)) => Ok(()),
+            Err(e) => {
+                Err(werr(&self.name, io::Error::new(e.error().kind(), e.error().to_string())))
+            }
+        };
+        tail?;
+        completed?;
+        Ok(frames)
+    }
+
+    /// The headers when no frame was selected, then a flush.
+    fn tail(&mut self) -> Result<(), String> {
         // No frame selected: the headers (pcapng: the blocks before the first packet).
         while self.frames == 0 {
             let before = self.passed;
@@ -266,10 +333,13 @@ impl Writer {
             let i = self.idbs.first().copied().unwrap_or(Idb { link: 1, snaplen: 0, tsresol: 6 });
             let mut header = Vec::new();
             pcap_file_header(&mut header, false, i.tsresol != 6, u32::from(i.link), i.snaplen);
-            self.out.write_all(&header).map_err(|e| self.werr(e))?;
+            self.buf.clear();
+            self.emit(&header)?;
         }
-        self.out.flush().map_err(|e| self.werr(e))?;
-        Ok(self.frames)
+        self.out.flush().map_err(|e| {
+            self.out_failed = true;
+            self.werr(e)
+        })
     }
 }
 

@@ -25,6 +25,7 @@ use roce_conformance::{Checker, ConnId, FlowKey, FrameInfo, Options, Shard};
 use roce_parser::Config;
 
 use crate::input::{warn_undecoded, Input, InputError};
+use crate::outfile::{Dash, OutFile, OutSet};
 use crate::stats::{Connection, Stats};
 use reports::ConnectionRow;
 use table::TableWriter;
@@ -57,13 +58,45 @@ pub fn run(
     threads: crate::threads::Threads,
     filter: Option<&crate::filter::DisplayFilter>,
 ) -> Result<Written, InputError> {
-    if dir.is_file() {
-        return Err(InputError(format!("{}: is a file; -o takes a directory", dir.display())));
+    let fail = |msg: String| InputError(format!("-o {}: {msg}", dir.display()));
+    if dir == Path::new("-") {
+        return Err(fail(
+            "export writes a folder of three tables, not one stream; give a directory".into(),
+        ));
     }
-    std::fs::create_dir_all(dir)
-        .map_err(|e| InputError(format!("{}: cannot create the directory: {e}", dir.display())))?;
-    let mut out =
-        TableWriter::create(&dir.join(PACKETS), "packets", packets::COLUMNS, packets::UNIQUE)?;
+    if dir.exists() && !dir.is_dir() {
+        return Err(fail("is not a directory; -o takes a directory".into()));
+    }
+    let created = !dir.exists();
+    std::fs::create_dir_all(dir).map_err(|e| fail(format!("cannot create the directory: {e}")))?;
+    let res = export(input, dir, cfg, opts, (shard, threads, filter));
+    // A failed export into a folder it made leaves no empty folder behind (an existing one,
+    // and the tables it held, are as they were: the new tables were staged).
+    if res.is_err() && created {
+        let _ = std::fs::remove_dir(dir);
+    }
+    res
+}
+
+/// [`run`] into the directory `dir`, which exists.
+fn export(
+    input: &Input,
+    dir: &Path,
+    cfg: &Config,
+    opts: Options,
+    (shard, threads, filter): (
+        Shard,
+        crate::threads::Threads,
+        Option<&crate::filter::DisplayFilter>,
+    ),
+) -> Result<Written, InputError> {
+    // Every table is opened before the capture is read: one that is an input (`export
+    // d/packets.parquet -o d`) is refused before anything is written.
+    let read = input.path().unwrap_or(Path::new(""));
+    let open = |name: &str| OutFile::create("-o", &dir.join(name), &[read], Dash::Refused);
+    let (packets_file, conns_file, finds_file) =
+        (open(PACKETS)?, open(CONNECTIONS)?, open(FINDINGS)?);
+    let mut out = TableWriter::create(packets_file, "packets", packets::COLUMNS, packets::UNIQUE)?;
     // More than one thread: one encodes the row groups of packets.parquet while the next
     // one fills, and one reads the capture ahead (its copy from the page cache is kernel
     // time the frame loop no longer waits for); the frame loop is the bottleneck
@@ -111,7 +144,9 @@ pub fn run(
         return Err(e);
     }
     warn_undecoded(&summary.undecoded);
-    let packets = out.finish()?;
+    let mut tables = OutSet::default();
+    let (packets, file) = out.finish()?;
+    tables.push(file);
     let mut report = checker.finish();
     if let Some(sel) = &selection {
         sel.retain(&mut report);
@@ -119,23 +154,22 @@ pub fn run(
     let (counted, _) = stats.connections();
     let counts: FastHashMap<ConnId, &Connection> =
         counted.iter().map(|c| (c.info.connection, c)).collect();
-    let mut conns = TableWriter::create(
-        &dir.join(CONNECTIONS),
-        "connections",
-        reports::CONNECTION_COLUMNS,
-        &[],
-    )?;
+    let mut conns =
+        TableWriter::create(conns_file, "connections", reports::CONNECTION_COLUMNS, &[])?;
     for c in &report.connections {
         let row = ConnectionRow { report: c, counts: counts.get(&c.info.connection).copied() };
         conns.row(|cells| reports::write_connection(&row, cells))?;
     }
-    let connections = conns.finish()?;
-    let mut finds =
-        TableWriter::create(&dir.join(FINDINGS), "findings", reports::FINDING_COLUMNS, &[])?;
+    let (connections, file) = conns.finish()?;
+    tables.push(file);
+    let mut finds = TableWriter::create(finds_file, "findings", reports::FINDING_COLUMNS, &[])?;
     for f in &report.findings {
         finds.row(|cells| reports::write_finding(f, cells))?;
     }
-    let findings = finds.finish()?;
+    let (findings, file) = finds.finish()?;
+    tables.push(file);
+    // The three tables appear together, each complete.
+    tables.commit()?;
     Ok(Written { packets, connections, findings, errors: report.errors })
 }
 

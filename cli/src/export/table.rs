@@ -20,10 +20,9 @@
 //! Strings that repeat (addresses, opcode names, statuses) keep their dictionary: an index
 //! each. Nothing is compressed (no codec crate is built; a codec was not measured).
 
-use std::fs::File;
 use std::io::BufWriter;
 use std::net::IpAddr;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -36,6 +35,7 @@ use parquet::schema::types::ColumnPath;
 use roce_conformance::hash::FastHashMap;
 
 use crate::input::InputError;
+use crate::outfile::OutFile;
 
 /// Rows per row group. The rows are filled one at a time into 59 columns (about 120 buffers
 /// with the null levels), so the group's buffers should stay in the cache: with 65,536 rows
@@ -429,7 +429,7 @@ impl Cells<'_> {
 /// The Parquet file itself: the row groups go in as they fill.
 struct Encoder {
     path: PathBuf,
-    file: SerializedFileWriter<BufWriter<File>>,
+    file: SerializedFileWriter<BufWriter<OutFile>>,
     written: u64,
 }
 
@@ -489,15 +489,17 @@ impl Encoder {
         Ok(())
     }
 
-    /// Writes the footer; returns the rows written.
-    fn finish(self) -> Result<u64, InputError> {
+    /// Writes the footer; returns the rows written and the file, to be completed by the
+    /// caller (crate::outfile) with the other tables.
+    fn finish(self) -> Result<(u64, OutFile), InputError> {
         let path = self.path;
         let werr =
             |e: &dyn std::fmt::Display| InputError(format!("writing {}: {e}", path.display()));
         let mut bw = self.file.into_inner().map_err(|e| werr(&e))?;
         use std::io::Write as _;
         bw.flush().map_err(|e| werr(&e))?;
-        Ok(self.written)
+        let (file, _) = bw.into_parts();
+        Ok((self.written, file))
     }
 }
 
@@ -511,7 +513,7 @@ enum Sink {
     Thread {
         to: std::sync::mpsc::SyncSender<Group>,
         back: std::sync::mpsc::Receiver<Vec<Buf>>,
-        encoder: std::thread::JoinHandle<Result<u64, InputError>>,
+        encoder: std::thread::JoinHandle<Result<(u64, OutFile), InputError>>,
     },
     /// The encoder thread stopped on an error, which was returned.
     Stopped,
@@ -527,14 +529,15 @@ pub struct TableWriter {
 }
 
 impl TableWriter {
-    /// Creates `path` for a table of `cols`; the string columns named in `plain` hold values
+    /// Writes a table of `cols` into `file`; the string columns named in `plain` hold values
     /// that do not repeat (no dictionary).
     pub fn create(
-        path: &Path,
+        file: OutFile,
         table: &str,
         cols: &[Column],
         plain: &[&str],
     ) -> Result<Self, InputError> {
+        let path = file.path().to_path_buf();
         let err = |e: &dyn std::fmt::Display| InputError(format!("{}: {e}", path.display()));
         let schema = parse_message_type(&schema_text(table, cols)).map_err(|e| err(&e))?;
         let mut props = WriterProperties::builder()
@@ -555,16 +558,15 @@ impl TableWriter {
             }
         }
         let props = props.build();
-        let file = File::create(path).map_err(|e| err(&format!("cannot create: {e}")))?;
         let file =
             SerializedFileWriter::new(BufWriter::new(file), Arc::new(schema), Arc::new(props))
                 .map_err(|e| err(&e))?;
         Ok(TableWriter {
-            path: path.to_path_buf(),
+            path: path.clone(),
             bufs: cols.iter().map(|c| Buf::new(c.kind, c.nullable)).collect(),
             rows: 0,
             ips: IpStrings::default(),
-            sink: Sink::Here(Encoder { path: path.to_path_buf(), file, written: 0 }),
+            sink: Sink::Here(Encoder { path: path.clone(), file, written: 0 }),
         })
     }
 
@@ -651,8 +653,9 @@ impl TableWriter {
         }
     }
 
-    /// Writes what is buffered and the footer; returns the rows written.
-    pub fn finish(mut self) -> Result<u64, InputError> {
+    /// Writes what is buffered and the footer; returns the rows written and the file, not
+    /// yet completed (crate::outfile::OutSet completes the tables together).
+    pub fn finish(mut self) -> Result<(u64, OutFile), InputError> {
         self.flush()?;
         match self.sink {
             Sink::Here(enc) => enc.finish(),

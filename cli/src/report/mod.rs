@@ -33,6 +33,7 @@ use roce_parser::Config;
 
 use crate::filter::DisplayFilter;
 use crate::input::{for_each_frame, warn_undecoded, Input, InputError};
+use crate::outfile::{Dash, OutFile};
 use collect::{Collected, Collector, Select};
 
 /// Graphs a report draws by default (`--graphs`).
@@ -65,20 +66,6 @@ impl Reading<'_> {
     }
 }
 
-fn not_the_input(input: &Path, out: &Path) -> Result<(), InputError> {
-    let same = match (input.canonicalize(), out.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    };
-    if same {
-        return Err(InputError(format!(
-            "-o {}: that is the capture being read; not overwriting it",
-            out.display()
-        )));
-    }
-    Ok(())
-}
-
 /// Reads the capture once through the collector.
 fn collect(
     r: &Reading<'_>,
@@ -95,8 +82,17 @@ fn format_of(path: &Path) -> String {
     roce_capture::open(path).map(|c| c.format().to_string()).unwrap_or_default()
 }
 
-fn write_out(out: &Path, text: &str) -> Result<(), InputError> {
-    std::fs::write(out, text).map_err(|e| InputError(format!("writing {}: {e}", out.display())))
+/// Opens `out` for the page or graph of `input` (crate::outfile: `-` is stdout, the input
+/// is refused, a file appears when complete).
+fn open_out(input: &Path, out: &Path) -> Result<OutFile, InputError> {
+    OutFile::create("-o", out, &[input], Dash::Stdout)
+}
+
+/// Writes `text` whole into `f` and completes it.
+fn write_out(mut f: OutFile, text: &str) -> Result<(), InputError> {
+    use std::io::Write as _;
+    f.write_all(text.as_bytes()).map_err(|e| f.error(e))?;
+    f.commit()
 }
 
 /// The whole page for `r`.
@@ -132,9 +128,9 @@ pub fn run_report(
     opts: Options,
     graphs: usize,
 ) -> Result<Done, InputError> {
-    not_the_input(r.file("report")?, out)?;
+    let f = open_out(r.file("report")?, out)?;
     let (html, c) = report_html(r, opts, graphs)?;
-    write_out(out, &html)?;
+    write_out(f, &html)?;
     Ok(Done {
         bytes: html.len(),
         graphs: c.graphs.len(),
@@ -212,7 +208,7 @@ fn one_svg(path: &Path, cfg: &Config, c: &Collected, i: usize) -> Result<String,
 
 /// `graph FILE --conn SEL -o OUT`.
 pub fn run_graph(r: &Reading<'_>, out: &Path, opts: Options, sel: &str) -> Result<(), InputError> {
-    not_the_input(r.file("graph")?, out)?;
+    let f = open_out(r.file("graph")?, out)?;
     let svg = graph_svg(r, opts, sel)?;
-    write_out(out, &svg)
+    write_out(f, &svg)
 }
