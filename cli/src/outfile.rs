@@ -191,7 +191,11 @@ impl Write for OutFile {
 
 /// `op` on a stream unless its reader closed it; a closed pipe marks it `closed` and `op`'s
 /// later calls give `done` without writing (the output ends quietly, as `| head` expects).
-fn unless_closed<T>(closed: &mut bool, done: T, op: impl FnOnce() -> io::Result<T>) -> io::Result<T> {
+fn unless_closed<T>(
+    closed: &mut bool,
+    done: T,
+    op: impl FnOnce() -> io::Result<T>,
+) -> io::Result<T> {
     if *closed {
         return Ok(done);
     }

@@ -237,9 +237,12 @@ fn gen_write_errors_say_writing_and_name_the_file() {
         let err = stderr_of(&out);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
         assert!(
-            err.contains("roce-inspect: error: writing /dev/full: No space left on device"),
+            err.contains("roce-inspect: error: -o /dev/full: writing: No space left on device"),
             "{args:?}: {err}"
         );
+        use std::os::unix::fs::FileTypeExt as _;
+        let dev = std::fs::symlink_metadata("/dev/full").unwrap();
+        assert!(dev.file_type().is_char_device(), "{args:?} replaced /dev/full");
         assert!(!err.contains("reading"), "{args:?}: {err}");
     }
     let out = run(&["gen", "sample", "-o", "/nonexistent/dir/x.pcap"]);

@@ -86,7 +86,9 @@ pub struct Writer {
 
 fn out_format(name: &Path, input: Kind) -> Result<Out, String> {
     let s = name.to_string_lossy();
-    if s == "-" {
+    // Standard output, or a device or FIFO (`-w /dev/null`): no suffix to go by.
+    let stream = std::fs::metadata(name).is_ok_and(|m| !m.is_file() && !m.is_dir());
+    if s == "-" || stream {
         return Ok(match input {
             Kind::Pcap { .. } => Out::Pcap,
             Kind::PcapNg => Out::PcapNg,
@@ -97,7 +99,10 @@ fn out_format(name: &Path, input: Kind) -> Result<Out, String> {
     } else if s.ends_with(".pcap") {
         Ok(Out::Pcap)
     } else {
-        Err(format!("-w {s}: the name must end in .pcap or .pcapng (or be - for stdout)"))
+        Err(format!(
+            "-w {s}: the name must end in .pcap or .pcapng (or be - for stdout, or a device \
+             or FIFO, written in the input's format)"
+        ))
     }
 }
 
