@@ -21,6 +21,9 @@
 //! 3. **Anything else is written in place.** A character or block device (`/dev/null`), a
 //!    FIFO or a socket is opened for writing as it is: never truncated, unlinked or
 //!    replaced, whatever happens. A directory is an error.
+//!    An interrupted command (SIGINT, SIGTERM, SIGHUP) removes its temporary files before it
+//!    ends, unless the signal stops a capture without an end (crate::stop), which then
+//!    completes its outputs as at the end of a file.
 //! 4. **`-` is standard output** where a single stream is written. A closed pipe (`| head`)
 //!    ends the output quietly: later bytes are dropped and [`OutFile::closed`] says so, so a
 //!    long loop can stop early.
@@ -161,6 +164,7 @@ impl OutFile {
                 if res.is_err() {
                     let _ = std::fs::remove_file(&tmp);
                 }
+                forget_temp(&tmp);
                 res
             }
             Sink::Done => Ok(()),
@@ -213,6 +217,7 @@ impl Drop for OutFile {
         // Not committed: the temporary file goes, the destination is as it was.
         if let Sink::Staged { tmp, .. } = &self.sink {
             let _ = std::fs::remove_file(tmp);
+            forget_temp(tmp);
         }
     }
 }
@@ -319,6 +324,7 @@ fn stage(dest: &Path, existing: Option<&std::fs::Metadata>) -> io::Result<Sink> 
         }
         match o.open(&tmp) {
             Ok(file) => {
+                remember_temp(&tmp);
                 if let Some(m) = existing {
                     keep_owner_and_mode(&file, m);
                 }
@@ -339,6 +345,46 @@ fn keep_owner_and_mode(file: &File, m: &std::fs::Metadata) {
         use std::os::unix::fs::MetadataExt as _;
         let _ = std::os::unix::fs::fchown(file, Some(m.uid()), Some(m.gid()));
     }
+}
+
+/// The temporary files not yet renamed or removed, for the signal thread.
+fn temps() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    static TEMPS: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+    TEMPS.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+fn remember_temp(tmp: &Path) {
+    temps().push(tmp.to_path_buf());
+    guard_signals();
+}
+
+fn forget_temp(tmp: &Path) {
+    temps().retain(|t| t != tmp);
+}
+
+/// From the first temporary file on, SIGINT, SIGTERM and SIGHUP are taken by a thread that
+/// removes the temporary files and ends the process as the signal would (status 128 +
+/// signal), unless crate::stop routes the signal to a capture's stop flag. The handler
+/// itself is signal-hook's: no code of ours runs in signal context.
+fn guard_signals() {
+    static GUARD: std::sync::Once = std::sync::Once::new();
+    GUARD.call_once(|| {
+        use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+        let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+            return;
+        };
+        let _ = std::thread::Builder::new().name("outfile-signals".into()).spawn(move || {
+            for sig in signals.forever() {
+                if sig != SIGHUP && crate::stop::routed() {
+                    continue;
+                }
+                for t in temps().drain(..) {
+                    let _ = std::fs::remove_file(t);
+                }
+                std::process::exit(128 + sig);
+            }
+        });
+    });
 }
 
 #[cfg(test)]

@@ -13,9 +13,18 @@ fn flag() -> &'static Arc<AtomicBool> {
     STOP.get_or_init(|| Arc::new(AtomicBool::new(false)))
 }
 
+/// Whether [`on_signal`] routes SIGINT and SIGTERM to the stop flag (crate::outfile then
+/// leaves them to it: the command completes its outputs).
+pub fn routed() -> bool {
+    ROUTED.load(Ordering::Relaxed)
+}
+
+static ROUTED: AtomicBool = AtomicBool::new(false);
+
 /// Routes SIGINT and SIGTERM to the stop flag (from now on they no longer end the process)
 /// and returns it.
 pub fn on_signal() -> std::io::Result<Arc<AtomicBool>> {
+    ROUTED.store(true, Ordering::Relaxed);
     let stop = flag();
     for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
         signal_hook::flag::register(sig, Arc::clone(stop))?;
