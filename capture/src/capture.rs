@@ -444,6 +444,16 @@ impl Capture {
         self.src.take_retired()
     }
 
+    /// Moves reading on to a new window now, as when the current one is used up: the
+    /// frames handed out since the last retired window stay in this one, which the next
+    /// [`Capture::take_retired_window`] returns (only while lending, and when a frame was
+    /// handed out of it). For a reader that bounds the frames per window: a window of tiny
+    /// frames (a bomb of 16-byte records) would otherwise hand out some 16,000 of them, and
+    /// whatever is made per frame (a dissect worker's text) grows with that.
+    pub fn retire_window(&mut self) {
+        self.src.retire(0);
+    }
+
     /// The current window, taken whole; the capture reads nothing more (`next_frame` gives
     /// `None`). For the frames handed out of it since the last retired window.
     pub fn take_window(&mut self) -> Vec<u8> {

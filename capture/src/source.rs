@@ -176,24 +176,7 @@ impl Source {
 
     #[cold]
     fn refill(&mut self, n: usize) -> io::Result<usize> {
-        if self.pos > 0 && self.lending && self.retired.is_none() {
-            // Frames were handed out of this window: it is kept whole, and the unconsumed
-            // tail goes to the front of the next one. (With a window already retired, this
-            // one holds no frame handed out since: it is reused in place, as below.)
-            let mut next = self.spare.take().unwrap_or_default();
-            let tail = self.end - self.pos;
-            if next.len() < tail.max(n).max(LENT_SIZE) {
-                next.resize(tail.max(n).max(LENT_SIZE), 0);
-            }
-            if let (Some(to), Some(from)) = (next.get_mut(..tail), self.buf.get(self.pos..self.end))
-            {
-                to.copy_from_slice(from);
-            }
-            self.retired = Some(std::mem::replace(&mut self.buf, next));
-            self.base += self.pos as u64;
-            self.end = tail;
-            self.pos = 0;
-        }
+        self.retire(n);
         // Move the unconsumed tail (less than one record) to the front.
         if self.pos > 0 {
             self.buf.copy_within(self.pos..self.end, 0);
@@ -229,6 +212,28 @@ impl Source {
             }
         }
         Ok(self.end - self.pos)
+    }
+
+    /// While lending, when frames were handed out of this window and none is retired: keeps
+    /// it whole as the retired window and moves the unconsumed tail to the front of the next
+    /// one (at least `n` bytes long). (With a window already retired, this one holds no frame
+    /// handed out since: a refill reuses it in place.)
+    pub(crate) fn retire(&mut self, n: usize) {
+        if self.pos == 0 || !self.lending || self.retired.is_some() {
+            return;
+        }
+        let mut next = self.spare.take().unwrap_or_default();
+        let tail = self.end - self.pos;
+        if next.len() < tail.max(n).max(LENT_SIZE) {
+            next.resize(tail.max(n).max(LENT_SIZE), 0);
+        }
+        if let (Some(to), Some(from)) = (next.get_mut(..tail), self.buf.get(self.pos..self.end)) {
+            to.copy_from_slice(from);
+        }
+        self.retired = Some(std::mem::replace(&mut self.buf, next));
+        self.base += self.pos as u64;
+        self.end = tail;
+        self.pos = 0;
     }
 
     /// Lends windows from now on: `buf` is the next window to read into (its length is kept,

@@ -427,9 +427,17 @@ enum Command {
     Export {
         #[command(flatten)]
         input: InputArg,
-        /// Output directory (created when missing; the three files in it are overwritten)
+        /// Output directory (created when missing; the tables in it are replaced when the new
+        /// ones are complete, and left as they were when the export fails)
         #[arg(short, long, value_name = "DIR")]
         output: PathBuf,
+        /// The most rows of packets.parquet; the frames after them go on in
+        /// packets-000001.parquet, packets-000002.parquet, ... (read them together as
+        /// 'DIR/packets*.parquet'). Bounds memory on an endless capture (rounded up to
+        /// row groups of 8192)
+        #[arg(long, value_name = "N", default_value_t = roce_inspect::export::ROWS_PER_FILE,
+              value_parser = clap::value_parser!(u64).range(1..))]
+        rows_per_file: u64,
         #[command(flatten)]
         checking: CheckArgs,
         #[command(flatten)]
@@ -774,7 +782,16 @@ fn main() -> ExitCode {
             })
         }
         #[cfg(feature = "parquet")]
-        Command::Export { input, output, checking, model, scale, filter, common } => {
+        Command::Export {
+            input,
+            output,
+            rows_per_file,
+            checking,
+            model,
+            scale,
+            filter,
+            common,
+        } => {
             let opts = checking.options(&model);
             let input = input.input();
             let (cfg, threads, filter) = (common.config(), common.threads(), filter.filter());
@@ -786,11 +803,16 @@ fn main() -> ExitCode {
                 scale.shard,
                 threads,
                 filter.as_ref(),
+                rows_per_file,
             );
             return match res {
                 Ok(w) => {
+                    let parts = match w.packet_files {
+                        1 => String::new(),
+                        n => format!(" (packets.parquet and {} parts)", n - 1),
+                    };
                     output::note(format_args!(
-                        "wrote {}: {} packets, {} connections, {} findings",
+                        "wrote {}: {} packets{parts}, {} connections, {} findings",
                         output.display(),
                         w.packets,
                         w.connections,

@@ -533,3 +533,49 @@ fn shards_of_the_real_captures_add_up_to_the_single_run() {
     assert!(undecoded_seen > 0, "no real capture had undecoded frames");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// `--rows-per-file`: packets.parquet holds at most that many rows (whole row groups) and
+/// the frames after them go on in packets-000001.parquet, ...: the parts' rows, in order,
+/// are the single file's, on one thread and with the encoder thread. A later export with
+/// fewer parts removes the stale ones (a query over packets*.parquet would count them).
+#[test]
+fn packets_go_on_in_part_files_that_add_up_to_the_single_file() {
+    let dir = tmp("parts");
+    let cap = three_row_groups(&dir);
+    let whole = dir.join("whole");
+    let o = bin().args(["export", "-o"]).arg(&whole).arg(&cap).output().unwrap();
+    assert!(o.status.code().is_some_and(|c| c <= 1), "{}", String::from_utf8_lossy(&o.stderr));
+    let want = rows(&whole.join("packets.parquet"));
+    assert_eq!(want.len(), 20_000);
+    for threads in ["1", "2"] {
+        let out = dir.join(format!("parts-{threads}"));
+        let o = bin()
+            .args(["export", "--threads", threads, "--rows-per-file", "8000", "-o"])
+            .arg(&out)
+            .arg(&cap)
+            .output()
+            .unwrap();
+        let said = String::from_utf8_lossy(&o.stderr);
+        assert!(said.contains("20000 packets (packets.parquet and 2 parts)"), "{said}");
+        let parts = ["packets.parquet", "packets-000001.parquet", "packets-000002.parquet"];
+        let got: Vec<_> = parts.iter().flat_map(|p| rows(&out.join(p))).collect();
+        // 8,000 rows round up to one row group of 8,192.
+        assert_eq!(rows(&out.join(parts[0])).len(), 8192, "--threads {threads}");
+        assert_eq!(got, want, "--threads {threads}: the parts differ from the single file");
+        // Again with one file: the stale parts go, the other files stay.
+        std::fs::write(out.join("notes.txt"), b"mine").unwrap();
+        let o = bin().args(["export", "-o"]).arg(&out).arg(&cap).output().unwrap();
+        assert!(o.status.code().is_some_and(|c| c <= 1));
+        let mut names: Vec<String> = std::fs::read_dir(&out)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(
+            names,
+            ["connections.parquet", "findings.parquet", "notes.txt", "packets.parquet"],
+            "--threads {threads}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

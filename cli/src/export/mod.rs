@@ -12,7 +12,10 @@
 //! them.
 //!
 //! Memory: row groups of [`table::ROW_GROUP`] rows are written as they fill, and the checker
-//! is bounded by `--max-flows`; nothing grows with the capture's length.
+//! is bounded by `--max-flows`. A Parquet writer keeps each row group's metadata until the
+//! footer, so `packets.parquet` holds at most [`ROWS_PER_FILE`] rows (`--rows-per-file`) and
+//! the frames after them go on in `packets-000001.parquet`, `packets-000002.parquet`, ...:
+//! nothing grows with the capture's length (an endless or bomb input included).
 
 mod packets;
 mod reports;
@@ -37,10 +40,26 @@ pub const PACKETS: &str = "packets.parquet";
 pub const CONNECTIONS: &str = "connections.parquet";
 pub const FINDINGS: &str = "findings.parquet";
 
+/// The most rows of `packets.parquet` (and of each part after it) by default: 1,024 row
+/// groups, some 250 MiB of a real capture, and some 30 MiB of row group metadata held until
+/// the footer.
+pub const ROWS_PER_FILE: u64 = 1024 * table::ROW_GROUP as u64;
+
+/// The name of part `k` of the packets table (0: `packets.parquet`).
+pub fn packets_part(k: usize) -> String {
+    if k == 0 {
+        PACKETS.to_string()
+    } else {
+        format!("packets-{k:06}.parquet")
+    }
+}
+
 /// What `export` wrote.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Written {
     pub packets: u64,
+    /// Files of the packets table (`packets.parquet` and its parts).
+    pub packet_files: usize,
     pub connections: u64,
     pub findings: u64,
     /// Error-severity findings (the exit status, as `check`'s).
@@ -57,6 +76,7 @@ pub fn run(
     shard: Shard,
     threads: crate::threads::Threads,
     filter: Option<&crate::filter::DisplayFilter>,
+    rows_per_file: u64,
 ) -> Result<Written, InputError> {
     let fail = |msg: String| InputError(format!("-o {}: {msg}", dir.display()));
     if dir == Path::new("-") {
@@ -69,7 +89,7 @@ pub fn run(
     }
     let created = !dir.exists();
     std::fs::create_dir_all(dir).map_err(|e| fail(format!("cannot create the directory: {e}")))?;
-    let res = export(input, dir, cfg, opts, (shard, threads, filter));
+    let res = export(input, dir, cfg, opts, (shard, threads, filter), rows_per_file);
     // A failed export into a folder it made leaves no empty folder behind (an existing one,
     // and the tables it held, are as they were: the new tables were staged).
     if res.is_err() && created {
@@ -89,6 +109,7 @@ fn export(
         crate::threads::Threads,
         Option<&crate::filter::DisplayFilter>,
     ),
+    rows_per_file: u64,
 ) -> Result<Written, InputError> {
     // Every table is opened before the capture is read: one that is an input (`export
     // d/packets.parquet -o d`) is refused before anything is written.
@@ -96,7 +117,13 @@ fn export(
     let open = |name: &str| OutFile::create("-o", &dir.join(name), &[read], Dash::Refused);
     let (packets_file, conns_file, finds_file) =
         (open(PACKETS)?, open(CONNECTIONS)?, open(FINDINGS)?);
-    let mut out = TableWriter::create(packets_file, "packets", packets::COLUMNS, packets::UNIQUE)?;
+    let groups =
+        usize::try_from(rows_per_file.div_ceil(table::ROW_GROUP as u64)).unwrap_or(usize::MAX);
+    let (part_dir, part_input) = (dir.to_path_buf(), read.to_path_buf());
+    let mut out = TableWriter::create(packets_file, "packets", packets::COLUMNS, packets::UNIQUE)?
+        .rolling(groups, move |k| {
+            OutFile::create("-o", &part_dir.join(packets_part(k)), &[&part_input], Dash::Refused)
+        });
     // More than one thread: one encodes the row groups of packets.parquet while the next
     // one fills, and one reads the capture ahead (its copy from the page cache is kernel
     // time the frame loop no longer waits for); the frame loop is the bottleneck
@@ -145,8 +172,9 @@ fn export(
     }
     warn_undecoded(&summary.undecoded);
     let mut tables = OutSet::default();
-    let (packets, file) = out.finish()?;
-    tables.push(file);
+    let (packets, files) = out.finish()?;
+    let packet_files = files.len();
+    files.into_iter().for_each(|f| tables.push(f));
     let mut report = checker.finish();
     if let Some(sel) = &selection {
         sel.retain(&mut report);
@@ -160,17 +188,39 @@ fn export(
         let row = ConnectionRow { report: c, counts: counts.get(&c.info.connection).copied() };
         conns.row(|cells| reports::write_connection(&row, cells))?;
     }
-    let (connections, file) = conns.finish()?;
-    tables.push(file);
+    let (connections, files) = conns.finish()?;
+    files.into_iter().for_each(|f| tables.push(f));
     let mut finds = TableWriter::create(finds_file, "findings", reports::FINDING_COLUMNS, &[])?;
     for f in &report.findings {
         finds.row(|cells| reports::write_finding(f, cells))?;
     }
-    let (findings, file) = finds.finish()?;
-    tables.push(file);
-    // The three tables appear together, each complete.
+    let (findings, files) = finds.finish()?;
+    files.into_iter().for_each(|f| tables.push(f));
+    // The tables appear together, each complete; then a previous export's packet parts
+    // beyond this one's go, or a query over `packets*.parquet` would count them too.
     tables.commit()?;
-    Ok(Written { packets, connections, findings, errors: report.errors })
+    remove_stale_parts(dir, packet_files);
+    Ok(Written { packets, packet_files, connections, findings, errors: report.errors })
+}
+
+/// Removes the regular files `packets-NNNNNN.parquet` of `dir` numbered `parts` or more (a
+/// previous, longer export's).
+fn remove_stale_parts(dir: &Path, parts: usize) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(k) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("packets-")?.strip_suffix(".parquet"))
+            .filter(|k| k.len() == 6)
+            .and_then(|k| k.parse::<usize>().ok())
+        else {
+            continue;
+        };
+        if k >= parts && e.file_type().is_ok_and(|t| t.is_file()) {
+            let _ = std::fs::remove_file(e.path());
+        }
+    }
 }
 
 /// docs/parquet.md's tables of columns, generated from the column lists (a test keeps the

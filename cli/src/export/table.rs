@@ -22,7 +22,7 @@
 
 use std::io::BufWriter;
 use std::net::IpAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use bytes::Bytes;
@@ -426,11 +426,26 @@ impl Cells<'_> {
     }
 }
 
-/// The Parquet file itself: the row groups go in as they fill.
+/// The Parquet file itself: the row groups go in as they fill, into the next part file
+/// when one holds its most ([`TableWriter::rolling`]).
 struct Encoder {
     path: PathBuf,
     file: SerializedFileWriter<BufWriter<OutFile>>,
     written: u64,
+    /// Row groups in the current file.
+    groups: usize,
+    /// The part files completed before the current one.
+    parts: Vec<OutFile>,
+    roll: Option<Roll>,
+}
+
+/// How a table goes on in a new file ([`TableWriter::rolling`]).
+struct Roll {
+    max_groups: usize,
+    schema: parquet::schema::types::TypePtr,
+    props: parquet::file::properties::WriterPropertiesPtr,
+    /// Opens part `k` (1, 2, ...).
+    open: Box<dyn FnMut(usize) -> Result<OutFile, InputError> + Send>,
 }
 
 impl Encoder {
@@ -439,6 +454,7 @@ impl Encoder {
         if rows == 0 {
             return Ok(());
         }
+        self.roll_if_full()?;
         let path = &self.path;
         let mut rg = self
             .file
@@ -483,24 +499,55 @@ impl Encoder {
         let closed = rg.close().map(|_| ()).map_err(|e| e.to_string());
         res.and(closed).map_err(|e| InputError(format!("writing {}: {e}", path.display())))?;
         self.written += rows as u64;
+        self.groups += 1;
         for b in bufs.iter_mut() {
             b.clear();
         }
         Ok(())
     }
 
-    /// Writes the footer; returns the rows written and the file, to be completed by the
-    /// caller (crate::outfile) with the other tables.
-    fn finish(self) -> Result<(u64, OutFile), InputError> {
-        let path = self.path;
-        let werr =
-            |e: &dyn std::fmt::Display| InputError(format!("writing {}: {e}", path.display()));
-        let mut bw = self.file.into_inner().map_err(|e| werr(&e))?;
-        use std::io::Write as _;
-        bw.flush().map_err(|e| werr(&e))?;
-        let (file, _) = bw.into_parts();
-        Ok((self.written, file))
+    /// The current file holds its most row groups: its footer is written and the next part
+    /// file opened.
+    fn roll_if_full(&mut self) -> Result<(), InputError> {
+        let Some(roll) = self.roll.as_mut() else { return Ok(()) };
+        if self.groups < roll.max_groups {
+            return Ok(());
+        }
+        let next = (roll.open)(self.parts.len() + 1)?;
+        let path = next.path().to_path_buf();
+        let file = SerializedFileWriter::new(
+            BufWriter::new(next),
+            Arc::clone(&roll.schema),
+            Arc::clone(&roll.props),
+        )
+        .map_err(|e| InputError(format!("writing {}: {e}", path.display())))?;
+        let full = std::mem::replace(&mut self.file, file);
+        let done = close(full, &self.path)?;
+        self.parts.push(done);
+        self.path = path;
+        self.groups = 0;
+        Ok(())
     }
+
+    /// Writes the footer; returns the rows written and the files (the parts in order), to be
+    /// completed by the caller (crate::outfile) with the other tables.
+    fn finish(self) -> Result<(u64, Vec<OutFile>), InputError> {
+        let mut parts = self.parts;
+        parts.push(close(self.file, &self.path)?);
+        Ok((self.written, parts))
+    }
+}
+
+/// Writes a file's footer and flushes it; the file, not yet completed.
+fn close(
+    file: SerializedFileWriter<BufWriter<OutFile>>,
+    path: &Path,
+) -> Result<OutFile, InputError> {
+    let werr = |e: &dyn std::fmt::Display| InputError(format!("writing {}: {e}", path.display()));
+    let mut bw = file.into_inner().map_err(|e| werr(&e))?;
+    use std::io::Write as _;
+    bw.flush().map_err(|e| werr(&e))?;
+    Ok(bw.into_parts().0)
 }
 
 /// A row group handed to the encoder thread: the column buffers and the rows they hold.
@@ -513,7 +560,7 @@ enum Sink {
     Thread {
         to: std::sync::mpsc::SyncSender<Group>,
         back: std::sync::mpsc::Receiver<Vec<Buf>>,
-        encoder: std::thread::JoinHandle<Result<(u64, OutFile), InputError>>,
+        encoder: std::thread::JoinHandle<Result<(u64, Vec<OutFile>), InputError>>,
     },
     /// The encoder thread stopped on an error, which was returned.
     Stopped,
@@ -557,17 +604,44 @@ impl TableWriter {
                 Kind::Str | Kind::Bool => {}
             }
         }
-        let props = props.build();
+        let (schema, props) = (Arc::new(schema), Arc::new(props.build()));
         let file =
-            SerializedFileWriter::new(BufWriter::new(file), Arc::new(schema), Arc::new(props))
-                .map_err(|e| err(&e))?;
+            SerializedFileWriter::new(BufWriter::new(file), schema, props).map_err(|e| err(&e))?;
         Ok(TableWriter {
             path: path.clone(),
             bufs: cols.iter().map(|c| Buf::new(c.kind, c.nullable)).collect(),
             rows: 0,
             ips: IpStrings::default(),
-            sink: Sink::Here(Encoder { path: path.clone(), file, written: 0 }),
+            sink: Sink::Here(Encoder {
+                path: path.clone(),
+                file,
+                written: 0,
+                groups: 0,
+                parts: Vec::new(),
+                roll: None,
+            }),
         })
+    }
+
+    /// Goes on in a new file, opened by `open(k)` for part k = 1, 2, ..., when one holds
+    /// `max_groups` row groups (call before [`TableWriter::on_encoder_thread`]). Why: a
+    /// Parquet writer keeps every row group's metadata until the footer (some 30 KiB per
+    /// group of the packets table), so one file of an endless capture would grow without
+    /// bound; parts bound it.
+    pub fn rolling(
+        mut self,
+        max_groups: usize,
+        open: impl FnMut(usize) -> Result<OutFile, InputError> + Send + 'static,
+    ) -> Self {
+        if let Sink::Here(enc) = &mut self.sink {
+            enc.roll = Some(Roll {
+                max_groups: max_groups.max(1),
+                schema: enc.file.schema_descr().root_schema_ptr(),
+                props: enc.file.properties().clone(),
+                open: Box::new(open),
+            });
+        }
+        self
     }
 
     /// Encodes the row groups on a thread of their own (`export --threads 2` and more): the
@@ -655,7 +729,7 @@ impl TableWriter {
 
     /// Writes what is buffered and the footer; returns the rows written and the file, not
     /// yet completed (crate::outfile::OutSet completes the tables together).
-    pub fn finish(mut self) -> Result<(u64, OutFile), InputError> {
+    pub fn finish(mut self) -> Result<(u64, Vec<OutFile>), InputError> {
         self.flush()?;
         match self.sink {
             Sink::Here(enc) => enc.finish(),

@@ -46,6 +46,12 @@ use crate::input::{
 /// Batches that exist at once (being read, queued, worked on, or waiting to be written).
 pub const IN_FLIGHT: usize = 8;
 
+/// The most frames in a batch: a window of frames smaller than 64 bytes on average goes out
+/// before it is full (`roce_capture::Capture::retire_window`). Real frames (some 600 in a
+/// window) never reach it; a bomb of 16-byte records would put 16,000 in one, and
+/// `dissect --threads`' text of a batch with them (BENCHMARKS.md, "Bounds").
+pub const BATCH_FRAMES: usize = 4096;
+
 /// How many threads a command may use (`--threads N`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Threads(u32);
@@ -183,6 +189,12 @@ pub(crate) fn read_batches(input: &Input, last: Option<u64>, mut ends: ReaderEnd
                 batch.push_meta(meta.at(cap.last_frame_at()));
                 if let Some(k) = shard {
                     batch.out.push(k);
+                }
+                // A window of tiny frames goes out early: what a batch makes per frame
+                // (dissect's text) stays bounded by BATCH_FRAMES, not by how small the
+                // frames are.
+                if batch.len() >= BATCH_FRAMES {
+                    cap.retire_window();
                 }
                 if last.is_some_and(|l| number >= l) {
                     break;
