@@ -795,16 +795,8 @@ fn main() -> ExitCode {
             let opts = checking.options(&model);
             let input = input.input();
             let (cfg, threads, filter) = (common.config(), common.threads(), filter.filter());
-            let res = roce_inspect::export::run(
-                &input,
-                &output,
-                &cfg,
-                opts,
-                scale.shard,
-                threads,
-                filter.as_ref(),
-                rows_per_file,
-            );
+            let scope = stats::Scope { shard: scale.shard, threads, filter: filter.as_ref() };
+            let res = roce_inspect::export::run(&input, &output, &cfg, opts, scope, rows_per_file);
             return match res {
                 Ok(w) => {
                     let parts = match w.packet_files {

@@ -73,11 +73,10 @@ pub fn run(
     dir: &Path,
     cfg: &Config,
     opts: Options,
-    shard: Shard,
-    threads: crate::threads::Threads,
-    filter: Option<&crate::filter::DisplayFilter>,
+    scope: crate::stats::Scope<'_>,
     rows_per_file: u64,
 ) -> Result<Written, InputError> {
+    let crate::stats::Scope { shard, threads, filter } = scope;
     let fail = |msg: String| InputError(format!("-o {}: {msg}", dir.display()));
     if dir == Path::new("-") {
         return Err(fail(

@@ -556,7 +556,7 @@ type Group = (Vec<Buf>, usize);
 /// Where full row groups go: encoded here, or on an encoder thread while the next group
 /// fills (two sets of buffers take turns: memory is bounded at two row groups).
 enum Sink {
-    Here(Encoder),
+    Here(Box<Encoder>),
     Thread {
         to: std::sync::mpsc::SyncSender<Group>,
         back: std::sync::mpsc::Receiver<Vec<Buf>>,
@@ -612,14 +612,14 @@ impl TableWriter {
             bufs: cols.iter().map(|c| Buf::new(c.kind, c.nullable)).collect(),
             rows: 0,
             ips: IpStrings::default(),
-            sink: Sink::Here(Encoder {
+            sink: Sink::Here(Box::new(Encoder {
                 path: path.clone(),
                 file,
                 written: 0,
                 groups: 0,
                 parts: Vec::new(),
                 roll: None,
-            }),
+            })),
         })
     }
 
