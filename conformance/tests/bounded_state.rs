@@ -79,8 +79,8 @@ fn million_frames_over_100k_qps_stay_bounded() {
     assert!(peak.remembered_requests <= MAX_FLOWS * (64 + 16), "{peak:?}");
     assert!(peak.finding_counters <= MAX_FLOWS * 4 + 16, "{peak:?}");
     assert!(peak.congestion <= 4 * MAX_FLOWS, "{peak:?}");
-    // Ended connections kept for the report: at most twice the cap between trims.
-    assert!(peak.listed_connections < 2 * MAX_FLOWS, "{peak:?}");
+    // Ended connections kept for the report: at most a quarter past the cap between trims.
+    assert!(peak.listed_connections < MAX_FLOWS + MAX_FLOWS / 4, "{peak:?}");
     assert_eq!(report.connections.len(), MAX_FLOWS, "the report lists the cap's worth");
     assert_eq!(
         report.connections.len() as u64 + report.connections_not_listed,

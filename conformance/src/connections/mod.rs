@@ -992,8 +992,14 @@ impl<R> Retained<R> {
     }
 
     pub fn push(&mut self, info: ConnectionInfo, r: R) {
+        if self.items.capacity() == 0 {
+            self.items.reserve_exact(self.cap.min(1024));
+        }
         self.items.push((info, r));
-        if self.items.len() >= 2 * self.cap {
+        // Trimmed at a quarter past the cap (it was twice the cap: 0.6 GB of `stats` at
+        // 200,000 connections, BENCHMARKS.md "Bounds"); a trim is a selection, linear, so
+        // the cost per push stays constant.
+        if self.items.len() >= self.cap.saturating_add((self.cap / 4).max(1)) {
             self.trim();
         }
     }
@@ -1002,7 +1008,8 @@ impl<R> Retained<R> {
         if self.items.len() <= self.cap {
             return;
         }
-        self.items.sort_by(|(a, _), (b, _)| busiest_first(a, b));
+        // `busiest_first` is a total order: the busiest `cap` are the same set as a sort's.
+        self.items.select_nth_unstable_by(self.cap - 1, |(a, _), (b, _)| busiest_first(a, b));
         self.dropped += (self.items.len() - self.cap) as u64;
         self.items.truncate(self.cap);
     }

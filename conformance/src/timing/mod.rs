@@ -411,6 +411,29 @@ impl Timing {
         &self.rnr_waits
     }
 
+    /// Drops what only a live connection needs (the requests still outstanding) and the
+    /// spare room of every list: for a connection that has ended and is only kept to be
+    /// reported. [`Self::report`] gives the same after it.
+    pub fn compact(&mut self) {
+        for q in [&mut self.ackreq, &mut self.reads, &mut self.atomics] {
+            *q = VecDeque::new();
+        }
+        self.tx = VecDeque::new();
+        for q in [
+            &mut self.ack_latency,
+            &mut self.read_first_response,
+            &mut self.read_last_response,
+            &mut self.atomic_latency,
+            &mut self.nak_generation,
+            &mut self.nak_reaction,
+            &mut self.first_retry,
+        ] {
+            q.shrink_to_fit();
+        }
+        self.rnr_waits.shrink_to_fit();
+        self.timeouts.shrink_to_fit();
+    }
+
     /// The measurements as `stats` writes them.
     pub fn report(&self) -> TimingReport {
         let inferred = self.first_retry.summary().and_then(|s| {

@@ -117,6 +117,11 @@ impl Quantiles {
         self.count
     }
 
+    /// Gives back the spare room of the buckets (a histogram that is complete).
+    pub fn shrink_to_fit(&mut self) {
+        self.counts.shrink_to_fit();
+    }
+
     /// The buckets held (at most [`BUCKETS`]).
     pub fn buckets(&self) -> usize {
         self.counts.len()
