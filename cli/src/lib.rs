@@ -16,6 +16,7 @@ pub mod input;
 pub mod live;
 pub mod nic_counters;
 pub mod output;
+pub mod quote;
 pub mod report;
 pub mod stats;
 pub mod stop;
