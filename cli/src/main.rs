@@ -363,7 +363,9 @@ enum Command {
         #[command(flatten)]
         input: InputArg,
         /// Keep reading FILE as it grows (tail -f): findings as they are proven, the report
-        /// on Ctrl-C (SIGINT) or SIGTERM; a record not yet written whole is waited for
+        /// on Ctrl-C (SIGINT) or SIGTERM; a record not yet written whole is waited for. When
+        /// FILE is truncated or replaced (rotated), a warning says so and the following stops
+        /// there, as at Ctrl-C (the new file is not followed: run check again on it)
         #[arg(long)]
         follow: bool,
         /// Output format of the report. Not with --expect or --write-expect, which print a
