@@ -2,8 +2,10 @@
 //! (`ROCE_INSPECT_REAL_CAPTURES`; without it, on a committed conformance capture, and the
 //! skip is reported): an unknown rule ID, a PMTU `--pmtu` refuses, a JSON error (file, line
 //! and column), `--format json` with either, writing over the capture or over another
-//! capture, a huge, deeply nested or 10^6-finding file. Every refusal is exit 2 with the file
-//! named; a UTF-8 BOM is accepted.
+//! capture, a huge, deeply nested or 10^6-finding file, a finding's frames empty or 0
+//! (refused) or out of order or repeated (read sorted, with a warning naming the finding),
+//! text of the file echoed quoted (escape sequences escaped, 100 KB cut to 80 characters).
+//! Every refusal is exit 2 with the file named; a UTF-8 BOM is accepted.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use std::path::{Path, PathBuf};
