@@ -719,7 +719,24 @@ fn invalid(message: String) -> ExpectError {
 /// rule an ID of the catalog (exactly as `roce-inspect rules` spells it), `options.pmtu` one
 /// of [`PMTUS`]. Nesting costs nothing: the typed reader refuses the first level that is not
 /// the format's, and serde_json's recursion limit (128) bounds the rest.
+///
+/// A finding's `frames` are 1-based frame numbers: an empty list or a frame 0 is refused;
+/// frames out of order or repeated are read sorted and once each (what the checker means),
+/// and [`parse_expect_noting`] says which findings were. What is accepted has every
+/// finding's frames nonzero, strictly increasing and not empty. Text of the file echoed in
+/// an error is quoted ([`crate::quote::quoted`]).
 pub fn parse_expect(bytes: &[u8]) -> Result<ExpectFile, ExpectError> {
+    parse_expect_noting(bytes).map(|(e, _)| e)
+}
+
+/// Normalised findings noted one by one; the rest are counted in one more note.
+const EXPECT_NOTES: usize = 10;
+
+/// [`parse_expect`], and what it normalised: one note per finding whose frames were out of
+/// order or repeated (the first [`EXPECT_NOTES`], then a count), e.g.
+/// `findings[2] (REQ-PSN): frames 6,4,4 out of order, repeated: read as 4,6`.
+pub fn parse_expect_noting(bytes: &[u8]) -> Result<(ExpectFile, Vec<String>), ExpectError> {
+    use crate::quote::quoted;
     if bytes.len() as u64 > EXPECT_MAX_BYTES {
         return Err(invalid(format!(
             "{} bytes: larger than the {} MiB an expect file may have",
@@ -728,7 +745,7 @@ pub fn parse_expect(bytes: &[u8]) -> Result<ExpectFile, ExpectError> {
         )));
     }
     let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
-    let e: ExpectFile = serde_json::from_slice(bytes).map_err(|e| {
+    let mut e: ExpectFile = serde_json::from_slice(bytes).map_err(|e| {
         // serde_json's message ends with its own " at line L column C": say it once.
         let msg = e.to_string();
         let message = match msg.rfind(" at line ") {
@@ -740,7 +757,8 @@ pub fn parse_expect(bytes: &[u8]) -> Result<ExpectFile, ExpectError> {
     })?;
     if let Some(s) = e.schema.as_deref().filter(|s| *s != roce_conformance::json::SCHEMA_EXPECT) {
         return Err(invalid(format!(
-            "schema {s:?}: this version reads {:?} expect files",
+            "schema {}: this version reads {:?} expect files",
+            quoted(s),
             roce_conformance::json::SCHEMA_EXPECT
         )));
     }
@@ -756,23 +774,82 @@ pub fn parse_expect(bytes: &[u8]) -> Result<ExpectFile, ExpectError> {
         return Err(invalid(format!("options.rnr_timer: {t} is not an RNR timer code (0..31)")));
     }
     if let Some(c) = &e.options.cnp_min_interval {
+        // The parser's message repeats the text: only for text short enough to be a pacing.
+        if c.chars().count() > crate::quote::QUOTE_MAX_CHARS {
+            return Err(invalid(format!(
+                "options.cnp_min_interval {}: not DURATION[,qp|pair|dest]",
+                quoted(c)
+            )));
+        }
         roce_conformance::CnpPacing::parse(c)
             .map_err(|why| invalid(format!("options.cnp_min_interval: {why}")))?;
     }
-    for (i, f) in e.findings.iter().enumerate() {
-        if roce_conformance::rules::ALL.iter().any(|r| r.id == f.rule) {
+    let mut notes = Vec::new();
+    let mut normalised = 0usize;
+    for (i, f) in e.findings.iter_mut().enumerate() {
+        if !roce_conformance::rules::ALL.iter().any(|r| r.id == f.rule) {
+            let hint = match roce_conformance::rules::find(&f.rule) {
+                Some(r) => format!(" (did you mean '{}'?)", r.id),
+                None => " (`roce-inspect rules` lists them)".to_string(),
+            };
+            return Err(invalid(format!("findings[{i}]: unknown rule {}{hint}", quoted(&f.rule))));
+        }
+        if f.frames.is_empty() {
+            return Err(invalid(format!(
+                "findings[{i}] ({}): no frames (a finding names the frames that prove it)",
+                f.rule
+            )));
+        }
+        if f.frames.contains(&0) {
+            return Err(invalid(format!(
+                "findings[{i}] ({}): frame 0 (frames are numbered from 1, as Wireshark counts)",
+                f.rule
+            )));
+        }
+        if f.frames.windows(2).all(|w| w[0] < w[1]) {
             continue;
         }
-        let hint = match roce_conformance::rules::find(&f.rule) {
-            Some(r) => format!(" (did you mean '{}'?)", r.id),
-            None => " (`roce-inspect rules` lists them)".to_string(),
+        let given = expect_frames(&f.frames);
+        let unordered = f.frames.windows(2).any(|w| w[0] > w[1]);
+        f.frames.sort_unstable();
+        let n = f.frames.len();
+        f.frames.dedup();
+        let what = match (unordered, f.frames.len() < n) {
+            (true, true) => "out of order, repeated",
+            (true, false) => "out of order",
+            _ => "repeated",
         };
-        return Err(invalid(format!("findings[{i}]: unknown rule '{}'{hint}", f.rule)));
+        normalised += 1;
+        if notes.len() < EXPECT_NOTES {
+            notes.push(format!(
+                "findings[{i}] ({}): frames {given} {what}: read as {}",
+                f.rule,
+                expect_frames(&f.frames)
+            ));
+        }
     }
-    Ok(e)
+    if normalised > notes.len() {
+        notes.push(format!(
+            "... and {} more findings whose frames were out of order or repeated",
+            normalised - notes.len()
+        ));
+    }
+    Ok((e, notes))
 }
 
-/// Reads an expect file ([`parse_expect`]); errors name the file.
+/// A finding's frames in a note: the first 10, then how many in all.
+fn expect_frames(f: &[u64]) -> String {
+    const SHOWN: usize = 10;
+    let head = frames(&f[..f.len().min(SHOWN)]);
+    if f.len() > SHOWN {
+        format!("{head},... ({} in all)", f.len())
+    } else {
+        head
+    }
+}
+
+/// Reads an expect file ([`parse_expect`]); errors name the file, and so do the warnings of
+/// findings whose frames were normalised (on stderr).
 pub fn read_expect(path: &Path) -> Result<ExpectFile, InputError> {
     use std::io::Read as _;
     let err = |e: &dyn std::fmt::Display| InputError(format!("{}: {e}", path.display()));
@@ -786,7 +863,11 @@ pub fn read_expect(path: &Path) -> Result<ExpectFile, InputError> {
             EXPECT_MAX_BYTES >> 20
         )));
     }
-    parse_expect(&bytes).map_err(|e| err(&e))
+    let (e, notes) = parse_expect_noting(&bytes).map_err(|e| err(&e))?;
+    for n in notes {
+        output::warning(format!("{}: {n}", path.display()));
+    }
+    Ok(e)
 }
 
 /// The findings of a report as an expect file (for review, then commit).
@@ -809,8 +890,23 @@ pub fn diff(expected: &ExpectFile, report: &Report) -> Option<String> {
         *want.entry((e.rule.as_str(), e.frames.as_slice())).or_default() += 1;
     }
     let mut unexpected: Vec<&Finding> = Vec::new();
-    for f in &report.findings {
-        match want.get_mut(&(f.rule, f.frames.as_slice())) {
+    // Compared as the expected ones are read: sorted, each frame once.
+    let actual: Vec<std::borrow::Cow<'_, [u64]>> = report
+        .findings
+        .iter()
+        .map(|f| {
+            if f.frames.windows(2).all(|w| w[0] < w[1]) {
+                std::borrow::Cow::Borrowed(f.frames.as_slice())
+            } else {
+                let mut v = f.frames.clone();
+                v.sort_unstable();
+                v.dedup();
+                std::borrow::Cow::Owned(v)
+            }
+        })
+        .collect();
+    for (f, frames) in report.findings.iter().zip(&actual) {
+        match want.get_mut(&(f.rule, &**frames)) {
             Some(n) if *n > 0 => *n -= 1,
             _ => unexpected.push(f),
         }

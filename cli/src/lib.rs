@@ -17,6 +17,7 @@ pub mod live;
 pub mod nic_counters;
 pub mod outfile;
 pub mod output;
+pub mod quote;
 pub mod report;
 pub mod stats;
 pub mod stop;

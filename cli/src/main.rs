@@ -64,8 +64,8 @@ struct Common {
     no_resolve: bool,
     /// Threads to use: the capture is read ahead on one while the others work, check splits
     /// it by host pair over N checkers (docs/threads.md); 1 is the single-thread path.
-    /// Default: every core for dissect, check and export, 1 for the others. report and graph
-    /// accept it and run on one thread
+    /// Default: every core for dissect, check and export, 1 for the others. At most 4 x the
+    /// cores (more is capped, with a note). report and graph accept it and run on one thread
     #[arg(long, value_name = "N")]
     threads: Option<roce_inspect::threads::Threads>,
 }
@@ -77,14 +77,23 @@ impl Common {
 
     /// `--threads`, by default every core (`dissect`, `check`, `export`).
     fn threads(&self) -> roce_inspect::threads::Threads {
-        self.threads.unwrap_or_else(roce_inspect::threads::Threads::all_cores)
+        self.threads.map_or_else(roce_inspect::threads::Threads::all_cores, capped)
     }
 
     /// `--threads`, by default one: for `stats` reading ahead measured no faster
     /// than one thread (BENCHMARKS.md, "Threads"), so it is only on request.
     fn threads_or_one(&self) -> roce_inspect::threads::Threads {
-        self.threads.unwrap_or(roce_inspect::threads::Threads::ONE)
+        self.threads.map_or(roce_inspect::threads::Threads::ONE, capped)
     }
+}
+
+/// `--threads N` capped at `Threads::max` (4 x the cores), with a note on stderr when it was.
+fn capped(n: roce_inspect::threads::Threads) -> roce_inspect::threads::Threads {
+    let (n, note) = n.capped();
+    if let Some(note) = note {
+        roce_inspect::output::note(format!("roce-inspect: note: {note}"));
+    }
+    n
 }
 
 /// The capture: positional, or `-r FILE` as tshark and tcpdump read one.
@@ -355,7 +364,9 @@ enum Command {
         #[command(flatten)]
         input: InputArg,
         /// Keep reading FILE as it grows (tail -f): findings as they are proven, the report
-        /// on Ctrl-C (SIGINT) or SIGTERM; a record not yet written whole is waited for
+        /// on Ctrl-C (SIGINT) or SIGTERM; a record not yet written whole is waited for. When
+        /// FILE is truncated or replaced (rotated), a warning says so and the following stops
+        /// there, as at Ctrl-C (the new file is not followed: run check again on it)
         #[arg(long)]
         follow: bool,
         /// Output format of the report. Not with --expect or --write-expect, which print a

@@ -192,6 +192,11 @@ pub struct Stats {
     /// `--nic-host`: the bad ICRCs of frames to that host (`rx_icrc_encapsulated`).
     pub nic_host: Option<IpAddr>,
     pub nic_host_bad_icrc: u64,
+    /// `--nic-host`: the RoCE frames from or to that host.
+    pub nic_host_frames: u64,
+    /// `--nic-host`: the RoCE frames of each address seen (source or destination), at most
+    /// [`NIC_HOSTS_MAX`] addresses; for the error naming the hosts when it saw none.
+    nic_hosts: std::collections::HashMap<IpAddr, u64>,
     opcodes: Vec<u64>,
     problems: [u64; 32],
     model: Connections<FlowStats>,
@@ -213,6 +218,8 @@ impl Stats {
             icrc: [0; 4],
             nic_host: None,
             nic_host_bad_icrc: 0,
+            nic_host_frames: 0,
+            nic_hosts: std::collections::HashMap::new(),
             opcodes: vec![0; 256],
             problems: [0; 32],
             model: Connections::new(model),
@@ -259,6 +266,9 @@ impl Stats {
         if i == 1 && self.nic_host.is_some() && self.nic_host == p.ip.map(|ip| ip.dst) {
             self.nic_host_bad_icrc += 1;
         }
+        if let Some(host) = self.nic_host {
+            self.nic_host_seen(host, p);
+        }
         if let Some(c) = self.opcodes.get_mut(usize::from(r.bth.opcode)) {
             *c += 1;
         }
@@ -289,6 +299,52 @@ impl Stats {
                 }
             }
         }
+    }
+
+    /// `--nic-host`: counts a RoCE frame for the host and for the addresses it names.
+    fn nic_host_seen(&mut self, host: IpAddr, p: &Packet<'_>) {
+        let Some((src, dst)) = roce_conformance::host_pair(p) else { return };
+        if src == host || dst == host {
+            self.nic_host_frames += 1;
+        }
+        for a in [src, dst] {
+            let room = self.nic_hosts.len() < NIC_HOSTS_MAX;
+            match self.nic_hosts.get_mut(&a) {
+                Some(n) => *n += 1,
+                None if room => {
+                    self.nic_hosts.insert(a, 1);
+                }
+                None => {}
+            }
+        }
+    }
+
+    /// `--nic-host` gave a host with no RoCE frame in the capture: the error that names it and
+    /// the hosts seen (the busiest [`NIC_HOSTS_SHOWN`], then a count).
+    pub fn nic_host_unseen(&self, input: &Input) -> Option<String> {
+        let host = self.nic_host?;
+        if self.nic_host_frames > 0 {
+            return None;
+        }
+        let mut seen: Vec<(&IpAddr, &u64)> = self.nic_hosts.iter().collect();
+        seen.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let listed: Vec<String> = seen
+            .iter()
+            .take(NIC_HOSTS_SHOWN)
+            .map(|(a, n)| format!("{a} ({n} frame{})", if **n == 1 { "" } else { "s" }))
+            .collect();
+        let hosts = match seen.len() {
+            0 => "no RoCE traffic at all".to_string(),
+            n if n > NIC_HOSTS_SHOWN => {
+                let more = if n >= NIC_HOSTS_MAX { "at least " } else { "" };
+                format!("hosts seen: {} and {more}{} more", listed.join(", "), n - NIC_HOSTS_SHOWN)
+            }
+            _ => format!("hosts seen: {}", listed.join(", ")),
+        };
+        Some(format!(
+            "--nic-host {host}: no RoCE traffic from or to it in {input}, nothing to set its \
+             counters against ({hosts})"
+        ))
     }
 
     /// A CNP on flow `own` (NP -> RP, DestQP = the RP's QP): the pacing scopes, and the
@@ -530,6 +586,12 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
+/// Addresses `--nic-host` counts frames of, for its error (memory stays bounded).
+const NIC_HOSTS_MAX: usize = 4096;
+
+/// Hosts its error lists.
+const NIC_HOSTS_SHOWN: usize = 5;
+
 /// Which part of the capture `stats` counts, and on how many threads.
 #[derive(Clone, Copy)]
 pub struct Scope<'a> {
@@ -573,6 +635,14 @@ pub fn run(
     })?
     .of_shard(shard);
     warn_undecoded(&summary.undecoded);
+    if let Some(e) = stats.nic_host_unseen(input) {
+        let shard = if shard.is_all() {
+            String::new()
+        } else {
+            format!(" (in the host pairs of --shard {}/{})", shard.index(), shard.count())
+        };
+        return Err(InputError(format!("{e}{shard}")));
+    }
     let (mut connections, not_listed) = stats.connections();
     if let Some(sel) = &selection {
         connections.retain(|c| sel.selects(&c.info.connection));

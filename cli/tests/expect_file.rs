@@ -2,8 +2,10 @@
 //! (`ROCE_INSPECT_REAL_CAPTURES`; without it, on a committed conformance capture, and the
 //! skip is reported): an unknown rule ID, a PMTU `--pmtu` refuses, a JSON error (file, line
 //! and column), `--format json` with either, writing over the capture or over another
-//! capture, a huge, deeply nested or 10^6-finding file. Every refusal is exit 2 with the file
-//! named; a UTF-8 BOM is accepted.
+//! capture, a huge, deeply nested or 10^6-finding file, a finding's frames empty or 0
+//! (refused) or out of order or repeated (read sorted, with a warning naming the finding),
+//! text of the file echoed quoted (escape sequences escaped, 100 KB cut to 80 characters).
+//! Every refusal is exit 2 with the file named; a UTF-8 BOM is accepted.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use std::path::{Path, PathBuf};
@@ -258,4 +260,124 @@ fn hostile_files_end() {
     std::fs::remove_file(&e).unwrap();
     assert_eq!(code, 2, "{err}");
     assert!(err.contains("larger than the 64 MiB an expect file may have"), "{err}");
+}
+
+/// `check --expect` of pcaps/conformance/req-psn-skip.pcap (one finding: REQ-PSN on frames
+/// 4 and 6) with `findings` replaced by the given JSON.
+fn psn_skip(name: &str, findings: &str) -> (PathBuf, i32, String, String) {
+    let e = tmp(name);
+    let text = format!(r#"{{"options": {{"assume_complete": true}}, "findings": {findings}}}"#);
+    std::fs::write(&e, text).unwrap();
+    let cap = root().join("pcaps/conformance/req-psn-skip.pcap");
+    let (code, out, err) = run(&[p("check"), &cap, p("--expect"), &e]);
+    (e, code, out, err)
+}
+
+#[test]
+fn frames_out_of_order_or_repeated_are_read_sorted_with_a_warning() {
+    // The committed expect file itself: no warning.
+    let (e, code, out, err) =
+        psn_skip("psn-sorted.json", r#"[{"rule": "REQ-PSN", "frames": [4, 6]}]"#);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(err.is_empty(), "{err}");
+    std::fs::remove_file(&e).unwrap();
+    for (frames, what, read) in [
+        ("[6, 4]", "frames 6,4 out of order: read as 4,6", "4,6"),
+        ("[4, 4, 6]", "frames 4,4,6 repeated: read as 4,6", "4,6"),
+        ("[6, 4, 6, 4]", "frames 6,4,6,4 out of order, repeated: read as 4,6", "4,6"),
+    ] {
+        let findings = format!(
+            r#"[{{"rule": "CAP-GAP", "frames": [1, 2]}}, {{"rule": "REQ-PSN", "frames": {frames}}}]"#
+        );
+        let (e, code, out, err) = psn_skip("psn-normalised.json", &findings);
+        // CAP-GAP on 1,2 is not found: the diff names it, and REQ-PSN matched as 4,6.
+        assert_eq!(code, 1, "{frames}: {out}{err}");
+        assert!(out.contains("missing     CAP-GAP"), "{frames}: {out}");
+        assert!(!out.contains("REQ-PSN"), "{frames}: REQ-PSN did not match as {read}: {out}");
+        let want = format!("roce-inspect: warning: {}: findings[1] (REQ-PSN): {what}", e.display());
+        assert!(err.contains(&want), "{frames}: {err}");
+        assert_eq!(err.lines().count(), 1, "{err}");
+        std::fs::remove_file(&e).unwrap();
+    }
+    // Only the normalised finding: as expected (exit 0) after the warning.
+    let (e, code, out, err) =
+        psn_skip("psn-only.json", r#"[{"rule": "REQ-PSN", "frames": [6, 4]}]"#);
+    assert_eq!(code, 0, "{out}{err}");
+    assert!(out.contains("1 findings, as expected"), "{out}");
+    assert!(err.contains("findings[0] (REQ-PSN): frames 6,4 out of order"), "{err}");
+    std::fs::remove_file(&e).unwrap();
+    // Many such findings: ten warnings, then a count.
+    let many: Vec<String> =
+        (0..25).map(|i| format!(r#"{{"rule": "REQ-PSN", "frames": [{}, 4]}}"#, 100 + i)).collect();
+    let (e, code, _, err) = psn_skip("psn-many.json", &format!("[{}]", many.join(",")));
+    assert_eq!(code, 1, "{err}");
+    assert_eq!(err.lines().count(), 11, "{err}");
+    assert!(
+        err.contains("and 15 more findings whose frames were out of order or repeated"),
+        "{err}"
+    );
+    std::fs::remove_file(&e).unwrap();
+}
+
+#[test]
+fn empty_or_zero_frames_are_refused() {
+    for (frames, says) in [
+        ("[]", "findings[1] (REQ-PSN): no frames"),
+        ("[0, 4, 6]", "findings[1] (REQ-PSN): frame 0 (frames are numbered from 1"),
+        ("[6, 0]", "findings[1] (REQ-PSN): frame 0"),
+    ] {
+        let findings = format!(
+            r#"[{{"rule": "REQ-PSN", "frames": [4, 6]}}, {{"rule": "REQ-PSN", "frames": {frames}}}]"#
+        );
+        let (e, code, out, err) = psn_skip("psn-refused.json", &findings);
+        assert_eq!(code, 2, "{frames}: {out}{err}");
+        assert!(out.is_empty(), "{out}");
+        assert!(err.contains(&format!("{}: {says}", e.display())), "{frames}: {err}");
+        std::fs::remove_file(&e).unwrap();
+    }
+}
+
+#[test]
+fn text_of_the_file_is_quoted_in_messages() {
+    let e = tmp("quoted.json");
+    let long = "A".repeat(100_000);
+    for (text, shown) in [
+        // An escape sequence (red text) and a bidi override: escaped, not sent to the terminal.
+        (
+            r#"{"findings": [{"rule": "NO\u001b[31mRULE\u202e", "frames": [1]}]}"#.to_string(),
+            r"findings[0]: unknown rule 'NO\u{1b}[31mRULE\u{202e}'".to_string(),
+        ),
+        (
+            format!(r#"{{"findings": [{{"rule": "{long}", "frames": [1]}}]}}"#),
+            format!("findings[0]: unknown rule '{}…' (100000 bytes)", "A".repeat(80)),
+        ),
+        (
+            r#"{"schema": "x\u001b]0;title\u0007", "findings": []}"#.to_string(),
+            r"schema 'x\u{1b}]0;title\u{7}'".to_string(),
+        ),
+        (
+            format!(r#"{{"schema": "{long}", "findings": []}}"#),
+            format!("schema '{}…' (100000 bytes)", "A".repeat(80)),
+        ),
+        (
+            format!(r#"{{"options": {{"cnp_min_interval": "{long}"}}, "findings": []}}"#),
+            format!("options.cnp_min_interval '{}…' (100000 bytes)", "A".repeat(80)),
+        ),
+        (
+            r#"{"options": {"cnp_min_interval": "5\u001b[2Jus"}, "findings": []}"#.to_string(),
+            r#"options.cnp_min_interval: "5\u{1b}[2Jus""#.to_string(),
+        ),
+    ] {
+        std::fs::write(&e, &text).unwrap();
+        let (code, out, err) = expect(&e);
+        assert_eq!(code, 2, "{out}{}", &err[..err.len().min(300)]);
+        assert!(
+            err.contains(&format!("{}: {shown}", e.display())),
+            "{}",
+            &err[..err.len().min(300)]
+        );
+        assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err:?}");
+        assert!(err.len() < 1000, "{} bytes of message", err.len());
+    }
+    std::fs::remove_file(&e).unwrap();
 }

@@ -99,3 +99,79 @@ fn follow_refuses_stdin_and_reading_twice() {
     assert!(String::from_utf8_lossy(&o.stderr).contains("--annotate reads the capture a second"));
     assert!(!out.exists());
 }
+
+/// Follows a file of the first 5 records, waits for the finding on frame 5, then `change`s
+/// the file: check must end by itself (no SIGINT), with the report of those 5 frames and a
+/// warning naming the file that holds `says`.
+fn follow_then(tag: &str, change: impl FnOnce(&std::path::Path, &[u8], &[Vec<u8>]), says: &str) {
+    let (header, records) = capture();
+    let file = path(tag);
+    let mut w = std::fs::File::create(&file).unwrap();
+    w.write_all(&header).unwrap();
+    for r in &records[..5] {
+        w.write_all(r).unwrap();
+    }
+    w.flush().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_roce-inspect"))
+        .args(["check", "--follow"])
+        .arg(&file)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let out = lines(child.stdout.take().unwrap());
+    let err = lines(child.stderr.take().unwrap());
+    let line = next(&out);
+    assert!(line.contains("PKT-ICRC") && line.contains("frames 5 "), "{line}");
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(child.try_wait().unwrap().is_none(), "check ended at the end of the file");
+    change(&file, &header, &records);
+    // Ends by itself: a run that waits on is killed after 60 s, and fails.
+    let name = file.display().to_string();
+    let Ok(warning) = err.recv_timeout(Duration::from_secs(60)) else {
+        let _ = child.kill();
+        panic!("no warning 60 s after the file was changed: still following");
+    };
+    assert!(
+        warning.starts_with(&format!("roce-inspect: warning: {name}: {says}"))
+            && warning.contains("following stops here"),
+        "{warning}"
+    );
+    let rest: Vec<String> = out.iter().collect();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(1), "an error finding: exit 1; stdout {rest:?}");
+    let summary =
+        |l: &String| l.starts_with(&format!("{name}: ")) && l.contains(" 5 RoCE; 1 error(s)");
+    assert!(rest.iter().any(summary), "not the report of the 5 frames read: {rest:?}");
+    let _ = std::fs::remove_file(&file);
+}
+
+#[test]
+fn follow_stops_with_a_warning_when_the_file_is_truncated() {
+    follow_then(
+        "truncated",
+        |file, _, _| {
+            std::fs::OpenOptions::new().write(true).open(file).unwrap().set_len(0).unwrap();
+        },
+        "truncated to 0 bytes after ",
+    );
+}
+
+#[test]
+fn follow_stops_with_a_warning_when_the_file_is_replaced() {
+    // A rotation: a new capture (all 20 records) renamed over the followed one. Its frames
+    // are not read: the report is of the 5 frames of the file opened.
+    follow_then(
+        "replaced",
+        |file, header, records| {
+            let new = file.with_extension("new");
+            let mut bytes = header.to_vec();
+            for r in records {
+                bytes.extend_from_slice(r);
+            }
+            std::fs::write(&new, bytes).unwrap();
+            std::fs::rename(&new, file).unwrap();
+        },
+        "replaced by another file (rotated?)",
+    );
+}

@@ -135,3 +135,34 @@ fn nic_host_is_required() {
     assert!(!o.status.success());
     assert!(String::from_utf8_lossy(&o.stderr).contains("--nic-host"));
 }
+
+#[test]
+fn a_host_without_traffic_is_an_error_naming_the_hosts_seen() {
+    for json in [false, true] {
+        for host in ["10.0.0.9", "::1"] {
+            let o = stats("after-agree.txt", host, json);
+            let err = String::from_utf8_lossy(&o.stderr);
+            assert_eq!(o.status.code(), Some(2), "{host}: {err}");
+            assert!(o.stdout.is_empty(), "{}", String::from_utf8_lossy(&o.stdout));
+            let capture = root().join("pcaps/sample.pcap");
+            assert!(
+                err.contains(&format!(
+                    "--nic-host {host}: no RoCE traffic from or to it in {}",
+                    capture.display()
+                )),
+                "{err}"
+            );
+            // The busiest five of the six addresses of sample.pcap, then a count.
+            assert!(
+                err.contains(
+                    "(hosts seen: 10.0.0.1 (34 frames), 10.0.0.2 (34 frames), fd00::3 (4 frames), \
+                     fd00::4 (4 frames), 10.0.0.5 (1 frame) and 1 more)"
+                ),
+                "{err}"
+            );
+            assert_eq!(err.lines().count(), 1, "{err}");
+        }
+    }
+    // A host of the capture is reconciled as before.
+    assert!(stats("after-agree.txt", "10.0.0.1", false).status.success());
+}

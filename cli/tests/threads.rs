@@ -393,3 +393,44 @@ fn threads_zero_is_refused() {
     assert_eq!(o.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&o.stderr).contains("at least 1"));
 }
+
+/// Runs `args`, killed after 60 s (a run that long failed the test).
+fn run_limited(args: &[&str]) -> (Output, std::time::Duration) {
+    let start = std::time::Instant::now();
+    let mut child = bin().args(args).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    // The output is small (39 frames): the pipes do not fill before the end.
+    while child.try_wait().unwrap().is_none() {
+        if start.elapsed() > std::time::Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("{args:?} ran for more than 60 s");
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    (child.wait_with_output().unwrap(), start.elapsed())
+}
+
+#[test]
+fn threads_past_the_cap_are_capped_with_a_note() {
+    let sample = root().join("pcaps/sample.pcap");
+    let sample = sample.to_str().unwrap();
+    let max = Threads::max();
+    let cores = Threads::all_cores().get();
+    assert_eq!(max, 4 * cores);
+    for cmd in ["dissect", "check", "stats"] {
+        let (one, _) = run_limited(&[cmd, sample, "--threads", "1"]);
+        let (huge, took) = run_limited(&[cmd, sample, "--threads", "4294967295"]);
+        assert!(took < std::time::Duration::from_secs(20), "{cmd}: {took:?}");
+        assert_eq!(huge.status.code(), one.status.code(), "{cmd}");
+        assert_eq!(huge.stdout, one.stdout, "{cmd}: not the --threads 1 output");
+        let err = String::from_utf8_lossy(&huge.stderr);
+        let note = format!(
+            "roce-inspect: note: --threads 4294967295 is more than this machine can use: {max} \
+             threads (4 x {cores} cores)\n"
+        );
+        assert_eq!(err, format!("{note}{}", String::from_utf8_lossy(&one.stderr)), "{cmd}");
+        // At the cap: no note.
+        let (at, _) = run_limited(&[cmd, sample, "--threads", &max.to_string()]);
+        assert_eq!(at.stdout, one.stdout, "{cmd}");
+        assert_eq!(at.stderr, one.stderr, "{cmd}: {}", String::from_utf8_lossy(&at.stderr));
+    }
+}

@@ -52,6 +52,11 @@ pub const IN_FLIGHT: usize = 8;
 /// `dissect --threads`' text of a batch with them (BENCHMARKS.md, "Bounds").
 pub const BATCH_FRAMES: usize = 4096;
 
+/// `--threads N` is capped at this many threads per core ([`Threads::max`]): past that, more
+/// threads only add memory and start-up time (a thread's stack, a checker each for
+/// `check`), and 2^32-1 of them took minutes before a frame was read.
+pub const THREADS_PER_CORE: u32 = 4;
+
 /// How many threads a command may use (`--threads N`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Threads(u32);
@@ -69,6 +74,28 @@ impl Threads {
     /// not known.
     pub fn all_cores() -> Threads {
         Threads(thread::available_parallelism().map_or(1, |n| u32::try_from(n.get()).unwrap_or(1)))
+    }
+
+    /// The most threads a command uses: [`THREADS_PER_CORE`] times the cores the process may
+    /// use (`std::thread::available_parallelism`, 1 when that is not known).
+    pub fn max() -> u32 {
+        Threads::all_cores().0.saturating_mul(THREADS_PER_CORE)
+    }
+
+    /// At most [`Threads::max`]; with the note to print when it was more, e.g.
+    /// `--threads 4294967295 is more than this machine can use: 8 threads (4 x 2 cores)`.
+    pub fn capped(self) -> (Threads, Option<String>) {
+        let max = Threads::max();
+        if self.0 <= max {
+            return (self, None);
+        }
+        let note = format!(
+            "--threads {} is more than this machine can use: {max} threads ({THREADS_PER_CORE} x \
+             {} cores)",
+            self.0,
+            Threads::all_cores().0
+        );
+        (Threads(max), Some(note))
     }
 
     /// The number of threads.

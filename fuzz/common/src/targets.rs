@@ -846,12 +846,14 @@ pub fn sharded_checker(data: &[u8], reach: &mut Reach) {
 
 /// The expect-file reader of `roce-inspect check --expect` (`roce_inspect::check::parse_expect`)
 /// on arbitrary bytes: it never panics; an error says something, and a JSON error's position
-/// is 1-based; what it accepts names only catalog rules and a valid PMTU, survives
-/// write -> parse unchanged (with and without a UTF-8 BOM), and compares with a report
-/// (`diff` against an empty one: a difference iff the file expects findings).
+/// is 1-based; what it accepts names only catalog rules and a valid PMTU, has every finding's
+/// frames nonzero, strictly increasing and not empty (out of order or repeated frames are
+/// normalised, with a note naming the finding, iff the input's were), survives
+/// write -> parse unchanged (with and without a UTF-8 BOM) and without a note, and compares
+/// with a report (`diff` against an empty one: a difference iff the file expects findings).
 pub fn expect_file(data: &[u8], _reach: &mut Reach) {
-    use roce_inspect::check::{diff, parse_expect, valid_pmtu};
-    let e = match parse_expect(data) {
+    use roce_inspect::check::{diff, parse_expect, parse_expect_noting, valid_pmtu};
+    let (e, notes) = match parse_expect_noting(data) {
         Ok(e) => e,
         Err(err) => {
             assert!(!err.message.is_empty() && !err.to_string().is_empty());
@@ -870,10 +872,43 @@ pub fn expect_file(data: &[u8], _reach: &mut Reach) {
             "rule {:?} accepted",
             f.rule
         );
+        assert!(
+            f.frames.first().is_some_and(|&first| first > 0)
+                && f.frames.windows(2).all(|w| w[0] < w[1]),
+            "frames {:?} accepted",
+            f.frames
+        );
+    }
+    // The input's own findings, as JSON: a note iff some finding's frames were not sorted
+    // and unique (the notes are for those only).
+    let raw: Option<Vec<Vec<u64>>> = serde_json::from_slice::<serde_json::Value>(
+        data.strip_prefix(b"\xef\xbb\xbf").unwrap_or(data),
+    )
+    .ok()
+    .and_then(|v| {
+        v.get("findings")?
+            .as_array()?
+            .iter()
+            .map(|f| f.get("frames")?.as_array()?.iter().map(serde_json::Value::as_u64).collect())
+            .collect()
+    });
+    if let Some(raw) = raw {
+        let unsorted = raw.iter().filter(|f| !f.windows(2).all(|w| w[0] < w[1])).count();
+        assert_eq!(notes.is_empty(), unsorted == 0, "notes {notes:?} for {unsorted} findings");
+        assert!(notes.len() <= 11, "{} notes", notes.len());
+        for (n, (i, _)) in
+            notes.iter().zip(raw.iter().enumerate().filter(|(_, f)| !f.windows(2).all(|w| w[0] < w[1])))
+        {
+            if !n.starts_with("...") {
+                assert!(n.starts_with(&format!("findings[{i}] (")), "note {n:?} for findings[{i}]");
+            }
+        }
     }
     let written = serde_json::to_vec_pretty(&e).expect("an expect file serializes");
-    let again = parse_expect(&written).expect("a written expect file parses");
+    let (again, again_notes) =
+        parse_expect_noting(&written).expect("a written expect file parses");
     assert_eq!(again, e, "write -> parse changed the expect file");
+    assert!(again_notes.is_empty(), "a written expect file was normalised: {again_notes:?}");
     let mut bom = b"\xef\xbb\xbf".to_vec();
     bom.extend_from_slice(&written);
     assert_eq!(parse_expect(&bom).as_ref(), Ok(&e), "a BOM changed the expect file");
