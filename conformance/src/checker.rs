@@ -405,7 +405,12 @@ impl Checker {
             opts,
         };
         if request {
-            *last_retransmission = Some(!flow.state.request(&x, judge));
+            let Some(new) = flow.state.request(&x, judge) else {
+                // From another partition: no transmission of this requester's (timers
+                // included).
+                return;
+            };
+            *last_retransmission = Some(!new);
         } else {
             flow.state.response(&x, judge);
         }

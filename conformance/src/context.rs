@@ -42,6 +42,14 @@ impl Pkt<'_> {
         self.roce.payload_len as u32
     }
 
+    /// A request carrying another P_Key than its connection's (the partition bit aside):
+    /// not the connection's own, the responder must drop it.
+    pub(crate) fn foreign(&self) -> bool {
+        let pkey = self.roce.bth.pkey;
+        self.info.role == roce_parser::opcode::Role::Request
+            && self.pkey.is_some_and(|k| k & 0x7fff != pkey & 0x7fff)
+    }
+
     /// A NAK "PSN sequence error" (the responder saw a PSN after the one it expected).
     pub(crate) fn seq_nak(&self) -> bool {
         self.roce.headers.aeth.is_some_and(|a| {

@@ -146,6 +146,8 @@ pub(crate) struct Requester {
     /// A READ whose PSN range is unknown (PMTU unknown): the next new PSN may jump by up to
     /// this many PSNs.
     read_slack: Option<u32>,
+    /// A READ in `reads` was sized before the PMTU was known ([`Requester::size_reads`]).
+    unsized_reads: bool,
     gbn: Option<Gbn>,
     rnr: Option<Rnr>,
     resend: Option<Resend>,
@@ -193,6 +195,7 @@ impl Default for Requester {
             ring: VecDeque::new(),
             reads: VecDeque::new(),
             read_slack: None,
+            unsized_reads: false,
             gbn: None,
             rnr: None,
             resend: None,
@@ -224,6 +227,31 @@ impl Requester {
         }
         let len = x.roce.headers.reth.map_or(0, |h| h.dma_len);
         x.pmtu.map(|m| read_psns(len, m))
+    }
+
+    /// The PMTU is known now: READs sent before it was get their PSN range, and the highest
+    /// PSN consumed covers the range of a READ that was the last request (its responses are
+    /// then answers, not PSNs ahead of the capture).
+    pub(crate) fn size_reads(&mut self, pmtu: u32) {
+        if !std::mem::take(&mut self.unsized_reads) {
+            return;
+        }
+        for rd in self.reads.iter_mut().filter(|rd| rd.n.is_none()) {
+            let n = read_psns(rd.len, pmtu);
+            rd.n = Some(n);
+            if self.max_psn == Some(rd.psn) {
+                self.max_psn = Some(rd.psn + (n - 1));
+                self.read_slack = None;
+            }
+        }
+    }
+
+    /// A request from another partition on PSN `p` that the responder accepted (RSP-PKEY):
+    /// it consumed that PSN of the connection's sequence.
+    pub(crate) fn let_in(&mut self, p: Psn) {
+        if self.max_psn.is_some_and(|m| m < p) {
+            self.max_psn = Some(p);
+        }
     }
 
     /// A request packet of this stream; says how it was classified.
@@ -397,6 +425,7 @@ impl Requester {
             });
             if n.is_none() {
                 self.read_slack = Some(read_psns(reth.dma_len, 256));
+                self.unsized_reads = true;
             }
         }
         self.max_psn = Some(p + n.unwrap_or(1).saturating_sub(1));

@@ -6,6 +6,7 @@
 //! |---|---|
 //! | RSP-READ | [`Responder::read_response`] (plain ACK to a READ: [`Responder::answer_kind`]) |
 //! | RSP-ATOMIC | [`Responder::atomic_ack`], [`Responder::answer_kind`] |
+//! | RSP-DUP-ATOMIC | [`Responder::atomic_replay`] |
 //! | RSP-PKEY | [`Responder::partition`] |
 //! | RSP-DUP, RSP-ACK-MONOTONIC | [`Responder::ack_order`] |
 //! | RSP-MSN | [`Responder::msn`] |
@@ -45,7 +46,11 @@ struct Req {
     operation: Operation,
     /// Unknown requests may precede it (first seen, or a capture hole).
     gap_before: bool,
-    atomic_acked: bool,
+    /// A READ sized before the PMTU was known: its DMA length.
+    unsized_len: Option<u32>,
+    /// The first ATOMIC_ACKNOWLEDGE of an atomic: its frame and the original value it
+    /// returned (what the answer to a duplicate must repeat).
+    atomic_acked: Option<(u64, Option<u64>)>,
     frame: u64,
 }
 
@@ -124,6 +129,8 @@ pub(crate) struct Responder {
     foreign: Option<(Psn, u64, u16)>,
     /// The next ACK sets the MSN baseline instead of being judged against it.
     rebase_msn: bool,
+    /// A READ was sized before the PMTU was known ([`Responder::size_reads`]).
+    unsized_reads: bool,
 }
 
 impl Responder {
@@ -131,24 +138,24 @@ impl Responder {
         self.reqs.len() + self.reads.len()
     }
 
+    /// A request from outside the connection's partition: the responder must drop it,
+    /// nothing of it is received (RSP-PKEY if a response answers it).
+    pub(crate) fn on_foreign(&mut self, x: &Pkt<'_>) {
+        self.foreign = Some((x.psn, x.number(), x.roce.bth.pkey));
+    }
+
     /// A request of the stream, as the requester model classified it.
     pub(crate) fn on_request(&mut self, x: &Pkt<'_>, seen: Seen) {
         let p = x.psn;
-        let pkey = x.roce.bth.pkey;
-        let foreign = x.pkey.is_some_and(|k| k & 0x7fff != pkey & 0x7fff);
-        let mut new = seen.new;
-        if foreign {
-            // The responder must drop it: nothing of it is received.
-            self.foreign = Some((p, x.number(), pkey));
-            return;
-        } else if self.foreign.is_some_and(|(f, _, _)| f == p) {
-            // Resent with the right P_Key: the responder sees it for the first time now.
+        let new = seen.new;
+        if self.foreign.is_some_and(|(f, _, _)| f == p) {
+            // The requester's own request on the PSN of the dropped one.
             self.foreign = None;
-            new = true;
         }
         let op = x.info.operation;
         if op == Operation::RdmaRead {
             self.read_issue(x, seen);
+            self.unsized_reads |= seen.psns.is_none();
         }
         if !new {
             if op != Operation::RdmaRead && self.last_ack.is_some_and(|a| p <= a.psn) {
@@ -178,7 +185,9 @@ impl Responder {
             completes,
             operation: op,
             gap_before: seen.gap,
-            atomic_acked: false,
+            unsized_len: (op == Operation::RdmaRead && seen.psns.is_none())
+                .then(|| x.roce.headers.reth.map_or(0, |h| h.dma_len)),
+            atomic_acked: None,
             frame: x.number(),
         });
         if x.roce.bth.ackreq
@@ -187,6 +196,28 @@ impl Responder {
         {
             self.ackreq = Some((p, x.number(), x.ts()));
         }
+    }
+
+    /// The PMTU is known now: READs sent before it was get their PSN range.
+    pub(crate) fn size_reads(&mut self, pmtu: u32) {
+        if !std::mem::take(&mut self.unsized_reads) {
+            return;
+        }
+        for rd in self.reads.iter_mut().filter(|rd| rd.n.is_none()) {
+            rd.n = Some(crate::psn::read_psns(rd.len, pmtu));
+        }
+        for q in self.reqs.iter_mut() {
+            if let Some(len) = q.unsized_len.take() {
+                q.last = q.psn + (crate::psn::read_psns(len, pmtu) - 1);
+            }
+        }
+    }
+
+    /// A READ response on a PSN of a READ the requester sent (an original or a re-issue,
+    /// whose range may reach past the original's).
+    pub(crate) fn answers_read(&self, x: &Pkt<'_>) -> bool {
+        x.info.operation == Operation::ReadResponse
+            && self.reads.iter().any(|rd| !rd.done && rd.contains(x.psn))
     }
 
     fn read_issue(&mut self, x: &Pkt<'_>, seen: Seen) {
@@ -241,7 +272,6 @@ impl Responder {
     /// event it carries, when it closes an answer, for [`Self::on_ack`] (now, or once the
     /// stream has settled a response that was ahead of the capture).
     pub(crate) fn answer(&mut self, x: &Pkt<'_>, judge: &mut Judge) -> Option<AckEvent> {
-        self.partition(x, judge);
         let aeth = x.roce.headers.aeth;
         let mut read = (true, false);
         match x.info.operation {
@@ -270,13 +300,13 @@ impl Responder {
     }
 
     /// RSP-PKEY: a request from another partition must be dropped silently; a response that
-    /// acknowledges or answers it let it in.
-    fn partition(&mut self, x: &Pkt<'_>, judge: &mut Judge) {
-        let Some((fp, fframe, fkey)) = self.foreign else { return };
+    /// acknowledges or answers it let it in. Returns the PSN of the request let in.
+    pub(crate) fn partition(&mut self, x: &Pkt<'_>, judge: &mut Judge) -> Option<Psn> {
+        let (fp, fframe, fkey) = self.foreign?;
         let p = x.psn;
         let covers = fp < p || (fp == p && !x.seq_nak());
         if !covers {
-            return;
+            return None;
         }
         self.foreign = None;
         let own = x.pkey.unwrap_or(0xffff);
@@ -286,6 +316,7 @@ impl Responder {
                 x.info.name
             )
         });
+        Some(fp)
     }
 
     /// RSP-ATOMIC: one ATOMIC_ACKNOWLEDGE per atomic, on its PSN.
@@ -300,12 +331,40 @@ impl Responder {
             });
             return;
         }
-        if q.atomic_acked && dup.is_none_or(|(d, _)| d != p) {
-            judge.report(&rules::RSP_ATOMIC, &[fr, x.number()], x.conn, Some(p), || {
+        let orig = x.roce.headers.atomic_ack_eth.map(|a| a.orig);
+        let Some(first) = q.atomic_acked else {
+            q.atomic_acked = Some((x.number(), orig));
+            return;
+        };
+        match dup.filter(|(d, _)| *d == p) {
+            Some((_, dframe)) => Self::atomic_replay(x, first, dframe, orig, judge),
+            None => judge.report(&rules::RSP_ATOMIC, &[fr, x.number()], x.conn, Some(p), || {
                 format!("second ATOMIC_ACKNOWLEDGE for the atomic at PSN {p} (frame {fr}) with no retransmitted request")
-            });
+            }),
         }
-        q.atomic_acked = true;
+    }
+
+    /// RSP-DUP-ATOMIC: the answer to a duplicate atomic (the request resent in frame
+    /// `dframe`) repeats the original value of the first answer (`first`: its frame and
+    /// value); a responder that executed the atomic again returns another.
+    fn atomic_replay(
+        x: &Pkt<'_>,
+        first: (u64, Option<u64>),
+        dframe: u64,
+        orig: Option<u64>,
+        judge: &mut Judge,
+    ) {
+        let (fframe, was) = first;
+        let (Some(was), Some(now)) = (was, orig) else { return };
+        if now == was {
+            return;
+        }
+        let p = x.psn;
+        judge.report(&rules::RSP_DUP_ATOMIC, &[fframe, dframe, x.number()], x.conn, Some(p), || {
+            format!(
+                "the duplicate atomic at PSN {p} (frame {dframe}) is answered with original value 0x{now:x}, but the first answer (frame {fframe}) returned 0x{was:x}: the responder executed it again instead of replaying its saved result"
+            )
+        });
     }
 
     /// RSP-READ / RSP-ATOMIC: a plain ACK where the request needs another kind of answer.
@@ -390,9 +449,14 @@ impl Responder {
         let p = ev.psn;
         match ev.kind {
             AethKind::Ack => {
-                if ev.read_retry && self.last_ack.is_some_and(|a| p <= a.psn) {
-                    // A duplicate READ answered again on its own PSNs: correct, and it
-                    // changes nothing the responder acknowledged before.
+                if ev.read_retry {
+                    // A duplicate or re-issued READ answered again on its own PSNs: correct,
+                    // and the MSN does not count it again. Its range may reach past the
+                    // original's when the requester changed the length (REQ-READ-RETRY):
+                    // that acknowledges no request of the requester's beyond the original.
+                    if self.ackreq.is_some_and(|(q, _, _)| q <= p) {
+                        self.ackreq = None;
+                    }
                     return;
                 }
                 if self.ack_order(ev, conn, judge) {

@@ -141,6 +141,8 @@ rules! {
         "a READ of n bytes gets max(1, ceil(n / PMTU)) responses FIRST/MIDDLE/LAST or ONLY on its PSNs, carrying DMA Length bytes";
     RSP_ATOMIC = "RSP-ATOMIC", Error, Responder, "rxe_resp.c",
         "an atomic gets one ATOMIC_ACKNOWLEDGE with its PSN; ATOMIC_WRITE and FLUSH get an empty READ_RESPONSE_ONLY";
+    RSP_DUP_ATOMIC = "RSP-DUP-ATOMIC", Error, Responder, "IBTA 9.7.5 (duplicate requests); rxe_resp.c (the atomic's original value kept among the responder resources)",
+        "a duplicate atomic is not executed again: its ATOMIC_ACKNOWLEDGE returns the original value the first answer returned";
     RSP_NAK_ERROR = "RSP-NAK-ERROR", Error, Responder, "rxe_resp.c",
         "after an invalid request / remote access / remote operational NAK the responder sends nothing more on that QP";
     RSP_PKEY = "RSP-PKEY", Error, Responder, "IBTA 10.9 (partitioning); rxe check_keys",

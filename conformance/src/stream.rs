@@ -32,21 +32,44 @@ impl Stream {
     }
 
     /// A request packet of the stream.
-    /// Returns whether the request was new (not a retransmission or duplicate).
-    pub(crate) fn request(&mut self, x: &Pkt<'_>, judge: &mut Judge) -> bool {
+    /// Returns whether the request was new (not a retransmission or duplicate); `None` for a
+    /// request from outside the connection's partition (another P_Key), which the responder
+    /// must drop: it is no transmission of the requester's own and takes no part in the
+    /// requester's sequence state (RSP-PKEY judges whether it was dropped).
+    pub(crate) fn request(&mut self, x: &Pkt<'_>, judge: &mut Judge) -> Option<bool> {
+        if x.foreign() {
+            self.rsp.on_foreign(x);
+            return None;
+        }
+        if let Some(pmtu) = x.pmtu {
+            self.req.size_reads(pmtu);
+            self.rsp.size_reads(pmtu);
+        }
         let seen = self.req.on_request(x, judge);
         self.rsp.on_request(x, seen);
         if seen.new {
             self.settle_held(x, judge);
         }
-        seen.new
+        Some(seen.new)
     }
 
     /// A response to the stream's requests.
     pub(crate) fn response(&mut self, x: &Pkt<'_>, judge: &mut Judge) {
+        if let Some(pmtu) = x.pmtu {
+            self.req.size_reads(pmtu);
+            self.rsp.size_reads(pmtu);
+        }
+        if let Some(fp) = self.rsp.partition(x, judge) {
+            // The responder let in a request from another partition (RSP-PKEY): its PSN is
+            // in the responder's sequence now, so the requester's next PSN follows it.
+            self.req.let_in(fp);
+        }
         let max = self.req.max_psn();
-        let ahead = max.is_some_and(|m| m < x.psn);
-        self.req.on_response(x, ahead);
+        let beyond = max.is_some_and(|m| m < x.psn);
+        self.req.on_response(x, beyond);
+        // A READ response past the requester's PSNs that answers a READ re-issued with a
+        // longer range is no response ahead of the capture: the READ it answers was captured.
+        let ahead = beyond && !self.rsp.answers_read(x);
         let Some(max) = max else { return };
         let ev = self.rsp.answer(x, judge);
         if ahead {

@@ -198,6 +198,130 @@ fn pkey_conn_no_cm() -> RcConn {
     d
 }
 
+/// A CM-opened connection on P_Key 0x8001 (1-3, the REQ announcing Local ACK Timeout 10,
+/// 4.194304 ms): SEND (4, ACK 5, MSN 1); a WRITE_FIRST carrying the foreign P_Key 0x8002 at
+/// the requester's next PSN p (6), which the responder drops; the requester's own SEND_ONLYs
+/// at p and p + 1 (7, 8), their ACK lost downstream; 5 ms later both resent (9, 10), the
+/// first carrying `resent_len` of its 10 bytes; ACK of p + 1 (11, MSN 3).
+fn pkey_foreign_psn(resent_len: usize) -> Trace {
+    let mut t = Trace::new();
+    let mut c = conn();
+    c.pkey = 0x8001;
+    let mut cm = Cm::new(77, (0x1111, 0x2222));
+    cm.local_ack_timeout = Some(10);
+    cm.connect(&mut t, &c, 4000); // 1-3
+    c.send_or_write(&mut t, true, false, 10, None); // 4, 5
+    let s = c.message(true, false, 10, None);
+    let s2 = c.message(true, false, 10, None);
+    let reth = RethRepr { va: 0x5000, rkey: 0x77, dma_len: 4096 };
+    let foreign = Sent {
+        opcode: op::WRITE_FIRST,
+        psn: s[0].psn,
+        headers: ExtHeaders { reth: Some(reth), ..Default::default() },
+        payload: vec![0x55; 1024],
+        ackreq: false,
+    };
+    c.pkey = 0x8002;
+    c.emit_request(&mut t, true, &foreign); // 6
+    c.pkey = 0x8001;
+    c.emit_request(&mut t, true, &s[0]); // 7
+    c.emit_request(&mut t, true, &s2[0]); // 8
+    t.advance(5_000_000);
+    let mut again = s[0].clone();
+    again.payload.truncate(resent_len);
+    c.emit_request(&mut t, true, &again); // 9
+    c.emit_request(&mut t, true, &s2[0]); // 10
+    c.ack(&mut t, true, s2[0].psn, 2); // 11
+    t
+}
+
+/// A CM-opened connection (1-3, Local ACK Timeout 10): FETCH_ADD (4) answered with original
+/// value 41 (5, MSN 1), the answer lost downstream; 5 ms later the requester resends the
+/// FETCH_ADD (6), and the responder answers the duplicate with original value `again` and
+/// the same MSN (7); SEND (8, ACK 9 MSN 2).
+fn duplicate_atomic(again: u64) -> Trace {
+    let mut t = Trace::new();
+    let mut c = cm_conn_t10(&mut t);
+    let psn = c.sides[0].next_psn;
+    c.sides[0].next_psn += 1;
+    let aeth = AtomicEthRepr { va: 0x7f00_0000_1000, rkey: 0x9abc, swap_add: 1, compare: 0 };
+    let fa = Sent {
+        opcode: op::FETCH_ADD,
+        psn,
+        headers: ExtHeaders { atomic_eth: Some(aeth), ..Default::default() },
+        payload: vec![],
+        ackreq: true,
+    };
+    let answer = |orig: u64| ExtHeaders {
+        aeth: Some(AethRepr::ack(0x1f, 1)),
+        atomic_ack_eth: Some(AtomicAckEthRepr { orig }),
+        ..Default::default()
+    };
+    c.emit_request(&mut t, true, &fa); // 4
+    c.emit_response(&mut t, true, op::ATOMIC_ACK, psn, answer(41), &[]); // 5
+    c.sides[0].msn = 1;
+    t.advance(5_000_000);
+    c.emit_request(&mut t, true, &fa); // 6
+    c.emit_response(&mut t, true, op::ATOMIC_ACK, psn, answer(again), &[]); // 7
+    c.send_or_write(&mut t, true, false, 10, None); // 8, 9
+    t
+}
+
+/// A connection without CM, the PMTU unknown to the checker until a FIRST is seen: SEND_ONLY
+/// (1, ACK 2 MSN 1); a READ of 3000 bytes (3), sized while the PMTU is unknown, answered
+/// FIRST, MIDDLE, LAST (4-6, MSN 2; the PMTU, 1024, is learnt from the FIRST); the capture
+/// ends there.
+fn read_before_pmtu() -> Trace {
+    let mut t = Trace::new();
+    let mut c = conn();
+    c.send_or_write(&mut t, true, false, 10, None); // 1, 2
+    c.read(&mut t, true, 3000); // 3-6
+    t
+}
+
+/// A CM-opened connection whose a -> b PSNs start at `start` (1-3): SEND (4, ACK 5 MSN 1);
+/// SEND (6, ACK 7 MSN 2), then, with `skip`, the requester skips one PSN; WRITE of three
+/// packets (8-10) ACKed (11, MSN 3); READ of 2500 bytes (12) answered (13-15, MSN 4); SEND
+/// (16, ACK 17 MSN 5).
+fn psn_skip_stream(start: u32, skip: bool) -> Trace {
+    let mut t = Trace::new();
+    let mut c =
+        RcConn::new(Endpoint::new(ip(1), 0x111), Endpoint::new(ip(2), 0x222), 1024, start, 5000);
+    Cm::new(77, (0x1111, 0x2222)).connect(&mut t, &c, 4000); // 1-3
+    c.send_or_write(&mut t, true, false, 10, None); // 4, 5
+    c.send_or_write(&mut t, true, false, 10, None); // 6, 7
+    if skip {
+        c.sides[0].next_psn = (c.sides[0].next_psn + 1) & 0x00ff_ffff;
+    }
+    c.send_or_write(&mut t, true, true, 3000, None); // 8-11
+    c.read(&mut t, true, 2500); // 12-15
+    c.send_or_write(&mut t, true, false, 10, None); // 16, 17
+    t
+}
+
+/// A CM-opened connection (1-3, Local ACK Timeout 10): READ of 3000 bytes (4) answered
+/// (5-7, MSN 1), the answer lost downstream; 5 ms later the READ re-issued at the same PSN
+/// and VA with DMA Length `retry_len` (8), answered again on its own PSNs with MSN 1 (9..);
+/// then a SEND (ACK MSN 2), a WRITE of two packets (ACK MSN 3) and a READ of 100 bytes
+/// (answered, MSN 4).
+fn read_retry_then_traffic(retry_len: usize) -> Trace {
+    let mut t = Trace::new();
+    let mut c = cm_conn_t10(&mut t);
+    let rd = c.read_request(&mut t, true, 3000); // 4
+    c.read_responses(&mut t, true, rd.psn, 3000, &[]); // 5, 6, 7
+    t.advance(5_000_000);
+    let mut retry = rd.clone();
+    if let Some(r) = retry.headers.reth.as_mut() {
+        r.dma_len = retry_len as u32;
+    }
+    c.emit_request(&mut t, true, &retry); // 8
+    c.read_responses_again(&mut t, true, rd.psn, retry_len); // 9..
+    c.send_or_write(&mut t, true, false, 10, None);
+    c.send_or_write(&mut t, true, true, 2048, None);
+    c.read(&mut t, true, 100);
+    t
+}
+
 /// req-gbn-new-psn: WRITE (4-7), NAK naming its second PSN (8), 0.1 ms later a new SEND
 /// (9), then the resend from the NAK'd PSN (10-13) and the ACK (14).
 fn gbn_new_psn() -> (Trace, Vec<Expected>) {
@@ -838,6 +962,19 @@ pub const SUITE: &[Scenario] = &[
     Scenario { name: "rsp-rnr-timer", description: "clean-timing-latencies checked with --rnr-timer 16 (2.56 ms, assume_complete): the RNR NAK (25) advertises timer code 14 (1.28 ms), not the configured 16: RSP-RNR-TIMER", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: Some(16), build: || (timers::latencies(), vec![ex("RSP-RNR-TIMER", &[25])]) },
     Scenario { name: "clean-cnp-pacing-qp", description: "clean-congestion-pacing checked with --cnp-min-interval 50us (per QP, mlx5's default mode; assume_complete): every QP's CNPs are exactly 50 us apart, CC-CNP-PACING stays silent", assume_complete: true, qp_timeout: None, cnp_min_interval: Some("50us,qp"), rnr_timer: None, build: || (timers::congestion(), vec![]) },
     Scenario { name: "cc-cnp-pacing", description: "clean-congestion-pacing checked with --cnp-min-interval 15us,dest (assume_complete): 10.9.0.1 receives CNPs 20, 10, 20 us apart in each round (from 10.9.0.2 to QP 0x113, then from 10.9.0.4 to QP 0x115): the four 10 us gaps (frames 17, 20; 28, 31; 38, 41; 47, 50) are CC-CNP-PACING", assume_complete: true, qp_timeout: None, cnp_min_interval: Some("15us,dest"), rnr_timer: None, build: || (timers::congestion(), vec![ex("CC-CNP-PACING", &[17, 20]), ex("CC-CNP-PACING", &[28, 31]), ex("CC-CNP-PACING", &[38, 41]), ex("CC-CNP-PACING", &[47, 50])]) },
+    // Wrong verdicts of issue 31, part 5.
+    Scenario { name: "req-retx-same-pkey", description: "a packet from another partition takes no part in the requester's sequence (assume_complete): CM-opened connection on P_Key 0x8001 (1-3, Local ACK Timeout 10); SEND (4, ACK 5 MSN 1); a WRITE_FIRST with P_Key 0x8002 (6) at the requester's next PSN, dropped by the responder; the requester's own SEND_ONLYs on that PSN and the next (7, 8), their ACK lost downstream; 5 ms later both resent (9, 10), the first with 5 of its 10 bytes; ACK (11, MSN 3). REQ-RETX-SAME on 7 and 9 only: the original of PSN 9 is the requester's own 7, not the foreign 6 (no REQ-RETX-SAME or REQ-RETX-CAUSE on 6 and 7, no REQ-MSG-SEQ on 6 and 8)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (pkey_foreign_psn(5), vec![ex("REQ-RETX-SAME", &[7, 9])]) },
+    Scenario { name: "clean-pkey-foreign-psn", description: "the twin of req-retx-same-pkey with the resend (9) unchanged (assume_complete): a WRITE_FIRST with a foreign P_Key (6) on the PSN of the requester's next SEND_ONLY (7) is dropped and is not the requester's transmission; nothing may be reported", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (pkey_foreign_psn(10), vec![]) },
+    Scenario { name: "rsp-dup-atomic", description: "a duplicate atomic executed again (assume_complete): CM (1-3, Local ACK Timeout 10); FETCH_ADD (4) answered with original value 41 (5, MSN 1), the answer lost downstream; 5 ms later the FETCH_ADD resent (6) and answered with original value 42 (7, MSN 1): the responder must return the result it saved for the original, not execute it again: RSP-DUP-ATOMIC on 5, 6 and 7; SEND (8, ACK 9 MSN 2)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (duplicate_atomic(42), vec![ex("RSP-DUP-ATOMIC", &[5, 6, 7])]) },
+    Scenario { name: "clean-dup-atomic", description: "the twin of rsp-dup-atomic: the duplicate FETCH_ADD (6) is answered with the saved original value 41 and the same MSN (7). Nothing may be reported (assume_complete)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (duplicate_atomic(41), vec![]) },
+    Scenario { name: "req-psn-skip-stream", description: "a PSN skip mid-stream reported once, on the requester (assume_complete): CM (1-3); SEND (4, ACK 5 MSN 1), SEND (6, ACK 7 MSN 2); the requester skips one PSN: WRITE of three packets (8-10) ACKed (11, MSN 3), READ of 2500 bytes (12) answered (13-15, MSN 4), SEND (16, ACK 17 MSN 5). REQ-PSN on 6 and 8, and nothing on the responder's ACKs and READ responses that follow (no RSP-MSN, RSP-ACK-RANGE, REQ-MSG-SEQ)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (psn_skip_stream(1000, true), vec![ex("REQ-PSN", &[6, 8])]) },
+    Scenario { name: "req-psn-skip-wrap", description: "req-psn-skip-stream across the 24-bit PSN wrap (assume_complete): the requester's PSNs start at 0xfffffe, the two SENDs use 0xfffffe and 0xffffff, and the skipped PSN is 0; REQ-PSN on 6 and 8 only", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (psn_skip_stream(0xff_fffe, true), vec![ex("REQ-PSN", &[6, 8])]) },
+    Scenario { name: "clean-psn-stream", description: "the twin of req-psn-skip-stream without the skip (assume_complete): SENDs, a WRITE, a READ and a SEND, each acknowledged (4-17). Nothing may be reported", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (psn_skip_stream(1000, false), vec![]) },
+    Scenario { name: "clean-psn-stream-wrap", description: "the twin of req-psn-skip-wrap without the skip: the same traffic crossing PSN 2^24 (assume_complete). Nothing may be reported", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (psn_skip_stream(0xff_fffe, false), vec![]) },
+    Scenario { name: "req-read-retry-longer", description: "a READ retried with a longer length, reported once, on the requester (assume_complete): CM (1-3, Local ACK Timeout 10); READ of 3000 bytes, 3 PSNs (4) answered (5-7, MSN 1), the answer lost downstream; 5 ms later the READ re-issued at the same PSN and VA with DMA Length 4000 (8), which the responder re-executes: 4 responses on the READ's PSN and the three after it, the LAST one PSN past the original's range, with the current MSN 1 (9-12); then SEND (13, ACK 14 MSN 2), WRITE (15, 16, ACK 17 MSN 3), READ of 100 bytes (18, answered 19 MSN 4). REQ-READ-RETRY on 4 and 8 only: no RSP-MSN on the LAST (12) or the ACK (14), no CAP-REORDER", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (read_retry_then_traffic(4000), vec![ex("REQ-READ-RETRY", &[4, 8])]) },
+    Scenario { name: "req-read-retry-shorter", description: "req-read-retry-longer with the READ re-issued with DMA Length 2000 (8), answered FIRST, LAST (9, 10); SEND (11, 12), WRITE (13-15), READ (16, 17). REQ-READ-RETRY on 4 and 8 only (assume_complete)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (read_retry_then_traffic(2000), vec![ex("REQ-READ-RETRY", &[4, 8])]) },
+    Scenario { name: "clean-read-retry-traffic", description: "the twin of req-read-retry-longer: the READ re-issued unchanged (8), answered again on its own PSNs with MSN 1 (9-11); SEND (12, 13), WRITE (14-16), READ (17, 18). Nothing may be reported (assume_complete)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (read_retry_then_traffic(3000), vec![]) },
+    Scenario { name: "clean-read-before-pmtu", description: "a READ sized before the PMTU is known (no CM, no --pmtu): SEND_ONLY (1, ACK 2); READ of 3000 bytes (3) answered FIRST, MIDDLE, LAST (4-6) from which the PMTU 1024 is learnt; the capture ends. The READ consumed PSNs 3..5 of its own: its responses are answers, not PSNs ahead of the capture (no CAP-GAP). Nothing may be reported", assume_complete: false, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (read_before_pmtu(), vec![]) },
 ];
 
 impl Scenario {

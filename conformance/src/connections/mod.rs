@@ -549,11 +549,13 @@ impl<T: Default> Connections<T> {
                 if idle || learn_pmtu {
                     return None;
                 }
-                flow.pkey.get_or_insert((r.bth.pkey, PkeySource::FirstPacket));
-                if flow.max_req_psn.is_none_or(|m| m < psn) {
+                let pkey = *flow.pkey.get_or_insert((r.bth.pkey, PkeySource::FirstPacket));
+                if foreign(pkey.0, r.bth.pkey) {
+                    // Another partition's: not the flow's own request (its PSN neither).
+                } else if flow.max_req_psn.is_none_or(|m| m < psn) {
                     flow.max_req_psn = Some(psn);
                 }
-                if flow.peer.is_none() {
+                if flow.peer.is_none() && !foreign(pkey.0, r.bth.pkey) {
                     flow.indexed.push_back(psn);
                     if flow.indexed.len() > INDEXED {
                         if let Some(old) = flow.indexed.pop_front() {
@@ -650,6 +652,9 @@ impl<T: Default> Connections<T> {
     fn maybe_reconnect(&mut self, key: FlowKey, f: &FrameInfo, r: &Roce<'_>, pos: Position) {
         let Some(flow) = self.flows.get(&key) else { return };
         let Some(max) = flow.max_req_psn else { return };
+        if flow.pkey.is_some_and(|k| foreign(k.0, r.bth.pkey)) {
+            return;
+        }
         let psn = Psn::new(r.bth.psn);
         let idle = f.ts_ns.saturating_sub(flow.last_ts);
         if idle < self.opts.reconnect_idle_ns
@@ -683,7 +688,11 @@ impl<T: Default> Connections<T> {
         let pos = info.position;
         let Some(flow) = self.flows.get_mut(&key) else { return };
         flow.transport.get_or_insert(info.transport);
-        flow.pkey.get_or_insert((r.bth.pkey, PkeySource::FirstPacket));
+        let pkey = *flow.pkey.get_or_insert((r.bth.pkey, PkeySource::FirstPacket));
+        if foreign(pkey.0, r.bth.pkey) {
+            // Another partition's request: the responder drops it; it is not the flow's own.
+            return;
+        }
         if flow.max_req_psn.is_none_or(|m| m < psn) {
             flow.max_req_psn = Some(psn);
         }
@@ -938,6 +947,12 @@ impl<T: Default> Connections<T> {
             _ => {}
         }
     }
+}
+
+/// A request P_Key outside the connection's partition (`own`): the membership bit aside, the
+/// keys differ.
+fn foreign(own: u16, pkey: u16) -> bool {
+    own & 0x7fff != pkey & 0x7fff
 }
 
 /// The connection a flow belongs to, named the same way from both directions.
