@@ -1498,10 +1498,91 @@ pub fn write_capture(data: &[u8], _reach: &mut Reach) {
         return;
     }
     let bytes = out.borrow().clone();
-    let mut back = Capture::from_bytes("written", bytes).expect("the saved capture opens");
+    let mut back = Capture::from_bytes("written", bytes.clone()).expect("the saved capture opens");
     let mut saved = Vec::new();
     while let Some(f) = back.next_frame() {
         saved.push(kept(&f.expect("the saved capture reads without warnings")));
     }
     assert!(saved == want, "the saved frames are not the frames kept");
+    output_file(data, &bytes);
+}
+
+/// The output path of every writer (roce_inspect::outfile) on the saved capture: the input
+/// is `data` in a private folder; the output is chosen by the input's last byte (the input
+/// itself, a hard link or a symbolic link to it, an existing file, a new name, a name made
+/// of the input's bytes, a folder) and completed or dropped. An output that is the input is
+/// refused and the input keeps its bytes; a completed file holds exactly what was written;
+/// a dropped one leaves the name as it was; no temporary file is ever left.
+fn output_file(data: &[u8], written: &[u8]) {
+    use roce_inspect::outfile::{Dash, OutFile};
+    use std::io::Write as _;
+    let ctl = data.last().copied().unwrap_or(0);
+    let dir = std::env::temp_dir().join(format!("roce-fuzz-outfile-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("a private folder");
+    let input = dir.join("in.pcap");
+    std::fs::write(&input, data).expect("the input");
+    let old = b"an earlier output".to_vec();
+    // A name of the input's bytes (printable ASCII, no '/'), up to 40 of them.
+    let odd: String = data
+        .iter()
+        .rev()
+        .take(40)
+        .map(|&b| b as char)
+        .filter(|c| c.is_ascii_graphic() && *c != '/')
+        .collect();
+    let (out, is_input, existed) = match ctl % 7 {
+        0 => (input.clone(), true, true),
+        1 => {
+            let l = dir.join("hard.pcap");
+            std::fs::hard_link(&input, &l).expect("hard link");
+            (l, true, true)
+        }
+        2 => {
+            let l = dir.join("soft.pcap");
+            std::os::unix::fs::symlink(&input, &l).expect("symlink");
+            (l, true, true)
+        }
+        3 => {
+            let o = dir.join("old.pcap");
+            std::fs::write(&o, &old).expect("old output");
+            (o, false, true)
+        }
+        4 => (dir.clone(), false, true),
+        5 if !odd.is_empty() && odd != "." && odd != ".." => {
+            let is_in = odd == "in.pcap";
+            (dir.join(odd), is_in, is_in)
+        }
+        _ => (dir.join("new.pcap"), false, false),
+    };
+    let before: Vec<String> = names(&dir);
+    match OutFile::create("-w", &out, &[&input], Dash::Stdout) {
+        Err(e) => {
+            assert!(!e.0.is_empty());
+            assert!(is_input || out == dir, "refused {out:?}: {e}");
+        }
+        Ok(mut f) => {
+            assert!(!is_input, "{out:?} is the input and was accepted");
+            f.write_all(written).expect("a write to a private folder");
+            if ctl & 0x80 == 0 {
+                f.commit().expect("completed");
+                assert_eq!(std::fs::read(&out).expect("the output"), written, "{out:?}");
+            } else {
+                drop(f);
+                let now = std::fs::read(&out).ok();
+                assert_eq!(now, existed.then(|| old.clone()), "{out:?} after a dropped output");
+            }
+        }
+    }
+    assert_eq!(std::fs::read(&input).expect("the input"), data, "the input changed");
+    let after = names(&dir);
+    assert!(after.iter().all(|n| !n.ends_with(".roce-inspect-tmp")), "a temporary file left: {after:?}");
+    assert!(after.len() <= before.len() + 1, "{before:?} -> {after:?}");
+    let _ = std::fs::remove_dir_all(&dir);
+
+    fn names(dir: &std::path::Path) -> Vec<String> {
+        std::fs::read_dir(dir)
+            .map(|r| r.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+            .unwrap_or_default()
+    }
 }
