@@ -316,3 +316,61 @@ fn lent_windows_hold_the_frames_handed_out() {
         }
     }
 }
+
+/// [`Capture::retire_window`]: a reader that bounds the frames per window retires it early;
+/// the retired window still holds every frame handed out since the one before, at the index
+/// `last_frame_at` gave, the unread tail goes on in the next window, and the frames are an
+/// ordinary read's. Tiny records (the case it is for) and longer ones, retiring after every
+/// frame, every 7 and every 1,000; pcap, pcapng and gzip.
+#[test]
+fn windows_retired_early_hold_the_frames_handed_out() {
+    let mut pcap = Pcap::new(false, false, 0, 1);
+    let mut ng = PcapNg::new(false);
+    ng.interface(1, 0, None, None);
+    for i in 0..20_000u32 {
+        let len = if i % 500 == 499 { 3_000 } else { 14 + (i as usize) % 40 };
+        let data = ethernet_frame(len, i as u8);
+        pcap.record(i, 0, &data);
+        ng.epb(0, u64::from(i), &data);
+    }
+    for bytes in [pcap.bytes(), ng.bytes(), gzip(&pcap.bytes())] {
+        let plain = all_frames(
+            &mut Capture::from_reader("x", std::io::Cursor::new(bytes.clone())).unwrap(),
+        );
+        for every in [1usize, 7, 1_000] {
+            let mut cap = Capture::from_reader("x", std::io::Cursor::new(bytes.clone())).unwrap();
+            cap.lend_window(Vec::new());
+            let (mut lent, mut pending) = (Vec::new(), Vec::<(u64, usize, usize)>::new());
+            let mut windows = 0;
+            loop {
+                let next = cap.next_frame().map(|f| {
+                    let f = f.unwrap();
+                    (f.number, f.data.len())
+                });
+                if let Some(window) = cap.take_retired_window() {
+                    windows += 1;
+                    for (n, at, len) in pending.drain(..) {
+                        lent.push((n, window[at..at + len].to_vec()));
+                    }
+                    cap.lend_window(Vec::new());
+                }
+                let Some((n, len)) = next else { break };
+                pending.push((n, cap.last_frame_at(), len));
+                if pending.len() >= every {
+                    cap.retire_window();
+                }
+            }
+            let window = cap.take_window();
+            for (n, at, len) in pending.drain(..) {
+                lent.push((n, window[at..at + len].to_vec()));
+            }
+            // Every window of `every` frames or fewer went out (a whole window of these
+            // records holds thousands).
+            assert!(windows >= plain.len() / every - 1, "every {every}: {windows} windows");
+            assert_eq!(lent.len(), plain.len(), "every {every}");
+            for ((n, data), (pn, _, _, pdata)) in lent.iter().zip(&plain) {
+                assert_eq!((n, data), (pn, pdata), "every {every}: frame {pn}");
+            }
+        }
+    }
+}
