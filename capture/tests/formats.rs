@@ -282,33 +282,7 @@ fn lent_windows_hold_the_frames_handed_out() {
         let plain = all_frames(
             &mut Capture::from_reader("x", std::io::Cursor::new(bytes.clone())).unwrap(),
         );
-        let mut cap = Capture::from_reader("x", std::io::Cursor::new(bytes)).unwrap();
-        cap.lend_window(Vec::new());
-        let (mut lent, mut pending) = (Vec::new(), Vec::<(u64, usize, usize)>::new());
-        let mut windows = 0;
-        let mut spare: Vec<Vec<u8>> = Vec::new();
-        loop {
-            let next = cap.next_frame().map(|f| {
-                let f = f.unwrap();
-                (f.number, f.data.len())
-            });
-            if let Some(window) = cap.take_retired_window() {
-                windows += 1;
-                for (n, at, len) in pending.drain(..) {
-                    lent.push((n, window[at..at + len].to_vec()));
-                }
-                // Three windows held elsewhere, as batches in flight; then given back.
-                spare.push(window);
-                let again = if spare.len() > 3 { spare.remove(0) } else { Vec::new() };
-                cap.lend_window(again);
-            }
-            let Some((n, len)) = next else { break };
-            pending.push((n, cap.last_frame_at(), len));
-        }
-        let window = cap.take_window();
-        for (n, at, len) in pending.drain(..) {
-            lent.push((n, window[at..at + len].to_vec()));
-        }
+        let (lent, windows) = read_lent(bytes, 3, None);
         assert!(windows > 10, "{windows} windows");
         assert_eq!(lent.len(), plain.len());
         for ((n, data), (pn, _, _, pdata)) in lent.iter().zip(&plain) {
@@ -338,32 +312,7 @@ fn windows_retired_early_hold_the_frames_handed_out() {
             &mut Capture::from_reader("x", std::io::Cursor::new(bytes.clone())).unwrap(),
         );
         for every in [1usize, 7, 1_000] {
-            let mut cap = Capture::from_reader("x", std::io::Cursor::new(bytes.clone())).unwrap();
-            cap.lend_window(Vec::new());
-            let (mut lent, mut pending) = (Vec::new(), Vec::<(u64, usize, usize)>::new());
-            let mut windows = 0;
-            loop {
-                let next = cap.next_frame().map(|f| {
-                    let f = f.unwrap();
-                    (f.number, f.data.len())
-                });
-                if let Some(window) = cap.take_retired_window() {
-                    windows += 1;
-                    for (n, at, len) in pending.drain(..) {
-                        lent.push((n, window[at..at + len].to_vec()));
-                    }
-                    cap.lend_window(Vec::new());
-                }
-                let Some((n, len)) = next else { break };
-                pending.push((n, cap.last_frame_at(), len));
-                if pending.len() >= every {
-                    cap.retire_window();
-                }
-            }
-            let window = cap.take_window();
-            for (n, at, len) in pending.drain(..) {
-                lent.push((n, window[at..at + len].to_vec()));
-            }
+            let (lent, windows) = read_lent(bytes.clone(), 0, Some(every));
             // Every window of `every` frames or fewer went out (a whole window of these
             // records holds thousands).
             assert!(windows >= plain.len() / every - 1, "every {every}: {windows} windows");
@@ -373,4 +322,45 @@ fn windows_retired_early_hold_the_frames_handed_out() {
             }
         }
     }
+}
+
+/// Reads `bytes` from lent windows as `--threads` reads them: the frames (number, data) taken
+/// from the retired windows at the indexes `last_frame_at` gave, and how many windows were
+/// retired. `hold` windows are kept elsewhere before one is given back (batches in flight);
+/// with `retire_every`, the window is retired after that many frames.
+fn read_lent(
+    bytes: Vec<u8>,
+    hold: usize,
+    retire_every: Option<usize>,
+) -> (Vec<(u64, Vec<u8>)>, usize) {
+    let mut cap = Capture::from_reader("x", std::io::Cursor::new(bytes)).unwrap();
+    cap.lend_window(Vec::new());
+    let (mut lent, mut pending) = (Vec::new(), Vec::<(u64, usize, usize)>::new());
+    let mut windows = 0;
+    let mut spare: Vec<Vec<u8>> = Vec::new();
+    loop {
+        let next = cap.next_frame().map(|f| {
+            let f = f.unwrap();
+            (f.number, f.data.len())
+        });
+        if let Some(window) = cap.take_retired_window() {
+            windows += 1;
+            for (n, at, len) in pending.drain(..) {
+                lent.push((n, window[at..at + len].to_vec()));
+            }
+            spare.push(window);
+            let again = if spare.len() > hold { spare.remove(0) } else { Vec::new() };
+            cap.lend_window(again);
+        }
+        let Some((n, len)) = next else { break };
+        pending.push((n, cap.last_frame_at(), len));
+        if retire_every.is_some_and(|k| pending.len() >= k) {
+            cap.retire_window();
+        }
+    }
+    let window = cap.take_window();
+    for (n, at, len) in pending.drain(..) {
+        lent.push((n, window[at..at + len].to_vec()));
+    }
+    (lent, windows)
 }
