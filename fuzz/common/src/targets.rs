@@ -896,8 +896,9 @@ pub fn expect_file(data: &[u8], _reach: &mut Reach) {
         let unsorted = raw.iter().filter(|f| !f.windows(2).all(|w| w[0] < w[1])).count();
         assert_eq!(notes.is_empty(), unsorted == 0, "notes {notes:?} for {unsorted} findings");
         assert!(notes.len() <= 11, "{} notes", notes.len());
-        for (n, (i, _)) in
-            notes.iter().zip(raw.iter().enumerate().filter(|(_, f)| !f.windows(2).all(|w| w[0] < w[1])))
+        for (n, (i, _)) in notes
+            .iter()
+            .zip(raw.iter().enumerate().filter(|(_, f)| !f.windows(2).all(|w| w[0] < w[1])))
         {
             if !n.starts_with("...") {
                 assert!(n.starts_with(&format!("findings[{i}] (")), "note {n:?} for findings[{i}]");
@@ -905,8 +906,7 @@ pub fn expect_file(data: &[u8], _reach: &mut Reach) {
         }
     }
     let written = serde_json::to_vec_pretty(&e).expect("an expect file serializes");
-    let (again, again_notes) =
-        parse_expect_noting(&written).expect("a written expect file parses");
+    let (again, again_notes) = parse_expect_noting(&written).expect("a written expect file parses");
     assert_eq!(again, e, "write -> parse changed the expect file");
     assert!(again_notes.is_empty(), "a written expect file was normalised: {again_notes:?}");
     let mut bom = b"\xef\xbb\xbf".to_vec();
@@ -1517,7 +1517,10 @@ fn output_file(data: &[u8], written: &[u8]) {
     use roce_inspect::outfile::{Dash, OutFile};
     use std::io::Write as _;
     let ctl = data.last().copied().unwrap_or(0);
-    let dir = std::env::temp_dir().join(format!("roce-fuzz-outfile-{}", std::process::id()));
+    // A folder of its own per call (the corpus replay runs targets on several threads).
+    static CALLS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let call = CALLS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("roce-fuzz-outfile-{}-{call}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("a private folder");
     let input = dir.join("in.pcap");
@@ -1576,7 +1579,10 @@ fn output_file(data: &[u8], written: &[u8]) {
     }
     assert_eq!(std::fs::read(&input).expect("the input"), data, "the input changed");
     let after = names(&dir);
-    assert!(after.iter().all(|n| !n.ends_with(".roce-inspect-tmp")), "a temporary file left: {after:?}");
+    assert!(
+        after.iter().all(|n| !n.ends_with(".roce-inspect-tmp")),
+        "a temporary file left: {after:?}"
+    );
     assert!(after.len() <= before.len() + 1, "{before:?} -> {after:?}");
     let _ = std::fs::remove_dir_all(&dir);
 
