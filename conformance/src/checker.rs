@@ -15,7 +15,7 @@ use crate::context::{CmTimers, Pkt};
 use crate::finding::{ConnId, Finding, Judge, RuleCount};
 use crate::psn::Psn;
 use crate::rules;
-use crate::stream::Stream;
+use crate::stream::{Shadow, Stream, SHADOW_REPORTED};
 use crate::timing::{compare, Timing};
 use crate::{FrameInfo, Options};
 
@@ -335,6 +335,7 @@ impl Checker {
         let obs = self.model.observe(f, p, r);
         self.settle_ended();
         let own = obs.own;
+        self.provisional(own);
         let own_conn = Some(self.model.conn_id(&own));
         crate::packet_rules::check(f, p, r, own_conn, &mut self.judge);
         let Some(info) = r.info else { return };
@@ -358,7 +359,11 @@ impl Checker {
             self.congestion.mark(mark, &mut self.judge);
         }
         match obs.seen {
-            Seen::Request => self.judge_packet(f, r, info, own, own, own_conn),
+            Seen::Request => {
+                let before = self.judge.pending();
+                self.judge_packet(f, r, info, own, own, own_conn);
+                self.note_provisional(own, before);
+            }
             Seen::Response { stream } => {
                 self.after_fatal_nak(f, r, own, own_conn);
                 if let Some(s) = stream {
@@ -366,6 +371,58 @@ impl Checker {
                 }
             }
             Seen::Cm | Seen::Other => {}
+        }
+    }
+
+    /// A provisional idle reconnect (`Connections::maybe_reconnect`). Begun by this packet:
+    /// the old incarnation's requester stream is copied beside the new one ([`Shadow`]).
+    /// Undone by it (the peer's first response proved the QP was not reset): the copy, which
+    /// judged the requests since the gap as the old incarnation's, takes over, and what it
+    /// found is reported, less what the provisional stream reported already.
+    fn provisional(&mut self, own: FlowKey) {
+        for (k, prov) in self.model.take_resumed() {
+            let Some(sh) = prov.shadow else { continue };
+            let Shadow { stream, mut judge, reported, .. } = *sh;
+            if let Some(fl) = self.model.flow_mut(&k) {
+                fl.state = stream;
+            }
+            for x in judge.take() {
+                if !reported.iter().any(|(rule, frames)| *rule == x.rule && *frames == x.frames) {
+                    self.judge.absorb(x);
+                }
+            }
+        }
+        let Some(fl) = self.model.flow(&own) else { return };
+        if !fl.provisional() || fl.state.shadow.is_some() {
+            return;
+        }
+        let Some(old) = fl.before(&own) else { return };
+        let sh = Shadow {
+            stream: old.state.copy(),
+            judge: Judge::new(self.opts.rules.clone(), self.opts.max_findings_per_rule, 64),
+            conn: Some(old.connection(&own)),
+            pmtu: old.pmtu.map(|p| p.0).or(self.model.default_pmtu()),
+            pkey: old.pkey.map(|k| k.0),
+            cm_start: old.cm_start_psn,
+            timed: self.opts.qp_timeout.is_some() || old.began.how == BeganBy::Cm,
+            reported: Vec::new(),
+        };
+        if let Some(fl) = self.model.flow_mut(&own) {
+            fl.state.shadow = Some(Box::new(sh));
+        }
+    }
+
+    /// Beside a provisional idle reconnect, what the request judged last made the
+    /// provisional stream report (the old stream's copy does not report it again).
+    fn note_provisional(&mut self, own: FlowKey, before: usize) {
+        let Some(sh) = self.model.flow_mut(&own).and_then(|fl| fl.state.shadow.as_deref_mut())
+        else {
+            return;
+        };
+        for x in self.judge.since(before) {
+            if sh.reported.len() < SHADOW_REPORTED {
+                sh.reported.push((x.rule, x.frames.clone()));
+            }
         }
     }
 
@@ -392,6 +449,28 @@ impl Checker {
         let request = own == key;
         if request {
             fatal_nak_silence(flow, f, r, conn, judge);
+            if !flow.provisional() {
+                flow.state.shadow = None;
+            }
+            if let Some(sh) = flow.state.shadow.as_deref_mut() {
+                let old = Pkt {
+                    frame: f,
+                    roce: r,
+                    info,
+                    psn: Psn::new(r.bth.psn),
+                    conn: sh.conn,
+                    pmtu: sh.pmtu,
+                    pkey: sh.pkey,
+                    cm_start: sh.cm_start,
+                    opts,
+                };
+                if sh.stream.request(&old, &mut sh.judge).is_some() && sh.timed {
+                    let timing = sh.stream.timing.get_or_insert_with(Box::default);
+                    if let (Some(retx), Some(t)) = (timing.request(f, r), opts.qp_timeout) {
+                        crate::requester::qp_timeout(&retx, t, &old, &mut sh.judge);
+                    }
+                }
+            }
         }
         let x = Pkt {
             frame: f,
