@@ -24,6 +24,13 @@
 //!   its flow, at a PSN more than [`RECONNECT_PSN_DISTANCE`] away from anything the flow sent,
 //!   that starts a message (FIRST or ONLY), is the same event seen without its CM exchange:
 //!   rping and most RDMA-CM applications reconnect this way. The new incarnation says why.
+//!   It is a guess, and the traffic after the gap can disprove it: when the flow's peer is
+//!   known, the new incarnation is provisional (the old flows kept aside, `Provisional`)
+//!   until the peer's first packet. A response naming a PSN of the old window (a NAK of the
+//!   old expected PSN) or carrying an MSN that continues the old one, beyond what a fresh QP
+//!   could have reached, proves the QP was not reset: the old incarnation comes back with the
+//!   packets since ([`Connections::take_resumed`] gives consumers the provisional states to
+//!   merge). Anything else, or the incarnation ending first, confirms the reconnect.
 //!
 //! Each incarnation that ends comes out of [`Connections::take_ended`] with its consumer
 //! state, so a consumer finishes judging or counting it and reports it on its own.
@@ -182,9 +189,9 @@ pub struct ModelOptions {
 /// retransmission checks span far less).
 pub const RECONNECT_PSN_DISTANCE: i32 = 1 << 12;
 
-/// How far past the old incarnation's last MSN a response's MSN may be and still continue
-/// it (messages completed since the peer's last response before the gap, beyond those sent
-/// after it).
+/// How far past the old incarnation's last MSN a response's MSN may be, beyond the requests
+/// sent after the gap, and still continue it (messages completed before the gap that the
+/// peer's last response had not counted yet).
 const RECONNECT_MSN_SLACK: u32 = 64;
 
 /// How far below a response's PSN pairing looks for the request it answers (a response
