@@ -335,7 +335,7 @@ impl Checker {
         let obs = self.model.observe(f, p, r);
         self.settle_ended();
         let own = obs.own;
-        self.provisional(own);
+        self.provisional();
         let own_conn = Some(self.model.conn_id(&own));
         crate::packet_rules::check(f, p, r, own_conn, &mut self.judge);
         let Some(info) = r.info else { return };
@@ -359,11 +359,7 @@ impl Checker {
             self.congestion.mark(mark, &mut self.judge);
         }
         match obs.seen {
-            Seen::Request => {
-                let before = self.judge.pending();
-                self.judge_packet(f, r, info, own, own, own_conn);
-                self.note_provisional(own, before);
-            }
+            Seen::Request => self.judge_packet(f, r, info, own, own, own_conn),
             Seen::Response { stream } => {
                 self.after_fatal_nak(f, r, own, own_conn);
                 if let Some(s) = stream {
@@ -379,7 +375,7 @@ impl Checker {
     /// Undone by it (the peer's first response proved the QP was not reset): the copy, which
     /// judged the requests since the gap as the old incarnation's, takes over, and what it
     /// found is reported, less what the provisional stream reported already.
-    fn provisional(&mut self, own: FlowKey) {
+    fn provisional(&mut self) {
         for (k, prov) in self.model.take_resumed() {
             let Some(sh) = prov.shadow else { continue };
             let Shadow { stream, mut judge, reported, .. } = *sh;
@@ -392,11 +388,8 @@ impl Checker {
                 }
             }
         }
-        let Some(fl) = self.model.flow(&own) else { return };
-        if !fl.provisional() || fl.state.shadow.is_some() {
-            return;
-        }
-        let Some(old) = fl.before(&own) else { return };
+        let Some(own) = self.model.began_provisional() else { return };
+        let Some(old) = self.model.flow(&own).and_then(|fl| fl.before(&own)) else { return };
         let sh = Shadow {
             stream: old.state.copy(),
             judge: Judge::new(self.opts.rules.clone(), self.opts.max_findings_per_rule, 64),
@@ -409,20 +402,6 @@ impl Checker {
         };
         if let Some(fl) = self.model.flow_mut(&own) {
             fl.state.shadow = Some(Box::new(sh));
-        }
-    }
-
-    /// Beside a provisional idle reconnect, what the request judged last made the
-    /// provisional stream report (the old stream's copy does not report it again).
-    fn note_provisional(&mut self, own: FlowKey, before: usize) {
-        let Some(sh) = self.model.flow_mut(&own).and_then(|fl| fl.state.shadow.as_deref_mut())
-        else {
-            return;
-        };
-        for x in self.judge.since(before) {
-            if sh.reported.len() < SHADOW_REPORTED {
-                sh.reported.push((x.rule, x.frames.clone()));
-            }
         }
     }
 
@@ -449,7 +428,8 @@ impl Checker {
         let request = own == key;
         if request {
             fatal_nak_silence(flow, f, r, conn, judge);
-            if !flow.provisional() {
+            if flow.state.shadow.is_some() && !flow.provisional() {
+                // The reconnect was confirmed: the old stream's copy is done with.
                 flow.state.shadow = None;
             }
             if let Some(sh) = flow.state.shadow.as_deref_mut() {
@@ -472,6 +452,7 @@ impl Checker {
                 }
             }
         }
+        let before = judge.pending();
         let x = Pkt {
             frame: f,
             roce: r,
@@ -505,6 +486,15 @@ impl Checker {
             } else if let Some(retx) = timing.request(f, r) {
                 if let Some(t) = opts.qp_timeout {
                     crate::requester::qp_timeout(&retx, t, &x, judge);
+                }
+            }
+        }
+        // Beside a provisional idle reconnect: what the provisional stream reported, which
+        // the old stream's copy does not report again if the reconnect is undone.
+        if let Some(sh) = flow.state.shadow.as_deref_mut() {
+            for found in judge.since(before) {
+                if sh.reported.len() < SHADOW_REPORTED {
+                    sh.reported.push((found.rule, found.frames.clone()));
                 }
             }
         }

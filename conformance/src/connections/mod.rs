@@ -398,6 +398,8 @@ pub struct Connections<T> {
     /// The provisional states of the flows of an idle reconnect undone by the packet observed
     /// last (the old incarnation continues; see [`Connections::take_resumed`]).
     resumed: Vec<(FlowKey, T)>,
+    /// The requester flow whose idle reconnect the packet observed last began provisionally.
+    began_provisional: Option<FlowKey>,
     evicted: u64,
 }
 
@@ -413,6 +415,7 @@ impl<T: Default> Connections<T> {
             aliases: FastHashMap::default(),
             ended: Vec::new(),
             resumed: Vec::new(),
+            began_provisional: None,
             evicted: 0,
         }
     }
@@ -493,9 +496,18 @@ impl<T: Default> Connections<T> {
         std::mem::take(&mut self.resumed)
     }
 
+    /// The requester flow whose idle reconnect the packet observed last began provisionally
+    /// (its old incarnation's flow is [`Flow::before`]); valid until the next
+    /// [`Self::observe`].
+    pub fn began_provisional(&self) -> Option<FlowKey> {
+        self.began_provisional
+    }
+
     /// Places one RoCE packet (any: RC, UC, UD, CNP, CM) in the model.
     pub fn observe(&mut self, f: &FrameInfo, p: &Packet<'_>, r: &Roce<'_>) -> Observation {
         let own = FlowKey::of(p, r);
+        self.resumed.clear();
+        self.began_provisional = None;
         if let Some(Ok(mad)) = r.mad() {
             if let Some(m) = mad.cm {
                 self.touch(own, f);
@@ -506,7 +518,16 @@ impl<T: Default> Connections<T> {
                 return Observation { own, seen: Seen::Cm };
             }
         }
-        self.resumed.clear();
+        if let Some(info) = r.info {
+            if let Some(seen) = self.live_flow(own, f, r, info) {
+                if let Seen::Response { stream: Some(s) } = seen {
+                    self.infer_pmtu(s, r, info.position);
+                }
+                return Observation { own, seen };
+            }
+        }
+        // The peer's first packet after a provisional idle reconnect (never on the fast path:
+        // its flow is fresh).
         if let Some(q) = self.flows.get(&own).and_then(|fl| fl.decides) {
             self.decide(q, r);
         }
@@ -514,12 +535,6 @@ impl<T: Default> Connections<T> {
             self.touch(own, f);
             return Observation { own, seen: Seen::Other };
         };
-        if let Some(seen) = self.live_flow(own, f, r, info) {
-            if let Seen::Response { stream: Some(s) } = seen {
-                self.infer_pmtu(s, r, info.position);
-            }
-            return Observation { own, seen };
-        }
         let connected = matches!(info.transport, Transport::Rc | Transport::Uc | Transport::Xrc);
         let seen = match info.role {
             Role::Request if connected => {
@@ -603,7 +618,7 @@ impl<T: Default> Connections<T> {
         info: &OpcodeInfo,
     ) -> Option<Seen> {
         let Connections { flows, pairing, opts, .. } = self;
-        let flow = flows.get_mut(&key).filter(|fl| fl.packets > 0)?;
+        let flow = flows.get_mut(&key).filter(|fl| fl.packets > 0 && fl.decides.is_none())?;
         let connected = matches!(info.transport, Transport::Rc | Transport::Uc | Transport::Xrc);
         let psn = Psn::new(r.bth.psn);
         let seen = match info.role {
@@ -763,6 +778,7 @@ impl<T: Default> Connections<T> {
         }
         if let Some(qf) = self.flows.get_mut(&key) {
             qf.provisional = Some(Box::new(Provisional { old, ended, old_max: max, old_msn }));
+            self.began_provisional = Some(key);
         }
     }
 
