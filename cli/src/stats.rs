@@ -275,6 +275,13 @@ impl Stats {
         let frame = FrameInfo { number, ts_ns: ts, caplen, len };
         let obs = self.model.observe(&frame, p, r);
         self.settle_ended();
+        // An idle reconnect undone (the QP was not reset): the old incarnation counts what
+        // the provisional one counted.
+        for (k, provisional) in self.model.take_resumed() {
+            if let Some(f) = self.model.flow_mut(&k) {
+                f.state.merge(&provisional);
+            }
+        }
         let mut cnp_peer = None;
         if let Some(f) = self.model.flow_mut(&obs.own) {
             let ce = f.state.add(p, r, ts, len);

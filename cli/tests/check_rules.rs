@@ -185,3 +185,26 @@ fn rules_can_be_disabled_and_enabled() {
     );
     assert_eq!(found(&r), vec![Expected { rule: "PKT-TVER".into(), frames: vec![2] }]);
 }
+
+/// After an idle gap the peer's first answer decides whether the requester's far PSN began a
+/// new incarnation: in req-psn-idle-nak and req-psn-idle-msn it proves the QP was not reset
+/// (one incarnation, REQ-PSN named after it); in clean-idle-reconnect it is a fresh QP's (two
+/// incarnations, the second an idle reconnect).
+#[test]
+fn idle_reconnect_is_undone_by_contrary_evidence() {
+    for (name, incarnations, first_packets) in
+        [("req-psn-idle-nak", 1, 12), ("req-psn-idle-msn", 1, 12), ("clean-idle-reconnect", 2, 10)]
+    {
+        let s = SUITE.iter().find(|s| s.name == name).unwrap();
+        let (t, _) = s.generate();
+        let r =
+            check_frames(&frames_of(&t), Options { assume_complete: true, ..Options::default() });
+        assert_eq!(r.connections.len(), incarnations, "{name}: {:?}", r.connections);
+        let idle = r.connections.iter().filter(|c| c.info.began.how.as_str() == "idle_reconnect");
+        assert_eq!(idle.count(), incarnations - 1, "{name}");
+        assert_eq!(r.connections[0].info.packets, first_packets, "{name}");
+        for f in &r.findings {
+            assert_eq!(f.connection.map(|c| c.incarnation), Some(1), "{name}: {f:?}");
+        }
+    }
+}

@@ -15,7 +15,7 @@ use crate::context::{CmTimers, Pkt};
 use crate::finding::{ConnId, Finding, Judge, RuleCount};
 use crate::psn::Psn;
 use crate::rules;
-use crate::stream::Stream;
+use crate::stream::{Shadow, Stream, SHADOW_REPORTED};
 use crate::timing::{compare, Timing};
 use crate::{FrameInfo, Options};
 
@@ -335,6 +335,7 @@ impl Checker {
         let obs = self.model.observe(f, p, r);
         self.settle_ended();
         let own = obs.own;
+        self.provisional();
         let own_conn = Some(self.model.conn_id(&own));
         crate::packet_rules::check(f, p, r, own_conn, &mut self.judge);
         let Some(info) = r.info else { return };
@@ -369,6 +370,41 @@ impl Checker {
         }
     }
 
+    /// A provisional idle reconnect (`Connections::maybe_reconnect`). Begun by this packet:
+    /// the old incarnation's requester stream is copied beside the new one ([`Shadow`]).
+    /// Undone by it (the peer's first response proved the QP was not reset): the copy, which
+    /// judged the requests since the gap as the old incarnation's, takes over, and what it
+    /// found is reported, less what the provisional stream reported already.
+    fn provisional(&mut self) {
+        for (k, prov) in self.model.take_resumed() {
+            let Some(sh) = prov.shadow else { continue };
+            let Shadow { stream, mut judge, reported, .. } = *sh;
+            if let Some(fl) = self.model.flow_mut(&k) {
+                fl.state = stream;
+            }
+            for x in judge.take() {
+                if !reported.iter().any(|(rule, frames)| *rule == x.rule && *frames == x.frames) {
+                    self.judge.absorb(x);
+                }
+            }
+        }
+        let Some(own) = self.model.began_provisional() else { return };
+        let Some(old) = self.model.flow(&own).and_then(|fl| fl.before(&own)) else { return };
+        let sh = Shadow {
+            stream: old.state.copy(),
+            judge: Judge::new(self.opts.rules.clone(), self.opts.max_findings_per_rule, 64),
+            conn: Some(old.connection(&own)),
+            pmtu: old.pmtu.map(|p| p.0).or(self.model.default_pmtu()),
+            pkey: old.pkey.map(|k| k.0),
+            cm_start: old.cm_start_psn,
+            timed: self.opts.qp_timeout.is_some() || old.began.how == BeganBy::Cm,
+            reported: Vec::new(),
+        };
+        if let Some(fl) = self.model.flow_mut(&own) {
+            fl.state.shadow = Some(Box::new(sh));
+        }
+    }
+
     /// RSP-NAK-ERROR: a QP that sent a fatal NAK sends nothing more.
     fn after_fatal_nak(&mut self, f: &FrameInfo, r: &Roce<'_>, own: FlowKey, conn: Option<ConnId>) {
         let Some(flow) = self.model.flow_mut(&own) else { return };
@@ -392,7 +428,31 @@ impl Checker {
         let request = own == key;
         if request {
             fatal_nak_silence(flow, f, r, conn, judge);
+            if flow.state.shadow.is_some() && !flow.provisional() {
+                // The reconnect was confirmed: the old stream's copy is done with.
+                flow.state.shadow = None;
+            }
+            if let Some(sh) = flow.state.shadow.as_deref_mut() {
+                let old = Pkt {
+                    frame: f,
+                    roce: r,
+                    info,
+                    psn: Psn::new(r.bth.psn),
+                    conn: sh.conn,
+                    pmtu: sh.pmtu,
+                    pkey: sh.pkey,
+                    cm_start: sh.cm_start,
+                    opts,
+                };
+                if sh.stream.request(&old, &mut sh.judge).is_some() && sh.timed {
+                    let timing = sh.stream.timing.get_or_insert_with(Box::default);
+                    if let (Some(retx), Some(t)) = (timing.request(f, r), opts.qp_timeout) {
+                        crate::requester::qp_timeout(&retx, t, &old, &mut sh.judge);
+                    }
+                }
+            }
         }
+        let before = judge.pending();
         let x = Pkt {
             frame: f,
             roce: r,
@@ -426,6 +486,15 @@ impl Checker {
             } else if let Some(retx) = timing.request(f, r) {
                 if let Some(t) = opts.qp_timeout {
                     crate::requester::qp_timeout(&retx, t, &x, judge);
+                }
+            }
+        }
+        // Beside a provisional idle reconnect: what the provisional stream reported, which
+        // the old stream's copy does not report again if the reconnect is undone.
+        if let Some(sh) = flow.state.shadow.as_deref_mut() {
+            for found in judge.since(before) {
+                if sh.reported.len() < SHADOW_REPORTED {
+                    sh.reported.push((found.rule, found.frames.clone()));
                 }
             }
         }

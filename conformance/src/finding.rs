@@ -52,7 +52,7 @@ pub struct Finding {
 }
 
 /// Where findings go.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Judge {
     rules: RuleSet,
     cap_per_rule: u32,
@@ -182,6 +182,18 @@ impl Judge {
             psn: psn.map(Psn::value),
             message: message(),
         });
+    }
+
+    /// The findings reported and not taken yet, from the `n`th on.
+    pub(crate) fn since(&self, n: usize) -> &[Finding] {
+        self.out.get(n..).unwrap_or(&[])
+    }
+
+    /// Reports a finding another judge held (its rule's set, caps and counts apply here).
+    pub(crate) fn absorb(&mut self, f: Finding) {
+        let Some(rule) = rules::ALL.iter().find(|r| r.id == f.rule) else { return };
+        let Finding { severity, frames, connection, psn, message, .. } = f;
+        self.report_as(rule, severity, &frames, connection, psn.map(Psn::new), || message);
     }
 
     /// Findings reported and not taken yet.

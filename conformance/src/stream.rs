@@ -24,11 +24,54 @@ pub(crate) struct Stream {
     /// The stream's timers, measured when an option judges them (`--qp-timeout`) or CM
     /// opened the incarnation (REQ-CM-*); at most `timing`'s window per flow.
     pub(crate) timing: Option<Box<crate::timing::Timing>>,
+    /// While an idle reconnect begun by this stream's requester is provisional: the old
+    /// incarnation's stream, judging the same requests ([`Shadow`]).
+    pub(crate) shadow: Option<Box<Shadow>>,
 }
 
+/// The old incarnation's requester stream beside a provisional idle reconnect
+/// (`Connections::maybe_reconnect`): the requests after the gap are judged in it too, with
+/// its findings held, until the peer's first packet decides which incarnation they belong
+/// to. Undone, it takes over (and its findings are reported, less those the provisional
+/// stream reported already); confirmed, it is dropped. One per provisional reconnect.
+#[derive(Debug, Clone)]
+pub(crate) struct Shadow {
+    pub(crate) stream: Stream,
+    pub(crate) judge: Judge,
+    /// What the old incarnation judged by: its name, PMTU, P_Key, CM starting PSN, and
+    /// whether its timers were measured.
+    pub(crate) conn: Option<ConnId>,
+    pub(crate) pmtu: Option<u32>,
+    pub(crate) pkey: Option<u16>,
+    pub(crate) cm_start: Option<crate::psn::Psn>,
+    pub(crate) timed: bool,
+    /// (rule, frames) of the findings the provisional stream reported meanwhile (at most
+    /// [`SHADOW_REPORTED`]).
+    pub(crate) reported: Vec<(&'static str, Vec<u64>)>,
+}
+
+/// Findings of the provisional stream remembered beside a [`Shadow`].
+pub(crate) const SHADOW_REPORTED: usize = 64;
+
 impl Stream {
+    /// A copy of the stream without its [`Shadow`] (the old stream beside a provisional
+    /// idle reconnect).
+    pub(crate) fn copy(&self) -> Stream {
+        Stream {
+            req: self.req.clone(),
+            rsp: self.rsp.clone(),
+            held: self.held,
+            fatal_reported: self.fatal_reported,
+            timing: self.timing.clone(),
+            shadow: None,
+        }
+    }
+
     pub(crate) fn entries(&self) -> usize {
-        self.req.entries() + self.rsp.entries() + self.timing.as_ref().map_or(0, |t| t.entries())
+        self.req.entries()
+            + self.rsp.entries()
+            + self.timing.as_ref().map_or(0, |t| t.entries())
+            + self.shadow.as_ref().map_or(0, |s| s.stream.entries())
     }
 
     /// A request packet of the stream.

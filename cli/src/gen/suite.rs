@@ -322,6 +322,42 @@ fn read_retry_then_traffic(retry_len: usize) -> Trace {
     t
 }
 
+/// How the responder answers the request after the idle gap in [`idle_jump`].
+#[derive(Clone, Copy)]
+enum IdleAnswer {
+    /// The QP was not reset: a NAK "PSN sequence error" naming the old expected PSN, MSN 3.
+    NakOld,
+    /// The QP was not reset: the responder ACKs the request with MSN 4 (the old MSN + 1).
+    AckOldMsn,
+    /// A real reconnect: both QPs restarted, the ACK carries MSN 1.
+    Fresh,
+}
+
+/// After an idle gap, the requester resumes 100 000 PSNs past its old ones: a PSN skip on a
+/// QP that was not reset, or a reconnect without CM, told apart by the responder's answer.
+/// Traffic without CM (1-10: the last a -> b request is the READ of frame 8, MSN 3); 1.5 s
+/// of silence; a -> b SEND_ONLY at the old next PSN + 100 000 (11), answered as `answer`
+/// says (12).
+fn idle_jump(answer: IdleAnswer) -> Trace {
+    let mut t = Trace::new();
+    let mut c = conn();
+    incarnation_traffic(&mut c, &mut t); // 1-10
+    t.advance(1_500_000_000);
+    let expected = c.sides[0].next_psn;
+    let jump = (expected + 100_000) & 0x00ff_ffff;
+    match answer {
+        IdleAnswer::Fresh => c.restart(jump, B2),
+        IdleAnswer::NakOld | IdleAnswer::AckOldMsn => c.sides[0].next_psn = jump,
+    }
+    let s = c.message(true, false, 10, None);
+    c.emit_request(&mut t, true, &s[0]); // 11
+    match answer {
+        IdleAnswer::NakOld => c.nak(&mut t, true, expected, NAK_SEQ), // 12
+        IdleAnswer::AckOldMsn | IdleAnswer::Fresh => c.ack(&mut t, true, jump, 1), // 12
+    }
+    t
+}
+
 /// req-gbn-new-psn: WRITE (4-7), NAK naming its second PSN (8), 0.1 ms later a new SEND
 /// (9), then the resend from the NAK'd PSN (10-13) and the ACK (14).
 fn gbn_new_psn() -> (Trace, Vec<Expected>) {
@@ -974,6 +1010,9 @@ pub const SUITE: &[Scenario] = &[
     Scenario { name: "req-read-retry-longer", description: "a READ retried with a longer length, reported once, on the requester (assume_complete): CM (1-3, Local ACK Timeout 10); READ of 3000 bytes, 3 PSNs (4) answered (5-7, MSN 1), the answer lost downstream; 5 ms later the READ re-issued at the same PSN and VA with DMA Length 4000 (8), which the responder re-executes: 4 responses on the READ's PSN and the three after it, the LAST one PSN past the original's range, with the current MSN 1 (9-12); then SEND (13, ACK 14 MSN 2), WRITE (15, 16, ACK 17 MSN 3), READ of 100 bytes (18, answered 19 MSN 4). REQ-READ-RETRY on 4 and 8 only: no RSP-MSN on the LAST (12) or the ACK (14), no CAP-REORDER", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (read_retry_then_traffic(4000), vec![ex("REQ-READ-RETRY", &[4, 8])]) },
     Scenario { name: "req-read-retry-shorter", description: "req-read-retry-longer with the READ re-issued with DMA Length 2000 (8), answered FIRST, LAST (9, 10); SEND (11, 12), WRITE (13-15), READ (16, 17). REQ-READ-RETRY on 4 and 8 only (assume_complete)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (read_retry_then_traffic(2000), vec![ex("REQ-READ-RETRY", &[4, 8])]) },
     Scenario { name: "clean-read-retry-traffic", description: "the twin of req-read-retry-longer: the READ re-issued unchanged (8), answered again on its own PSNs with MSN 1 (9-11); SEND (12, 13), WRITE (14-16), READ (17, 18). Nothing may be reported (assume_complete)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (read_retry_then_traffic(3000), vec![]) },
+    Scenario { name: "req-psn-idle-nak", description: "a PSN skip after an idle gap, not a reconnect (assume_complete): traffic without CM (1-10, the last a -> b request the READ of frame 8, MSN 3); 1.5 s of silence; a -> b SEND_ONLY 100 000 PSNs past the expected one (11), which looks like a reconnect without CM, but the responder NAKs the old expected PSN (12, PSN sequence error, MSN 3): its QP was not reset. One incarnation, and the jump is the requester's: REQ-PSN on 8 and 11", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (idle_jump(IdleAnswer::NakOld), vec![ex("REQ-PSN", &[8, 11])]) },
+    Scenario { name: "req-psn-idle-msn", description: "req-psn-idle-nak with the responder ACKing the SEND_ONLY (12) with MSN 4, continuing the old MSN 3 (a fresh QP would say 1): its QP was not reset. One incarnation, REQ-PSN on 8 and 11 (assume_complete)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (idle_jump(IdleAnswer::AckOldMsn), vec![ex("REQ-PSN", &[8, 11])]) },
+    Scenario { name: "clean-idle-reconnect", description: "the twin of req-psn-idle-nak: after the 1.5 s of silence both QPs restarted; the SEND_ONLY 100 000 PSNs past the old ones (11) is ACKed with MSN 1 (12), as a fresh QP answers. A new incarnation (idle reconnect): nothing may be reported (assume_complete)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (idle_jump(IdleAnswer::Fresh), vec![]) },
     Scenario { name: "clean-read-before-pmtu", description: "a READ sized before the PMTU is known (no CM, no --pmtu): SEND_ONLY (1, ACK 2); READ of 3000 bytes (3) answered FIRST, MIDDLE, LAST (4-6) from which the PMTU 1024 is learnt; the capture ends. The READ consumed PSNs 3..5 of its own: its responses are answers, not PSNs ahead of the capture (no CAP-GAP). Nothing may be reported", assume_complete: false, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (read_before_pmtu(), vec![]) },
 ];
 

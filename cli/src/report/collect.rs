@@ -185,6 +185,13 @@ impl<'f> Collector<'f> {
         }
         let obs = self.model.observe(f, p, r);
         self.settle();
+        // An idle reconnect undone (the QP was not reset): the old incarnation counts what
+        // the provisional one counted (its points after the gap are not drawn).
+        for (k, provisional) in self.model.take_resumed() {
+            if let Some(fl) = self.model.flow_mut(&k) {
+                fl.state.counts.merge(&provisional.counts);
+            }
+        }
         let own = obs.own;
         if let Some(fl) = self.model.flow_mut(&own) {
             fl.state.packet();

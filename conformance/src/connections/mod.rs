@@ -24,6 +24,13 @@
 //!   its flow, at a PSN more than [`RECONNECT_PSN_DISTANCE`] away from anything the flow sent,
 //!   that starts a message (FIRST or ONLY), is the same event seen without its CM exchange:
 //!   rping and most RDMA-CM applications reconnect this way. The new incarnation says why.
+//!   It is a guess, and the traffic after the gap can disprove it: when the flow's peer is
+//!   known, the new incarnation is provisional (the old flows kept aside, `Provisional`)
+//!   until the peer's first packet. A response naming a PSN of the old window (a NAK of the
+//!   old expected PSN) or carrying an MSN that continues the old one, beyond what a fresh QP
+//!   could have reached, proves the QP was not reset: the old incarnation comes back with the
+//!   packets since ([`Connections::take_resumed`] gives consumers the provisional states to
+//!   merge). Anything else, or the incarnation ending first, confirms the reconnect.
 //!
 //! Each incarnation that ends comes out of [`Connections::take_ended`] with its consumer
 //! state, so a consumer finishes judging or counting it and reports it on its own.
@@ -182,6 +189,11 @@ pub struct ModelOptions {
 /// retransmission checks span far less).
 pub const RECONNECT_PSN_DISTANCE: i32 = 1 << 12;
 
+/// How far past the old incarnation's last MSN a response's MSN may be, beyond the requests
+/// sent after the gap, and still continue it (messages completed before the gap that the
+/// peer's last response had not counted yet).
+const RECONNECT_MSN_SLACK: u32 = 64;
+
 /// How far below a response's PSN pairing looks for the request it answers (a response
 /// captured before its request, or coalesced ACKs).
 const PAIR_LOOKBACK: u32 = 4;
@@ -219,14 +231,48 @@ pub struct Flow<T> {
     indexed: VecDeque<Psn>,
     /// Used since the eviction clock last passed it (second chance).
     referenced: bool,
+    /// The MSN of the last response with an AETH this flow carried.
+    last_msn: Option<u32>,
+    /// An idle reconnect this requester flow began provisionally: the old incarnation, kept
+    /// until the peer's first packet says whether the QP was reset.
+    provisional: Option<Box<Provisional<T>>>,
+    /// The peer's flow of a provisional idle reconnect: its first packet decides it (the key
+    /// of the requester flow holding the old incarnation).
+    decides: Option<FlowKey>,
     /// The consumer's state of this flow for the current incarnation.
     pub state: T,
+}
+
+/// An idle reconnect begun provisionally ([`Connections::maybe_reconnect`]): the old
+/// incarnation's flows as the reconnect found them, and what the peer's first response must
+/// show to prove that the QP was not reset.
+#[derive(Debug, Clone)]
+struct Provisional<T> {
+    /// The old flows (the requester's first).
+    old: Vec<(FlowKey, Flow<T>)>,
+    /// How the old incarnation ends if the reconnect is confirmed.
+    ended: Boundary<EndedBy>,
+    /// The highest PSN the requester had sent before the jump.
+    old_max: Psn,
+    /// The MSN of the peer's last response before the jump.
+    old_msn: Option<u32>,
 }
 
 impl<T> Flow<T> {
     /// The name of the connection this flow (`key`) belongs to.
     pub fn connection(&self, key: &FlowKey) -> ConnId {
         conn_id(key, self.peer.map(|p| p.dest_qp), self.incarnation)
+    }
+
+    /// The flow began an idle reconnect that its peer's first packet has not decided yet.
+    pub fn provisional(&self) -> bool {
+        self.provisional.is_some()
+    }
+
+    /// The old incarnation's flow `key` while this flow's idle reconnect is provisional.
+    pub fn before(&self, key: &FlowKey) -> Option<&Flow<T>> {
+        let p = self.provisional.as_deref()?;
+        p.old.iter().find(|(k, _)| k == key).map(|(_, f)| f)
     }
 }
 
@@ -252,6 +298,9 @@ impl<T: Default> Flow<T> {
             max_req_psn: None,
             indexed: VecDeque::new(),
             referenced: true,
+            last_msn: None,
+            provisional: None,
+            decides: None,
             state: T::default(),
         }
     }
@@ -346,6 +395,11 @@ pub struct Connections<T> {
     /// name (bounded like the flows: cleared past a multiple of the cap).
     aliases: FastHashMap<ConnId, ConnId>,
     ended: Vec<Ended<T>>,
+    /// The provisional states of the flows of an idle reconnect undone by the packet observed
+    /// last (the old incarnation continues; see [`Connections::take_resumed`]).
+    resumed: Vec<(FlowKey, T)>,
+    /// The requester flow whose idle reconnect the packet observed last began provisionally.
+    began_provisional: Option<FlowKey>,
     evicted: u64,
 }
 
@@ -360,6 +414,8 @@ impl<T: Default> Connections<T> {
             cm: CmTracker::new(cap.min(4096), cap),
             aliases: FastHashMap::default(),
             ended: Vec::new(),
+            resumed: Vec::new(),
+            began_provisional: None,
             evicted: 0,
         }
     }
@@ -431,9 +487,27 @@ impl<T: Default> Connections<T> {
         std::mem::take(&mut self.ended)
     }
 
+    /// When the packet observed last undid a provisional idle reconnect (its peer's first
+    /// response proved the QP was not reset), the flows are back in the old incarnation with
+    /// their old state, and these are the states the provisional incarnation had given them
+    /// (the consumer merges what it needs). Empty otherwise; valid until the next
+    /// [`Self::observe`].
+    pub fn take_resumed(&mut self) -> Vec<(FlowKey, T)> {
+        std::mem::take(&mut self.resumed)
+    }
+
+    /// The requester flow whose idle reconnect the packet observed last began provisionally
+    /// (its old incarnation's flow is [`Flow::before`]); valid until the next
+    /// [`Self::observe`].
+    pub fn began_provisional(&self) -> Option<FlowKey> {
+        self.began_provisional
+    }
+
     /// Places one RoCE packet (any: RC, UC, UD, CNP, CM) in the model.
     pub fn observe(&mut self, f: &FrameInfo, p: &Packet<'_>, r: &Roce<'_>) -> Observation {
         let own = FlowKey::of(p, r);
+        self.resumed.clear();
+        self.began_provisional = None;
         if let Some(Ok(mad)) = r.mad() {
             if let Some(m) = mad.cm {
                 self.touch(own, f);
@@ -444,16 +518,23 @@ impl<T: Default> Connections<T> {
                 return Observation { own, seen: Seen::Cm };
             }
         }
+        if let Some(info) = r.info {
+            if let Some(seen) = self.live_flow(own, f, r, info) {
+                if let Seen::Response { stream: Some(s) } = seen {
+                    self.infer_pmtu(s, r, info.position);
+                }
+                return Observation { own, seen };
+            }
+        }
+        // The peer's first packet after a provisional idle reconnect (never on the fast path:
+        // its flow is fresh).
+        if let Some(q) = self.flows.get(&own).and_then(|fl| fl.decides) {
+            self.decide(q, r);
+        }
         let Some(info) = r.info else {
             self.touch(own, f);
             return Observation { own, seen: Seen::Other };
         };
-        if let Some(seen) = self.live_flow(own, f, r, info) {
-            if let Seen::Response { stream: Some(s) } = seen {
-                self.infer_pmtu(s, r, info.position);
-            }
-            return Observation { own, seen };
-        }
         let connected = matches!(info.transport, Transport::Rc | Transport::Uc | Transport::Xrc);
         let seen = match info.role {
             Role::Request if connected => {
@@ -537,7 +618,7 @@ impl<T: Default> Connections<T> {
         info: &OpcodeInfo,
     ) -> Option<Seen> {
         let Connections { flows, pairing, opts, .. } = self;
-        let flow = flows.get_mut(&key).filter(|fl| fl.packets > 0)?;
+        let flow = flows.get_mut(&key).filter(|fl| fl.packets > 0 && fl.decides.is_none())?;
         let connected = matches!(info.transport, Transport::Rc | Transport::Uc | Transport::Xrc);
         let psn = Psn::new(r.bth.psn);
         let seen = match info.role {
@@ -570,6 +651,9 @@ impl<T: Default> Connections<T> {
                 let peer = flow.peer?;
                 if crate::context::fatal_nak(r) {
                     flow.fatal_nak.get_or_insert(f.number);
+                }
+                if let Some(a) = r.headers.aeth {
+                    flow.last_msn = Some(a.msn);
                 }
                 Seen::Response { stream: Some(peer) }
             }
@@ -649,6 +733,9 @@ impl<T: Default> Connections<T> {
 
     /// A request on a flow whose last packet is long past, at unrelated PSNs, starting a
     /// message: the QPNs were reused by a new connection whose CM exchange was not captured.
+    /// When the flow was paired, the reconnect is provisional: the old incarnation is kept
+    /// until the peer's first packet, which undoes it if it proves the QP was not reset
+    /// ([`Self::decide`]).
     fn maybe_reconnect(&mut self, key: FlowKey, f: &FrameInfo, r: &Roce<'_>, pos: Position) {
         let Some(flow) = self.flows.get(&key) else { return };
         let Some(max) = flow.max_req_psn else { return };
@@ -663,24 +750,36 @@ impl<T: Default> Connections<T> {
         {
             return;
         }
-        let peer_busy = flow
-            .peer
-            .and_then(|pk| self.flows.get(&pk))
-            .is_some_and(|pf| f.ts_ns.saturating_sub(pf.last_ts) < self.opts.reconnect_idle_ns);
-        if peer_busy {
+        let peer = flow.peer.and_then(|pk| self.flows.get(&pk).map(|pf| (pk, pf)));
+        if peer
+            .is_some_and(|(_, pf)| f.ts_ns.saturating_sub(pf.last_ts) < self.opts.reconnect_idle_ns)
+        {
             return;
         }
+        let decider = peer.map(|(pk, pf)| (pk, pf.last_msn));
         let why = format!(
             "no CM exchange captured: after {} ms of silence the QP resumed at PSN {psn}, far from the {max} it had reached, with a new message",
             idle / 1_000_000
         );
-        self.end(
-            key,
-            EndedBy::Reconnect,
-            f.number,
-            format!("its QPNs were reused from frame {} ({why})", f.number),
-            Some(Boundary { how: BeganBy::IdleReconnect, frame: f.number, why }),
-        );
+        let ended = Boundary {
+            how: EndedBy::Reconnect,
+            frame: f.number,
+            why: format!("its QPNs were reused from frame {} ({why})", f.number),
+        };
+        let began = Boundary { how: BeganBy::IdleReconnect, frame: f.number, why };
+        let Some((pk, old_msn)) = decider else {
+            self.end(key, ended.how, ended.frame, ended.why, Some(began));
+            return;
+        };
+        self.confirm_around(key);
+        let old = self.take_flows(key, EndedBy::Reconnect, Some(began));
+        if let Some(pf) = self.flows.get_mut(&pk) {
+            pf.decides = Some(key);
+        }
+        if let Some(qf) = self.flows.get_mut(&key) {
+            qf.provisional = Some(Box::new(Provisional { old, ended, old_max: max, old_msn }));
+            self.began_provisional = Some(key);
+        }
     }
 
     fn request(&mut self, key: FlowKey, r: &Roce<'_>, info: &OpcodeInfo) {
@@ -720,6 +819,9 @@ impl<T: Default> Connections<T> {
         flow.transport.get_or_insert(transport);
         if fatal {
             flow.fatal_nak.get_or_insert(f.number);
+        }
+        if let Some(a) = r.headers.aeth {
+            flow.last_msn = Some(a.msn);
         }
         if let Some(peer) = flow.peer {
             return Some(peer);
@@ -787,7 +889,8 @@ impl<T: Default> Connections<T> {
 
     /// Ends the incarnation `key` belongs to (both directions). With `next`, the flows
     /// stay, fresh, for the incarnation that begins; without, they are removed (evicted) or
-    /// reset to wait for whatever follows.
+    /// reset to wait for whatever follows. An idle reconnect of these flows still provisional
+    /// is confirmed first (the old incarnation ends before the one it began).
     fn end(
         &mut self,
         key: FlowKey,
@@ -796,23 +899,72 @@ impl<T: Default> Connections<T> {
         why: String,
         next: Option<Boundary<BeganBy>>,
     ) {
-        let Some(flow) = self.flows.get(&key) else { return };
+        self.confirm_around(key);
+        let old = self.take_flows(key, how, next);
+        if let Some(e) = self.ended_of(key, old, Boundary { how, frame, why }) {
+            self.ended.push(e);
+        }
+    }
+
+    /// Takes the flows of `key`'s incarnation (`key` and its peer), the direction whose
+    /// packets came first first: removed (evicted), or replaced by fresh flows of the next
+    /// incarnation (begun by `next`, or waiting for whatever follows).
+    fn take_flows(
+        &mut self,
+        key: FlowKey,
+        how: EndedBy,
+        next: Option<Boundary<BeganBy>>,
+    ) -> Vec<(FlowKey, Flow<T>)> {
+        let Some(flow) = self.flows.get(&key) else { return Vec::new() };
         let peer = flow.peer.filter(|p| self.flows.contains_key(p));
-        let id = self.conn_id(&key);
         let mut keys = vec![key];
         keys.extend(peer);
-        // The direction whose packets came first, first.
         keys.sort_by_key(|k| self.flows.get(k).map_or(u64::MAX, |f| f.first_frame.max(1)));
-        let fatal = keys.iter().filter_map(|k| self.flows.get(k)?.fatal_nak).min();
-        let (how, frame, why) = match (how, fatal) {
-            (EndedBy::CaptureEnd | EndedBy::Reconnect, Some(n)) => (
-                EndedBy::FatalNak,
-                n,
-                format!("fatal NAK in frame {n}: the responder's QP went to the error state"),
-            ),
-            _ => (how, frame, why),
+        let fatal = keys.iter().any(|k| self.flows.get(k).is_some_and(|f| f.fatal_nak.is_some()));
+        let shown = match how {
+            EndedBy::CaptureEnd | EndedBy::Reconnect if fatal => EndedBy::FatalNak,
+            _ => how,
         };
-        let Some(first) = keys.first().and_then(|k| self.flows.get(k)) else { return };
+        let remove = how == EndedBy::Evicted;
+        let next_inc = keys.iter().filter_map(|k| self.flows.get(k)).map(|f| f.incarnation).max();
+        let next_inc = next_inc.unwrap_or(1) + 1;
+        let mut out = Vec::with_capacity(keys.len());
+        for k in keys {
+            let began = next.clone().unwrap_or_else(|| Boundary {
+                how: BeganBy::AfterEnd,
+                frame: 0,
+                why: format!("after the previous incarnation ended ({})", shown.as_str()),
+            });
+            let old = if remove {
+                self.flows.remove(&k)
+            } else {
+                self.flows.get_mut(&k).map(|f| std::mem::replace(f, Flow::new(next_inc, began)))
+            };
+            out.extend(old.map(|o| (k, o)));
+        }
+        out
+    }
+
+    /// The record of the incarnation whose flows (`old`, from [`Self::take_flows`]) ended
+    /// as `ended` says; `key` names it.
+    fn ended_of(
+        &mut self,
+        key: FlowKey,
+        old: Vec<(FlowKey, Flow<T>)>,
+        ended: Boundary<EndedBy>,
+    ) -> Option<Ended<T>> {
+        let named = old.iter().find(|(k, _)| *k == key).or(old.first())?;
+        let id = named.1.connection(&named.0);
+        let fatal = old.iter().filter_map(|(_, f)| f.fatal_nak).min();
+        let ended = match (ended.how, fatal) {
+            (EndedBy::CaptureEnd | EndedBy::Reconnect, Some(n)) => Boundary {
+                how: EndedBy::FatalNak,
+                frame: n,
+                why: format!("fatal NAK in frame {n}: the responder's QP went to the error state"),
+            },
+            _ => ended,
+        };
+        let (_, first) = old.first()?;
         let mut info = ConnectionInfo {
             connection: id,
             transport: first.transport.map_or("unknown", Transport::as_str),
@@ -822,29 +974,15 @@ impl<T: Default> Connections<T> {
             pkey: first.pkey.map(|p| p.0),
             pkey_source: first.pkey.map(|p| p.1),
             began: first.began.clone(),
-            ended: Boundary { how, frame, why },
+            ended,
             packets: 0,
             first_frame: u64::MAX,
             last_frame: 0,
             first_ts: u64::MAX,
             last_ts: 0,
         };
-        let next_inc = keys.iter().filter_map(|k| self.flows.get(k)).map(|f| f.incarnation).max();
-        let next_inc = next_inc.unwrap_or(1) + 1;
-        let mut directions = Vec::with_capacity(keys.len());
-        for k in &keys {
-            let remove = how == EndedBy::Evicted;
-            let began = next.clone().unwrap_or_else(|| Boundary {
-                how: BeganBy::AfterEnd,
-                frame: 0,
-                why: format!("after the previous incarnation ended ({})", how.as_str()),
-            });
-            let old = if remove {
-                self.flows.remove(k)
-            } else {
-                self.flows.get_mut(k).map(|f| std::mem::replace(f, Flow::new(next_inc, began)))
-            };
-            let Some(old) = old else { continue };
+        let mut directions = Vec::with_capacity(old.len());
+        for (k, old) in old {
             if info.transport == "unknown" {
                 info.transport = old.transport.map_or("unknown", Transport::as_str);
             }
@@ -856,17 +994,113 @@ impl<T: Default> Connections<T> {
                 info.last_ts = info.last_ts.max(old.last_ts);
             }
             for psn in &old.indexed {
-                unindex(&mut self.pairing, k, *psn);
+                unindex(&mut self.pairing, &k, *psn);
             }
-            self.cm.forget(k, old.comm_ids);
-            directions.push((*k, old.state));
+            self.cm.forget(&k, old.comm_ids);
+            directions.push((k, old.state));
         }
         if info.packets == 0 {
             info.first_frame = info.began.frame;
             info.last_frame = info.began.frame;
             info.first_ts = 0;
         }
-        self.ended.push(Ended { info, directions });
+        Some(Ended { info, directions })
+    }
+
+    /// Confirms the provisional idle reconnect `key` takes part in (as its requester flow or
+    /// its peer), if any.
+    fn confirm_around(&mut self, key: FlowKey) {
+        let Some(fl) = self.flows.get(&key) else { return };
+        let q = if fl.provisional.is_some() { Some(key) } else { fl.decides };
+        let peer = fl.peer.and_then(|p| self.flows.get(&p)).and_then(|pf| {
+            if pf.provisional.is_some() {
+                fl.peer
+            } else {
+                pf.decides
+            }
+        });
+        for q in q.into_iter().chain(peer) {
+            self.confirm(q);
+        }
+    }
+
+    /// The idle reconnect begun provisionally on requester flow `q` stands: the old
+    /// incarnation ends (as the reconnect found it).
+    fn confirm(&mut self, q: FlowKey) {
+        let Some(p) = self.flows.get_mut(&q).and_then(|f| f.provisional.take()) else { return };
+        let Provisional { old, ended, .. } = *p;
+        for (k, _) in &old {
+            if let Some(f) = self.flows.get_mut(k) {
+                f.decides = None;
+            }
+        }
+        if let Some(e) = self.ended_of(q, old, ended) {
+            self.ended.push(e);
+        }
+    }
+
+    /// The peer's first packet after the provisional idle reconnect of requester flow `q`:
+    /// a response that names a PSN of the old window (a NAK naming the old expected PSN, an
+    /// ACK of an old request) or carries an MSN continuing the old sequence (and one a fresh
+    /// QP could not have reached) proves the QP was not reset: the old incarnation continues.
+    /// Anything else confirms the reconnect.
+    fn decide(&mut self, q: FlowKey, r: &Roce<'_>) {
+        let contrary = self.flows.get(&q).is_some_and(|qf| {
+            let (Some(p), Some(info)) = (qf.provisional.as_deref(), r.info) else { return false };
+            if info.role != Role::Response {
+                return false;
+            }
+            let psn = Psn::new(r.bth.psn);
+            let old_e = p.old_max + 1;
+            let new_max = qf.max_req_psn.unwrap_or(old_e);
+            let near_old = (psn - old_e).abs();
+            let old_window = near_old <= RECONNECT_PSN_DISTANCE && near_old < (psn - new_max).abs();
+            let sent_since = u32::try_from(qf.packets).unwrap_or(u32::MAX);
+            let old_msn = r.headers.aeth.zip(p.old_msn).is_some_and(|(a, m)| {
+                let k = a.msn.wrapping_sub(m) & crate::psn::PSN_MASK;
+                k <= sent_since.saturating_add(RECONNECT_MSN_SLACK) && a.msn > sent_since
+            });
+            old_window || old_msn
+        });
+        if contrary {
+            self.revert(q);
+        } else {
+            self.confirm(q);
+        }
+    }
+
+    /// Undoes the provisional idle reconnect of requester flow `q`: the old flows come back,
+    /// with the packets the provisional ones counted; the provisional states go to
+    /// [`Self::take_resumed`], and the names the provisional incarnation gave its packets
+    /// become the old incarnation's.
+    fn revert(&mut self, q: FlowKey) {
+        let Some(p) = self.flows.get_mut(&q).and_then(|f| f.provisional.take()) else { return };
+        for (k, old) in p.old {
+            let Some(slot) = self.flows.get_mut(&k) else { continue };
+            let new = std::mem::replace(slot, old);
+            slot.referenced = true;
+            slot.packets += new.packets;
+            if new.packets > 0 {
+                slot.last_frame = slot.last_frame.max(new.last_frame);
+                slot.last_ts = slot.last_ts.max(new.last_ts);
+            }
+            if let Some(m) = new.max_req_psn {
+                if slot.max_req_psn.is_none_or(|o| o < m) {
+                    slot.max_req_psn = Some(m);
+                }
+            }
+            if slot.fatal_nak.is_none() {
+                slot.fatal_nak = new.fatal_nak;
+            }
+            for psn in &new.indexed {
+                unindex(&mut self.pairing, &k, *psn);
+            }
+            if self.aliases.len() > 4 * self.opts.max_flows {
+                self.aliases.clear();
+            }
+            self.aliases.insert(new.connection(&k), slot.connection(&k));
+            self.resumed.push((k, new.state));
+        }
     }
 }
 
