@@ -426,6 +426,11 @@ impl Checker {
         let Checker { opts, judge, model, last_retransmission, .. } = self;
         let Some(flow) = model.flow_mut(&key) else { return };
         let request = own == key;
+        if request && flow.stale(Psn::new(r.bth.psn)) {
+            // A late request of the incarnation before, to the DestQP its QP had (reset
+            // since, so it drops it): no transmission of the live requester's.
+            return;
+        }
         if request {
             fatal_nak_silence(flow, f, r, conn, judge);
             if flow.state.shadow.is_some() && !flow.provisional() {

@@ -227,6 +227,9 @@ pub struct Flow<T> {
     pub last_ts: u64,
     /// Highest request PSN sent on this flow.
     max_req_psn: Option<Psn>,
+    /// The highest request PSN of the incarnation before this one on this flow: a late
+    /// request of that incarnation carries a PSN near it ([`Flow::stale`]).
+    prior_max: Option<Psn>,
     /// Recent request PSNs registered in the pairing index while unpaired.
     indexed: VecDeque<Psn>,
     /// Used since the eviction clock last passed it (second chance).
@@ -269,6 +272,19 @@ impl<T> Flow<T> {
         self.provisional.is_some()
     }
 
+    /// A request at `psn` to this flow's DestQP that belongs to the incarnation before this
+    /// CM-opened one: within [`RECONNECT_PSN_DISTANCE`] of the PSNs that incarnation
+    /// reached, and farther than that from where this one's requests stand (its CM starting
+    /// PSN, or the next PSN after its highest). The QP behind the DestQP was reset for the
+    /// new incarnation and drops it: no transmission of the live requester's. When the two
+    /// windows are that close, nothing is taken as stale.
+    pub fn stale(&self, psn: Psn) -> bool {
+        let (Some(old), Some(start)) = (self.prior_max, self.cm_start_psn) else { return false };
+        let next = self.max_req_psn.map_or(start, |m| m + 1);
+        (psn - (old + 1)).abs() <= RECONNECT_PSN_DISTANCE
+            && (psn - next).abs() > RECONNECT_PSN_DISTANCE
+    }
+
     /// The old incarnation's flow `key` while this flow's idle reconnect is provisional.
     pub fn before(&self, key: &FlowKey) -> Option<&Flow<T>> {
         let p = self.provisional.as_deref()?;
@@ -296,6 +312,7 @@ impl<T: Default> Flow<T> {
             first_ts: 0,
             last_ts: 0,
             max_req_psn: None,
+            prior_max: None,
             indexed: VecDeque::new(),
             referenced: true,
             last_msn: None,
@@ -631,12 +648,13 @@ impl<T: Default> Connections<T> {
                     return None;
                 }
                 let pkey = *flow.pkey.get_or_insert((r.bth.pkey, PkeySource::FirstPacket));
-                if foreign(pkey.0, r.bth.pkey) {
-                    // Another partition's: not the flow's own request (its PSN neither).
-                } else if flow.max_req_psn.is_none_or(|m| m < psn) {
+                // Another partition's, or a late one of the incarnation before: not the
+                // flow's own request (its PSN neither).
+                let own = !foreign(pkey.0, r.bth.pkey) && !flow.stale(psn);
+                if own && flow.max_req_psn.is_none_or(|m| m < psn) {
                     flow.max_req_psn = Some(psn);
                 }
-                if flow.peer.is_none() && !foreign(pkey.0, r.bth.pkey) {
+                if flow.peer.is_none() && own {
                     flow.indexed.push_back(psn);
                     if flow.indexed.len() > INDEXED {
                         if let Some(old) = flow.indexed.pop_front() {
@@ -739,10 +757,10 @@ impl<T: Default> Connections<T> {
     fn maybe_reconnect(&mut self, key: FlowKey, f: &FrameInfo, r: &Roce<'_>, pos: Position) {
         let Some(flow) = self.flows.get(&key) else { return };
         let Some(max) = flow.max_req_psn else { return };
-        if flow.pkey.is_some_and(|k| foreign(k.0, r.bth.pkey)) {
+        let psn = Psn::new(r.bth.psn);
+        if flow.pkey.is_some_and(|k| foreign(k.0, r.bth.pkey)) || flow.stale(psn) {
             return;
         }
-        let psn = Psn::new(r.bth.psn);
         let idle = f.ts_ns.saturating_sub(flow.last_ts);
         if idle < self.opts.reconnect_idle_ns
             || (psn - max).abs() <= RECONNECT_PSN_DISTANCE
@@ -788,8 +806,9 @@ impl<T: Default> Connections<T> {
         let Some(flow) = self.flows.get_mut(&key) else { return };
         flow.transport.get_or_insert(info.transport);
         let pkey = *flow.pkey.get_or_insert((r.bth.pkey, PkeySource::FirstPacket));
-        if foreign(pkey.0, r.bth.pkey) {
-            // Another partition's request: the responder drops it; it is not the flow's own.
+        if foreign(pkey.0, r.bth.pkey) || flow.stale(psn) {
+            // Another partition's request, or a late one of the incarnation before: the
+            // responder drops it; it is not the flow's own.
             return;
         }
         if flow.max_req_psn.is_none_or(|m| m < psn) {
@@ -938,7 +957,12 @@ impl<T: Default> Connections<T> {
             let old = if remove {
                 self.flows.remove(&k)
             } else {
-                self.flows.get_mut(&k).map(|f| std::mem::replace(f, Flow::new(next_inc, began)))
+                self.flows.get_mut(&k).map(|f| {
+                    // What a late request of the ending incarnation will look like.
+                    let mut fresh = Flow::new(next_inc, began);
+                    fresh.prior_max = f.max_req_psn.or(f.prior_max);
+                    std::mem::replace(f, fresh)
+                })
             };
             out.extend(old.map(|o| (k, o)));
         }
