@@ -268,6 +268,28 @@ fn stale_incarnation(skip: bool) -> Trace {
     t
 }
 
+/// [`stale_incarnation`] with the late request first: 1-18 as in clean-cm-reconnect; the
+/// first incarnation's WRITE_FIRST at PSN 1001 (19) before any request of the second; a -> b
+/// SEND at the REP starting PSN (20, ACK 21 MSN 1), WRITE (22, 23, ACK 24 MSN 2);
+/// DREQ/DREP (25, 26).
+fn stale_incarnation_first() -> Trace {
+    let mut t = Trace::new();
+    let mut c = conn();
+    let mut cm = Cm::new(77, (0x1111, 0x2222));
+    cm.connect(&mut t, &c, 4000); // 1-3
+    let mut old = c.clone();
+    incarnation_traffic(&mut c, &mut t); // 4-13
+    cm.disconnect(&mut t, &c); // 14, 15
+    reconnect_cm(&mut c, &mut t, &mut cm); // 16-18
+    old.message(true, false, 10, None);
+    let late = old.message(true, true, 2048, None);
+    old.emit_request(&mut t, true, &late[0]); // 19
+    c.send_or_write(&mut t, true, false, 10, None); // 20, 21
+    c.send_or_write(&mut t, true, true, 2048, None); // 22-24
+    cm.disconnect(&mut t, &c); // 25, 26
+    t
+}
+
 /// A CM-opened connection (1-3, Local ACK Timeout 10): FETCH_ADD (4) answered with original
 /// value 41 (5, MSN 1), the answer lost downstream; 5 ms later the requester resends the
 /// FETCH_ADD (6), and the responder answers the duplicate with original value `again` and
@@ -1036,6 +1058,7 @@ pub const SUITE: &[Scenario] = &[
     Scenario { name: "clean-pkey-foreign-psn", description: "the twin of req-retx-same-pkey with the resend (9) unchanged (assume_complete): a WRITE_FIRST with a foreign P_Key (6) on the PSN of the requester's next SEND_ONLY (7) is dropped and is not the requester's transmission; nothing may be reported", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (pkey_foreign_psn(10), vec![]) },
     Scenario { name: "clean-cm-stale-request", description: "a late request of an ended incarnation takes no part in the live one's sequence (assume_complete): two CM incarnations on the same QPNs (1-18 as in clean-cm-reconnect); in the second, a -> b SEND (19, ACK 20 MSN 1), then a WRITE_FIRST of the first incarnation to the same DestQP at its old PSN 1001 (21), which the reset responder QP drops; a -> b SEND (22, ACK 23 MSN 2), WRITE (24, 25, ACK 26 MSN 3); b -> a SEND (27, ACK 28 MSN 1), a SEND_ONLY of the first incarnation at its old PSN 5000 (29), dropped; b -> a SEND (30, ACK 31 MSN 2); DREQ/DREP (32, 33). Nothing may be reported (no REQ-PSN or CAP-GAP on 21, no REQ-RETX-* or REQ-MSG-SEQ on the legal packets after 21 and 29)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (stale_incarnation(false), vec![]) },
     Scenario { name: "req-psn-stale-request", description: "the twin of clean-cm-stale-request with a real PSN skip (assume_complete): the a -> b SEND after the first incarnation's late WRITE_FIRST (21) is one PSN too far (22). REQ-PSN on 19 and 22 only: the skip is judged against the live incarnation's own SEND (19), not the late packet of the ended one (nothing on 21, no REQ-RETX-* or REQ-MSG-SEQ after it)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (stale_incarnation(true), vec![ex("REQ-PSN", &[19, 22])]) },
+    Scenario { name: "clean-cm-stale-first", description: "clean-cm-stale-request with the late request first (assume_complete): 1-18 as in clean-cm-reconnect; a WRITE_FIRST of the first incarnation at its old PSN 1001 (19) arrives before any request of the second and is dropped; a -> b SEND at the REP starting PSN (20, ACK 21 MSN 1), WRITE (22, 23, ACK 24 MSN 2); DREQ/DREP (25, 26). Nothing may be reported (no REQ-PSN on 19 against the REP starting PSN, nothing on the legal packets after it)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (stale_incarnation_first(), vec![]) },
     Scenario { name: "rsp-dup-atomic", description: "a duplicate atomic executed again (assume_complete): CM (1-3, Local ACK Timeout 10); FETCH_ADD (4) answered with original value 41 (5, MSN 1), the answer lost downstream; 5 ms later the FETCH_ADD resent (6) and answered with original value 42 (7, MSN 1): the responder must return the result it saved for the original, not execute it again: RSP-DUP-ATOMIC on 5, 6 and 7; SEND (8, ACK 9 MSN 2)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (duplicate_atomic(42), vec![ex("RSP-DUP-ATOMIC", &[5, 6, 7])]) },
     Scenario { name: "clean-dup-atomic", description: "the twin of rsp-dup-atomic: the duplicate FETCH_ADD (6) is answered with the saved original value 41 and the same MSN (7). Nothing may be reported (assume_complete)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (duplicate_atomic(41), vec![]) },
     Scenario { name: "req-psn-skip-stream", description: "a PSN skip mid-stream reported once, on the requester (assume_complete): CM (1-3); SEND (4, ACK 5 MSN 1), SEND (6, ACK 7 MSN 2); the requester skips one PSN: WRITE of three packets (8-10) ACKed (11, MSN 3), READ of 2500 bytes (12) answered (13-15, MSN 4), SEND (16, ACK 17 MSN 5). REQ-PSN on 6 and 8, and nothing on the responder's ACKs and READ responses that follow (no RSP-MSN, RSP-ACK-RANGE, REQ-MSG-SEQ)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (psn_skip_stream(1000, true), vec![ex("REQ-PSN", &[6, 8])]) },
