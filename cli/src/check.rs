@@ -989,19 +989,6 @@ pub fn run_expect(
     Ok(code)
 }
 
-/// Whether two paths name the same file: the same device and inode (Unix), or the same
-/// canonical path.
-fn same_file(a: &Path, b: &Path) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt as _;
-        if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
-            return x.dev() == y.dev() && x.ino() == y.ino();
-        }
-    }
-    matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
-}
-
 /// The first bytes of a capture file: pcap (both byte orders, micro- and nanosecond),
 /// pcapng, gzip (a compressed capture).
 const CAPTURE_MAGICS: [&[u8]; 6] = [
@@ -1017,7 +1004,7 @@ const CAPTURE_MAGICS: [&[u8]; 6] = [
 /// starts like a capture.
 fn refuse_overwrite(input: &Path, out: &Path) -> Result<(), InputError> {
     use std::io::Read as _;
-    if input != Path::new("-") && same_file(input, out) {
+    if input != Path::new("-") && crate::outfile::same_file(input, out) {
         return Err(InputError(format!(
             "--write-expect {}: that is the capture being checked; not overwriting it",
             out.display()

@@ -271,6 +271,17 @@ fn refuse_inputs(path: &Path, inputs: &[&Path]) -> Result<(), String> {
     Ok(())
 }
 
+/// Whether two paths name the same file: the same device and inode (links followed; Unix),
+/// or the same canonical path. The test [`OutFile::create`] makes against every input.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    if let (Ok(x), Ok(y)) = (std::fs::metadata(a), std::fs::metadata(b)) {
+        if cfg!(unix) {
+            return same_inode(&x, &y);
+        }
+    }
+    matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+}
+
 #[cfg(unix)]
 fn same_inode(a: &std::fs::Metadata, b: &std::fs::Metadata) -> bool {
     use std::os::unix::fs::MetadataExt as _;
