@@ -2140,12 +2140,27 @@ fn crossover(name: &str, frames: &[Value]) -> Crossover {
                 "REQ",
             ),
         ];
+        let req_frame = num_at(req, "frame").unwrap();
         for (side, qpn, host, psn, msg) in sides {
-            let first = frames.iter().find(|o| {
-                num_at(o, "frame").unwrap() > rep_frame
-                    && is_rc_uc_request(o)
+            let to_side = |o: &&Value| {
+                is_rc_uc_request(o)
                     && num_at(o, "roce.bth.dest_qp") == qpn
                     && l3(o, "dst") == host
+            };
+            // A request at a PSN this DestQP was already sent before the REQ, other than the
+            // starting PSN, is a late packet of an ended incarnation of a reused QP number
+            // (clean-cm-stale-first), not the first request of the connection the REQ/REP
+            // sets up.
+            let earlier: BTreeSet<Option<u64>> = frames
+                .iter()
+                .filter(|o| num_at(o, "frame").unwrap() < req_frame)
+                .filter(to_side)
+                .map(|o| num_at(o, "roce.bth.psn"))
+                .collect();
+            let first = frames.iter().filter(to_side).find(|o| {
+                num_at(o, "frame").unwrap() > rep_frame
+                    && (num_at(o, "roce.bth.psn") == psn
+                        || !earlier.contains(&num_at(o, "roce.bth.psn")))
             });
             match first {
                 None => out.sides_without_traffic += 1,
