@@ -2143,9 +2143,7 @@ fn crossover(name: &str, frames: &[Value]) -> Crossover {
         let req_frame = num_at(req, "frame").unwrap();
         for (side, qpn, host, psn, msg) in sides {
             let to_side = |o: &&Value| {
-                is_rc_uc_request(o)
-                    && num_at(o, "roce.bth.dest_qp") == qpn
-                    && l3(o, "dst") == host
+                is_rc_uc_request(o) && num_at(o, "roce.bth.dest_qp") == qpn && l3(o, "dst") == host
             };
             // A request at a PSN this DestQP was already sent before the REQ, other than the
             // starting PSN, is a late packet of an ended incarnation of a reused QP number
