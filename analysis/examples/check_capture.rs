@@ -1,51 +1,32 @@
-//! A capture file through the checker, without the command line: roce-capture reads the
-//! frames, roce-parser parses each from where its link type says, the checker judges them.
+//! A capture file through the checker, without the command line: the pass reads each frame
+//! once (roce-capture), decodes it once (roce-parser, from where its link type says), and the
+//! checker judges it.
 //!
-//! `cargo run -p roce-conformance --example check_capture -- pcaps/sample.pcap`
+//! `cargo run -p roce-analysis --example check_capture -- pcaps/sample.pcap`
 
 use std::path::Path;
 
-use roce_capture::{CaptureError, L2Start, Warnings};
+use roce_analysis::Pass;
+use roce_capture::CaptureError;
 use roce_conformance::{Checker, FrameInfo, Options, Report};
-use roce_parser::{parse_ethernet, parse_ethertype_payload, Config};
+use roce_parser::Config;
 
 /// The checker's report on the capture at `path`: every finding, connections by their final
 /// names, one report per connection incarnation.
 pub fn check(path: &Path) -> Result<Report, CaptureError> {
-    let mut capture = roce_capture::open(path)?;
+    let capture = roce_capture::open(path)?;
     let (cfg, mut checker) = (Config::default(), Checker::new(Options::default()));
-    let mut warnings = Warnings::default();
-    while let Some(frame) = capture.next_frame() {
-        // Damage is named (file, frame, byte offset); after a fatal one the loop ends. The
-        // first 20 warnings of a kind are printed, the rest counted.
-        let frame = match frame {
-            Ok(frame) => frame,
-            Err(damage) => {
-                if let Some(shown) = warnings.add(damage) {
-                    eprintln!("warning: {shown}");
-                }
-                continue;
-            }
-        };
-        let info = FrameInfo {
-            number: frame.number,
-            ts_ns: frame.ts_ns,
-            caplen: frame.caplen,
-            len: frame.len,
-        };
-        let packet = match frame.l2() {
-            L2Start::Ethernet(bytes) => parse_ethernet(bytes, &cfg).ok(),
-            L2Start::Network { ethertype, data } => {
-                Some(parse_ethertype_payload(ethertype, data, &cfg))
-            }
-            L2Start::Unsupported(_) => None,
-        };
-        match packet {
-            Some(packet) => checker.feed(&info, &packet),
-            None => checker.feed_undecoded(&info),
+    // Damage is named (file, frame, byte offset); the first 20 warnings of a kind are
+    // printed, the rest counted.
+    let mut warn = |w: &dyn std::fmt::Display| eprintln!("warning: {w}");
+    Pass::new(&cfg).on_warning(&mut warn).run(capture, |d| {
+        let f = &d.frame;
+        let info = FrameInfo { number: f.number, ts_ns: f.ts_ns, caplen: f.caplen, len: f.len };
+        match &d.packet {
+            Ok(packet) => checker.feed(&info, packet),
+            Err(_) => checker.feed_undecoded(&info),
         }
-    }
-    warnings.omitted().for_each(|omitted| eprintln!("warning: {omitted}"));
+    })?;
     Ok(checker.finish())
 }
 

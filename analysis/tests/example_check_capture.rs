@@ -1,4 +1,4 @@
-//! examples/check_capture.rs (a capture file through the checker with roce-capture, no
+//! examples/check_capture.rs (a capture file through the pass and the checker, no
 //! command line) on the project's sample and on a suite capture with findings: what
 //! `roce-inspect check` says of the same files.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]

@@ -44,7 +44,7 @@
 //!
 //! Why a crate of its own: a tool that reads a capture and feeds the conformance checker
 //! should not have to take the command line with it (see
-//! `conformance/examples/check_capture.rs`), and capture damage is a matter of the file, not
+//! `analysis/examples/check_capture.rs`), and capture damage is a matter of the file, not
 //! of RoCE. Damage is either fatal or skipped, never silent: a [`CaptureError`] names the
 //! file, the frame and the byte offset, so the place can be opened in a hex editor or in
 //! Wireshark; what is odd but readable (a record above the snap length, a timestamp out of

@@ -16,8 +16,8 @@ use roce_conformance::timing::{
     compare, CnpScopes, CongestionJson, CongestionReport, FlowCongestion,
 };
 use roce_conformance::{
-    exchange_of, CmExchange, ConnectionInfo, Connections, EndedBy, FlowKey, FrameInfo,
-    ModelOptions, Psn, Retained, Seen, Shard, Timing, TimingReport,
+    exchange_of, Checker, CmExchange, ConnectionInfo, EndedBy, FlowKey, FrameInfo, ModelOptions,
+    Options, Psn, Retained, Seen, Shard, Timing, TimingReport,
 };
 
 use crate::input::{warn_undecoded, Input, InputError, UndecodedGroup, Window};
@@ -153,6 +153,12 @@ impl FlowStats {
         ce && info.role != Role::Congestion
     }
 
+    /// An idle reconnect undone (the QP was not reset): this flow, the old incarnation's,
+    /// counts what the provisional one (`o`) counted.
+    pub fn resume(&mut self, o: &FlowStats) {
+        self.merge(o);
+    }
+
     fn merge(&mut self, o: &FlowStats) {
         if o.packets == 0 {
             return;
@@ -180,10 +186,13 @@ impl FlowStats {
     }
 }
 
-/// Everything `stats` counts. Connections come from the connection model the checker uses
-/// ([`Connections`]): the same flows, pairing and incarnations; `stats` adds its counters.
+/// What `stats` counts, a consumer of the connection model: per frame (totals, ICRC, opcodes,
+/// problems, CNP pacing) here, per flow in the model's slot ([`FlowStats`], kept by a
+/// [`Checker`] beside its own state, one model for every consumer of the pass), per ended
+/// incarnation in a list bounded by the cap. [`Stats`] is `stats`' own pass; `report` and
+/// `export` feed a `Counters` from their checker.
 #[derive(Debug)]
-pub struct Stats {
+pub struct Counters {
     pub frames: u64,
     pub roce_v2: u64,
     pub roce_v1: u64,
@@ -199,7 +208,6 @@ pub struct Stats {
     nic_hosts: std::collections::HashMap<IpAddr, u64>,
     opcodes: Vec<u64>,
     problems: [u64; 32],
-    model: Connections<FlowStats>,
     listed: Retained<Vec<(FlowKey, FlowStats)>>,
     /// CNP pacing per IP pair and per destination, across connections.
     cnp_scopes: CnpScopes,
@@ -207,10 +215,16 @@ pub struct Stats {
     last_ts: u64,
 }
 
-impl Stats {
-    /// Counting with the model's options (`--max-flows`, `--pmtu`, reconnect idle time).
-    pub fn new(model: ModelOptions) -> Self {
-        Stats {
+impl AsMut<FlowStats> for FlowStats {
+    fn as_mut(&mut self) -> &mut FlowStats {
+        self
+    }
+}
+
+impl Counters {
+    /// Counters listing at most `max_flows` ended incarnations (the model's cap).
+    pub fn new(max_flows: usize) -> Self {
+        Counters {
             frames: 0,
             roce_v2: 0,
             roce_v1: 0,
@@ -222,23 +236,23 @@ impl Stats {
             nic_hosts: std::collections::HashMap::new(),
             opcodes: vec![0; 256],
             problems: [0; 32],
-            model: Connections::new(model),
-            listed: Retained::new(model.max_flows),
-            cnp_scopes: CnpScopes::new(model.max_flows),
+            listed: Retained::new(max_flows),
+            cnp_scopes: CnpScopes::new(max_flows),
             first_ts: None,
             last_ts: 0,
         }
     }
 
-    /// Counts one frame.
-    pub fn add(
+    /// Counts one frame, once `model` took it ([`Checker::feed`]) and the incarnations it
+    /// ended were handed to [`Counters::ended`] (and those it resumed merged,
+    /// [`FlowStats::resume`]).
+    pub fn add<X: AsMut<FlowStats> + Default>(
         &mut self,
-        number: u64,
-        ts: u64,
-        len: u32,
-        caplen: u32,
+        model: &mut Checker<X>,
+        frame: &FrameInfo,
         packet: Option<&Packet<'_>>,
     ) {
+        let (number, ts, len) = (frame.number, frame.ts_ns, frame.len);
         self.frames += 1;
         self.first_ts.get_or_insert(ts);
         self.last_ts = self.last_ts.max(ts);
@@ -272,37 +286,27 @@ impl Stats {
         if let Some(c) = self.opcodes.get_mut(usize::from(r.bth.opcode)) {
             *c += 1;
         }
-        let frame = FrameInfo { number, ts_ns: ts, caplen, len };
-        let obs = self.model.observe(&frame, p, r);
-        self.settle_ended();
-        // An idle reconnect undone (the QP was not reset): the old incarnation counts what
-        // the provisional one counted.
-        for (k, provisional) in self.model.take_resumed() {
-            if let Some(f) = self.model.flow_mut(&k) {
-                f.state.merge(&provisional);
-            }
-        }
+        let Some(obs) = model.last_observation() else { return };
         let mut cnp_peer = None;
-        if let Some(f) = self.model.flow_mut(&obs.own) {
-            let ce = f.state.add(p, r, ts, len);
+        if let Some(f) = model.ext_mut(&obs.own).map(AsMut::as_mut) {
+            let ce = f.add(p, r, ts, len);
             if obs.seen == Seen::Request {
-                f.state.timing.get_or_insert_with(Box::default).request(&frame, r);
+                f.timing.get_or_insert_with(Box::default).request(frame, r);
             }
             if ce {
-                f.state.congestion.get_or_insert_with(Box::default).ce_mark(number, ts);
+                f.congestion.get_or_insert_with(Box::default).ce_mark(number, ts);
             }
             if r.info.is_some_and(|i| i.role == Role::Congestion) {
-                f.state.congestion.get_or_insert_with(Box::default).cnp(ts);
-                cnp_peer = Some(f.peer);
+                cnp_peer = Some(model.peer_of(&obs.own));
             }
         }
         if let Some(peer) = cnp_peer {
-            self.cnp(&frame, obs.own, peer);
+            self.cnp(model, frame, obs.own, peer);
         }
         if let Seen::Response { stream: Some(s) } = obs.seen {
-            if let Some(f) = self.model.flow_mut(&s) {
-                if let Some(t) = &mut f.state.timing {
-                    t.response(&frame, r);
+            if let Some(f) = model.ext_mut(&s).map(AsMut::as_mut) {
+                if let Some(t) = &mut f.timing {
+                    t.response(frame, r);
                 }
             }
         }
@@ -356,18 +360,24 @@ impl Stats {
 
     /// A CNP on flow `own` (NP -> RP, DestQP = the RP's QP): the pacing scopes, and the
     /// marked flow (`own`'s peer, whose sender the CNP is for) pairs its first CE mark with it.
-    fn cnp(&mut self, frame: &FrameInfo, own: FlowKey, peer: Option<FlowKey>) {
+    fn cnp<X: AsMut<FlowStats> + Default>(
+        &mut self,
+        model: &mut Checker<X>,
+        frame: &FrameInfo,
+        own: FlowKey,
+        peer: Option<FlowKey>,
+    ) {
         self.cnp_scopes.cnp(frame.number, frame.ts_ns, own.src, own.dst);
-        let marked = peer.and_then(|k| self.model.flow_mut(&k));
+        let marked = peer.and_then(|k| model.ext_mut(&k)).map(AsMut::as_mut);
         match marked {
             Some(m) => {
-                let (bytes, first) = (m.state.bytes, m.state.first_ts);
-                let c = m.state.congestion.get_or_insert_with(Box::default);
+                let (bytes, first) = (m.bytes, m.first_ts);
+                let c = m.congestion.get_or_insert_with(Box::default);
                 c.cnp_to_sender(frame.number, frame.ts_ns, bytes, first);
             }
             None => {
-                if let Some(f) = self.model.flow_mut(&own) {
-                    f.state.congestion.get_or_insert_with(Box::default).cnp_unpaired();
+                if let Some(f) = model.ext_mut(&own).map(AsMut::as_mut) {
+                    f.congestion.get_or_insert_with(Box::default).cnp_unpaired();
                 }
             }
         }
@@ -378,38 +388,27 @@ impl Stats {
         self.cnp_scopes.json()
     }
 
-    /// The sizes of what `stats` holds (to prove they stay within the cap): the model's
-    /// tables, the ended connections kept for the report, and the CM exchanges listed.
-    pub fn state(&self) -> (roce_conformance::ModelStats, usize, usize) {
-        (self.model.stats(), self.listed.len(), self.model.cm_exchanges().len())
-    }
-
-    /// The incarnation of the connection flow `key` is in now (after [`Stats::add`] of its
-    /// packet): what a filter's [`crate::filter::Selection`] remembers.
-    pub fn incarnation_of(&self, key: &FlowKey) -> Option<u32> {
-        self.model.flow(key).map(|f| f.incarnation)
-    }
-
-    fn settle_ended(&mut self) {
-        if !self.model.has_ended() {
-            return;
-        }
-        for mut e in self.model.take_ended() {
-            // Kept only to be reported: what a live flow needs goes (BENCHMARKS.md, "Bounds").
-            for (_, d) in e.directions.iter_mut() {
-                if let Some(t) = d.timing.as_mut() {
-                    t.compact();
-                }
+    /// An incarnation the model ended, with the counters of its directions: listed (within
+    /// the cap), what only a live flow needs dropped.
+    pub fn ended(&mut self, info: ConnectionInfo, mut directions: Vec<(FlowKey, FlowStats)>) {
+        // Kept only to be reported: what a live flow needs goes (BENCHMARKS.md, "Bounds").
+        for (_, d) in directions.iter_mut() {
+            if let Some(t) = d.timing.as_mut() {
+                t.compact();
             }
-            self.listed.push(e.info, e.directions);
         }
+        self.listed.push(info, directions);
     }
 
-    /// The connection incarnations, the busiest first, and how many were not listed.
-    pub fn connections(&mut self) -> (Vec<Connection>, u64) {
-        self.model.finish();
-        self.settle_ended();
-        let cm = self.model.cm_exchanges();
+    /// Ended incarnations listed now.
+    pub fn listed_len(&self) -> usize {
+        self.listed.len()
+    }
+
+    /// The connection incarnations, the busiest first, and how many were not listed: every
+    /// incarnation must have been ended ([`Checker::end_all`]) and handed to
+    /// [`Counters::ended`]; `cm` is the model's CM exchanges (the `negotiated` timers).
+    pub fn connections(&mut self, cm: &[CmExchange]) -> (Vec<Connection>, u64) {
         let listed = std::mem::replace(&mut self.listed, Retained::new(1));
         let (listed, not_listed) = listed.into_sorted();
         let mut out: Vec<Connection> = listed
@@ -491,6 +490,84 @@ impl Stats {
 
     pub fn roce_frames(&self) -> u64 {
         self.roce_v1 + self.roce_v2
+    }
+}
+
+/// `stats`' pass: the connection model alone ([`Checker::without_rules`], each flow keeping
+/// its [`FlowStats`]) and the [`Counters`] fed from it.
+#[derive(Debug)]
+pub struct Stats {
+    model: Checker<FlowStats>,
+    pub counters: Counters,
+}
+
+impl Stats {
+    /// Counting with the model's options (`--max-flows`, `--pmtu`, reconnect idle time).
+    pub fn new(model: ModelOptions) -> Self {
+        let opts = Options {
+            max_flows: model.max_flows,
+            pmtu: model.pmtu,
+            reconnect_idle_ns: model.reconnect_idle_ns,
+            ..Options::default()
+        };
+        Stats { model: Checker::without_rules(opts), counters: Counters::new(model.max_flows) }
+    }
+
+    /// Counts one frame.
+    pub fn add(
+        &mut self,
+        number: u64,
+        ts: u64,
+        len: u32,
+        caplen: u32,
+        packet: Option<&Packet<'_>>,
+    ) {
+        let frame = FrameInfo { number, ts_ns: ts, caplen, len };
+        match packet {
+            Some(p) => self.model.feed(&frame, p),
+            None => self.model.feed_undecoded(&frame),
+        }
+        self.settle();
+        self.counters.add(&mut self.model, &frame, packet);
+    }
+
+    /// The incarnations the model ended go to the list; an idle reconnect undone (the QP was
+    /// not reset): the old incarnation counts what the provisional one counted.
+    fn settle(&mut self) {
+        if self.model.has_ended() {
+            for e in self.model.take_ended() {
+                self.counters.ended(e.info, e.directions);
+            }
+        }
+        for (k, provisional) in self.model.take_resumed() {
+            if let Some(f) = self.model.ext_mut(&k) {
+                f.resume(&provisional);
+            }
+        }
+    }
+
+    /// The sizes of what `stats` holds (to prove they stay within the cap): the model's
+    /// tables, the ended connections kept for the report, and the CM exchanges listed.
+    pub fn state(&self) -> (roce_conformance::ModelStats, usize, usize) {
+        (self.model.model_stats(), self.counters.listed_len(), self.model.cm_exchanges().len())
+    }
+
+    /// The incarnation of the connection flow `key` is in now (after [`Stats::add`] of its
+    /// packet): what a filter's [`crate::filter::Selection`] remembers.
+    pub fn incarnation_of(&self, key: &FlowKey) -> Option<u32> {
+        self.model.incarnation_of(key)
+    }
+
+    /// The CM exchanges the model logged.
+    pub fn cm_exchanges(&self) -> &[CmExchange] {
+        self.model.cm_exchanges()
+    }
+
+    /// The connection incarnations, the busiest first, and how many were not listed.
+    pub fn connections(&mut self) -> (Vec<Connection>, u64) {
+        self.model.end_all();
+        self.settle();
+        self.counters.connections(self.model.cm_exchanges())
     }
 }
 
@@ -628,7 +705,7 @@ pub fn run(
         ));
     }
     let mut stats = Stats::new(model);
-    stats.nic_host = nic.map(|n| n.host);
+    stats.counters.nic_host = nic.map(|n| n.host);
     let mut selection = filter.map(crate::filter::Selection::new);
     let summary = crate::threads::for_each_frame_on(threads, input, cfg, |d| {
         if !shard.owns(d.packet.as_ref().ok()) {
@@ -642,7 +719,7 @@ pub fn run(
     })?
     .of_shard(shard);
     warn_undecoded(&summary.undecoded);
-    if let Some(e) = stats.nic_host_unseen(input) {
+    if let Some(e) = stats.counters.nic_host_unseen(input) {
         let shard = if shard.is_all() {
             String::new()
         } else {
@@ -657,7 +734,7 @@ pub fn run(
     let selected = selection.as_ref().map(|s| s.describe(connections.len()));
     let connections_listed = connections.len();
     let nic = nic
-        .map(|n| n.reconcile(&connections, not_listed, stats.nic_host_bad_icrc))
+        .map(|n| n.reconcile(&connections, not_listed, stats.counters.nic_host_bad_icrc))
         .transpose()
         .map_err(|e| InputError(format!("--nic-counters: {e}")))?;
     let stdout = io::stdout();
@@ -666,29 +743,33 @@ pub fn run(
         Format::Json => {
             let j = StatsJson {
                 schema: roce_conformance::json::SCHEMA_STATS,
-                frames: stats.frames,
-                roce_frames: stats.roce_frames(),
-                rocev2_frames: stats.roce_v2,
-                rocev1_frames: stats.roce_v1,
-                undecoded_frames: stats.undecoded,
+                frames: stats.counters.frames,
+                roce_frames: stats.counters.roce_frames(),
+                rocev2_frames: stats.counters.roce_v2,
+                rocev1_frames: stats.counters.roce_v1,
+                undecoded_frames: stats.counters.undecoded,
                 undecoded: &summary.undecoded,
                 icrc: IcrcCounts {
-                    ok: stats.icrc[0],
-                    bad: stats.icrc[1],
-                    unverifiable: stats.icrc[2],
-                    not_checked: stats.icrc[3],
+                    ok: stats.counters.icrc[0],
+                    bad: stats.counters.icrc[1],
+                    unverifiable: stats.counters.icrc[2],
+                    not_checked: stats.counters.icrc[3],
                 },
-                opcodes: stats.opcode_histogram().into_iter().collect(),
+                opcodes: stats.counters.opcode_histogram().into_iter().collect(),
                 problems: stats
+                    .counters
                     .problem_counts()
                     .into_iter()
                     .map(|(p, n)| ProblemCount { code: p.code(), message: p.message(), frames: n })
                     .collect(),
-                duration_ns: stats.last_ts.saturating_sub(stats.first_ts.unwrap_or(0)),
+                duration_ns: stats
+                    .counters
+                    .last_ts
+                    .saturating_sub(stats.counters.first_ts.unwrap_or(0)),
                 connections,
                 connections_not_listed: not_listed,
-                cm_connections: stats.model.cm_exchanges(),
-                congestion: stats.cnp_scopes(),
+                cm_connections: stats.cm_exchanges(),
+                congestion: stats.counters.cnp_scopes(),
                 warnings: &summary.warnings,
                 nic_counters: nic.as_ref(),
                 window: &input.window,
@@ -724,25 +805,28 @@ fn text_report(
     selected: Option<&str>,
 ) -> String {
     let mut t = String::new();
-    let dur = s.last_ts.saturating_sub(s.first_ts.unwrap_or(0));
+    let dur = s.counters.last_ts.saturating_sub(s.counters.first_ts.unwrap_or(0));
     let _ = writeln!(t, "Capture   {input}");
     let _ = writeln!(
         t,
         "Frames    {} ({} RoCE: {} RoCEv2, {} RoCEv1; {} not decoded), duration {}",
-        s.frames,
-        s.roce_frames(),
-        s.roce_v2,
-        s.roce_v1,
-        s.undecoded,
+        s.counters.frames,
+        s.counters.roce_frames(),
+        s.counters.roce_v2,
+        s.counters.roce_v1,
+        s.counters.undecoded,
         secs(dur)
     );
-    let _ =
-        writeln!(t, "ICRC      {} ok, {} bad, {} unverifiable", s.icrc[0], s.icrc[1], s.icrc[2]);
+    let _ = writeln!(
+        t,
+        "ICRC      {} ok, {} bad, {} unverifiable",
+        s.counters.icrc[0], s.counters.icrc[1], s.counters.icrc[2]
+    );
     let _ = writeln!(t, "\nOpcodes");
-    for (name, n) in s.opcode_histogram() {
+    for (name, n) in s.counters.opcode_histogram() {
         let _ = writeln!(t, "  {name:<40} {n:>10}");
     }
-    let problems = s.problem_counts();
+    let problems = s.counters.problem_counts();
     if !problems.is_empty() {
         let _ = writeln!(t, "\nProblems (frames)");
         for (p, n) in problems {
@@ -808,8 +892,8 @@ fn text_report(
         crate::timing_text::write_by_requester(&mut t, &c.directions);
         crate::timing_text::write_congestion(&mut t, &c.congestion);
     }
-    crate::timing_text::write_cnp_scopes(&mut t, &s.cnp_scopes());
-    let cm = s.model.cm_exchanges();
+    crate::timing_text::write_cnp_scopes(&mut t, &s.counters.cnp_scopes());
+    let cm = s.cm_exchanges();
     if !cm.is_empty() {
         let _ = writeln!(t, "\nCM connections ({})", cm.len());
         for c in cm {

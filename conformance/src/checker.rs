@@ -9,7 +9,8 @@ use roce_parser::{Packet, Roce};
 
 use crate::congestion::{CeMark, Cnp, Congestion};
 use crate::connections::{
-    exchange_of, BeganBy, ConnectionInfo, Connections, EndedBy, FlowKey, Retained, Seen,
+    exchange_of, BeganBy, CmExchange, ConnectionInfo, Connections, Ended, EndedBy, FlowKey,
+    Observation, Retained, Seen,
 };
 use crate::context::{CmTimers, Pkt};
 use crate::finding::{ConnId, Finding, Judge, RuleCount};
@@ -70,7 +71,22 @@ pub struct Report {
     pub state: StateStats,
 }
 
+/// What the checker keeps per flow: its request stream, and what the caller keeps beside it
+/// (`X`, see [`Checker::ext_mut`]): one connection model for every consumer of a pass.
+#[derive(Debug, Default)]
+pub(crate) struct Slot<X> {
+    pub(crate) stream: Stream,
+    ext: X,
+}
+
 /// The streaming checker.
+///
+/// The checker owns the connection model ([`Connections`]). A caller that keeps state of its
+/// own per connection (counters, a graph's series) gives its type as `X`
+/// ([`Checker::with`]): each flow of the model then holds an `X` beside the checker's own
+/// state ([`Checker::ext_mut`]), handed back when its incarnation ends
+/// ([`Checker::take_ended`]), so that one model, fed once per packet, serves the checker and
+/// the caller. [`Checker::without_rules`] runs the model alone (no rule judged).
 ///
 /// ```
 /// use roce_conformance::{Checker, FrameInfo, Options};
@@ -88,10 +104,19 @@ pub struct Report {
 /// assert_eq!(report.connections.len(), 1);
 /// ```
 #[derive(Debug)]
-pub struct Checker {
+pub struct Checker<X = ()> {
     opts: Options,
+    /// Whether the rules are judged ([`Checker::without_rules`]: the model alone).
+    judging: bool,
     judge: Judge,
-    model: Connections<Stream>,
+    model: Connections<Slot<X>>,
+    /// The callers' state of the incarnations ended since [`Checker::take_ended`] (none kept
+    /// when `X` has no size).
+    ended: Vec<Ended<X>>,
+    /// The callers' state of provisional incarnations undone ([`Checker::take_resumed`]).
+    resumed: Vec<(FlowKey, X)>,
+    /// Where the packet fed last stands in the model.
+    last_observation: Option<Observation>,
     congestion: Congestion,
     listed: Retained<Judged>,
     frames: u64,
@@ -184,18 +209,18 @@ fn tag(proven: &mut Option<Vec<Proven>>, judge: &Judge, at: Proven) {
 }
 
 /// RSP-NAK-ERROR on a packet of `flow` (its sender's QP), once.
-fn fatal_nak_silence(
-    flow: &mut crate::connections::Flow<Stream>,
+fn fatal_nak_silence<X>(
+    flow: &mut crate::connections::Flow<Slot<X>>,
     f: &FrameInfo,
     r: &Roce<'_>,
     conn: Option<ConnId>,
     judge: &mut Judge,
 ) {
     let Some(nak) = flow.fatal_nak.filter(|&n| n != f.number) else { return };
-    if flow.state.fatal_reported {
+    if flow.state.stream.fatal_reported {
         return;
     }
-    flow.state.fatal_reported = true;
+    flow.state.stream.fatal_reported = true;
     let name = r.opcode_name();
     judge.report(&rules::RSP_NAK_ERROR, &[nak, f.number], conn, Some(Psn::new(r.bth.psn)), || {
         format!("{name} sent after the fatal NAK in frame {nak}: the QP is in the error state and must stay silent")
@@ -211,9 +236,31 @@ struct Judged {
 }
 
 impl Checker {
+    /// A checker of every rule `opts` enables.
     pub fn new(opts: Options) -> Self {
+        Checker::with(opts)
+    }
+
+    /// The checker of one shard of a run split by host pair (`check --threads N`): fed the
+    /// frames of its host pairs in capture order ([`Checker::feed_shard`]) and
+    /// [`Checker::tick`]ed with the capture's clock before each, it judges them as one
+    /// checker fed every frame would;
+    /// [`Checker::finish_shard`] gives what [`crate::merge_shards`] needs to make that one
+    /// checker's report.
+    pub fn for_shard(opts: Options) -> Self {
+        Checker { proven: Some(Vec::new()), ..Checker::new(opts) }
+    }
+}
+
+impl<X: Default> Checker<X> {
+    /// A checker whose flows each keep an `X` of the caller's beside the checker's state.
+    pub fn with(opts: Options) -> Self {
         let cap = opts.max_flows.max(1);
         Checker {
+            judging: true,
+            ended: Vec::new(),
+            resumed: Vec::new(),
+            last_observation: None,
             judge: Judge::new(opts.rules.clone(), opts.max_findings_per_rule, 4 * cap),
             model: Connections::new(opts.model()),
             congestion: Congestion::new(opts.cnp_window_ns, cap, opts.cnp_min_interval),
@@ -228,14 +275,54 @@ impl Checker {
         }
     }
 
-    /// The checker of one shard of a run split by host pair (`check --threads N`): fed the
-    /// frames of its host pairs in capture order ([`Checker::feed_shard`]) and
-    /// [`Checker::tick`]ed with the capture's clock before each, it judges them as one
-    /// checker fed every frame would;
-    /// [`Checker::finish_shard`] gives what [`crate::merge_shards`] needs to make that one
-    /// checker's report.
-    pub fn for_shard(opts: Options) -> Self {
-        Checker { proven: Some(Vec::new()), ..Checker::new(opts) }
+    /// The connection model alone, each flow keeping an `X`: no rule is judged and the
+    /// report has no finding (`stats` uses it). The connections are those of a checker's
+    /// run.
+    pub fn without_rules(opts: Options) -> Self {
+        Checker { judging: false, ..Checker::with(opts) }
+    }
+
+    /// Where the packet [`Checker::feed`] took last stands in the model (`None` when it was
+    /// not a RoCE packet).
+    pub fn last_observation(&self) -> Option<Observation> {
+        self.last_observation
+    }
+
+    /// The caller's state of flow `key` in its current incarnation.
+    pub fn ext_mut(&mut self, key: &FlowKey) -> Option<&mut X> {
+        self.model.flow_mut(key).map(|f| &mut f.state.ext)
+    }
+
+    /// The reverse flow of `key`, once paired.
+    pub fn peer_of(&self, key: &FlowKey) -> Option<FlowKey> {
+        self.model.flow(key).and_then(|f| f.peer)
+    }
+
+    /// The incarnations ended since the last call, with the caller's state of each of their
+    /// directions (after each [`Checker::feed`]; [`Checker::finish_ended`] gives the rest).
+    pub fn take_ended(&mut self) -> Vec<Ended<X>> {
+        std::mem::take(&mut self.ended)
+    }
+
+    /// Whether [`Checker::take_ended`] has something (cheap: called once per packet).
+    pub fn has_ended(&self) -> bool {
+        !self.ended.is_empty()
+    }
+
+    /// The caller's state of the flows of a provisional idle reconnect the packet fed last
+    /// undid (the old incarnation goes on: add the provisional one's state to it).
+    pub fn take_resumed(&mut self) -> Vec<(FlowKey, X)> {
+        std::mem::take(&mut self.resumed)
+    }
+
+    /// The CM exchanges the model logged (`stats`' `cm_connections`).
+    pub fn cm_exchanges(&self) -> &[CmExchange] {
+        self.model.cm_exchanges()
+    }
+
+    /// The connection model's own accounting.
+    pub fn model_stats(&self) -> crate::ModelStats {
+        self.model.stats()
     }
 
     /// Flows live (cheap: no walk), to stop a split run early when together they exceed
@@ -262,7 +349,7 @@ impl Checker {
             lru_queue: m.lru_queue,
             cm_pending: m.cm_pending,
             finding_counters: self.judge.tracked(),
-            remembered_requests: self.model.flows().map(|(_, f)| f.state.entries()).sum(),
+            remembered_requests: self.model.flows().map(|(_, f)| f.state.stream.entries()).sum(),
             congestion: self.congestion.entries(),
             listed_connections: self.listed.len(),
             evicted: m.evicted,
@@ -329,13 +416,18 @@ impl Checker {
     fn judge_frame(&mut self, f: &FrameInfo, p: &Packet<'_>) {
         self.frames += 1;
         self.last_retransmission = None;
+        self.last_observation = None;
         self.capture_time(f);
         let Some(r) = &p.roce else { return };
         self.roce_frames += 1;
         let obs = self.model.observe(f, p, r);
+        self.last_observation = Some(obs);
         self.settle_ended();
         let own = obs.own;
         self.provisional();
+        if !self.judging {
+            return;
+        }
         let own_conn = Some(self.model.conn_id(&own));
         crate::packet_rules::check(f, p, r, own_conn, &mut self.judge);
         let Some(info) = r.info else { return };
@@ -377,10 +469,14 @@ impl Checker {
     /// found is reported, less what the provisional stream reported already.
     fn provisional(&mut self) {
         for (k, prov) in self.model.take_resumed() {
+            let Slot { stream: prov, ext } = prov;
+            if std::mem::size_of::<X>() != 0 {
+                self.resumed.push((k, ext));
+            }
             let Some(sh) = prov.shadow else { continue };
             let Shadow { stream, mut judge, reported, .. } = *sh;
             if let Some(fl) = self.model.flow_mut(&k) {
-                fl.state = stream;
+                fl.state.stream = stream;
             }
             for x in judge.take() {
                 if !reported.iter().any(|(rule, frames)| *rule == x.rule && *frames == x.frames) {
@@ -388,10 +484,10 @@ impl Checker {
                 }
             }
         }
-        let Some(own) = self.model.began_provisional() else { return };
+        let Some(own) = self.model.began_provisional().filter(|_| self.judging) else { return };
         let Some(old) = self.model.flow(&own).and_then(|fl| fl.before(&own)) else { return };
         let sh = Shadow {
-            stream: old.state.copy(),
+            stream: old.state.stream.copy(),
             judge: Judge::new(self.opts.rules.clone(), self.opts.max_findings_per_rule, 64),
             conn: Some(old.connection(&own)),
             pmtu: old.pmtu.map(|p| p.0).or(self.model.default_pmtu()),
@@ -401,7 +497,7 @@ impl Checker {
             reported: Vec::new(),
         };
         if let Some(fl) = self.model.flow_mut(&own) {
-            fl.state.shadow = Some(Box::new(sh));
+            fl.state.stream.shadow = Some(Box::new(sh));
         }
     }
 
@@ -433,11 +529,11 @@ impl Checker {
         }
         if request {
             fatal_nak_silence(flow, f, r, conn, judge);
-            if flow.state.shadow.is_some() && !flow.provisional() {
+            if flow.state.stream.shadow.is_some() && !flow.provisional() {
                 // The reconnect was confirmed: the old stream's copy is done with.
-                flow.state.shadow = None;
+                flow.state.stream.shadow = None;
             }
-            if let Some(sh) = flow.state.shadow.as_deref_mut() {
+            if let Some(sh) = flow.state.stream.shadow.as_deref_mut() {
                 let old = Pkt {
                     frame: f,
                     roce: r,
@@ -470,14 +566,14 @@ impl Checker {
             opts,
         };
         if request {
-            let Some(new) = flow.state.request(&x, judge) else {
+            let Some(new) = flow.state.stream.request(&x, judge) else {
                 // From another partition: no transmission of this requester's (timers
                 // included).
                 return;
             };
             *last_retransmission = Some(!new);
         } else {
-            flow.state.response(&x, judge);
+            flow.state.stream.response(&x, judge);
         }
         if let Some(code) = opts.rnr_timer.filter(|_| !request) {
             crate::responder::rnr_timer(&x, code, judge);
@@ -485,7 +581,7 @@ impl Checker {
         // The timers are measured for --qp-timeout, and on every CM-opened incarnation for
         // the REQ-CM-* rules (judged when it ends).
         if opts.qp_timeout.is_some() || flow.began.how == BeganBy::Cm {
-            let timing = flow.state.timing.get_or_insert_with(Box::default);
+            let timing = flow.state.stream.timing.get_or_insert_with(Box::default);
             if !request {
                 timing.response(f, r);
             } else if let Some(retx) = timing.request(f, r) {
@@ -496,7 +592,7 @@ impl Checker {
         }
         // Beside a provisional idle reconnect: what the provisional stream reported, which
         // the old stream's copy does not report again if the reconnect is undone.
-        if let Some(sh) = flow.state.shadow.as_deref_mut() {
+        if let Some(sh) = flow.state.stream.shadow.as_deref_mut() {
             for found in judge.since(before) {
                 if sh.reported.len() < SHADOW_REPORTED {
                     sh.reported.push((found.rule, found.frames.clone()));
@@ -529,6 +625,19 @@ impl Checker {
         for ended in self.model.take_ended() {
             let info = ended.info;
             let conn = Some(info.connection);
+            let mut streams = Vec::with_capacity(ended.directions.len());
+            let mut exts = Vec::new();
+            for (k, Slot { stream, ext }) in ended.directions {
+                streams.push((k, stream));
+                exts.push((k, ext));
+            }
+            if std::mem::size_of::<X>() != 0 {
+                self.ended.push(Ended { info: info.clone(), directions: exts });
+            }
+            if !self.judging {
+                self.listed.push(info, Judged { retransmissions: 0, missing: 0, partly: vec![] });
+                continue;
+            }
             if info.ended.how == EndedBy::Evicted {
                 let why = info.ended.why.clone();
                 let frames = [info.last_frame, info.ended.frame];
@@ -540,7 +649,7 @@ impl Checker {
             let paired = info.paired_by.is_some();
             let mut judged = Judged { retransmissions: 0, missing: 0, partly: Vec::new() };
             let mut timing: Option<Timing> = None;
-            for (_, mut st) in ended.directions {
+            for (_, mut st) in streams {
                 st.finish(conn, paired, self.last_ts, self.opts.ack_timeout_ns, &mut self.judge);
                 judged.retransmissions += st.req.retransmissions;
                 judged.missing += st.req.missing;
@@ -567,6 +676,17 @@ impl Checker {
         self.finish_parts(true).0
     }
 
+    /// Ends every live incarnation, as the end of the capture does: the caller's state of
+    /// each is then in [`Checker::take_ended`]. ([`Checker::finish`] does it first; a caller
+    /// that wants its state back, or the model's CM exchanges after, calls this before.)
+    pub fn end_all(&mut self) {
+        for k in self.model.finish_order() {
+            self.model.finish_flow(k);
+            self.settle_ended();
+            tag(&mut self.proven, &self.judge, Proven::End(k));
+        }
+    }
+
     /// Ends a shard's run ([`Checker::for_shard`]): its report without CAP-TIME, which
     /// [`crate::merge_shards`] makes from every shard's steps back.
     pub fn finish_shard(self) -> crate::ShardReport {
@@ -585,14 +705,10 @@ impl Checker {
     /// The end of [`Checker::finish`] (with CAP-TIME) and [`Checker::finish_shard`]
     /// (without; with where each finding was proven, and the steps back).
     fn finish_parts(mut self, capture_time: bool) -> (Report, Vec<Proven>, ClockSteps) {
-        for k in self.model.finish_order() {
-            self.model.finish_flow(k);
-            self.settle_ended();
-            tag(&mut self.proven, &self.judge, Proven::End(k));
-        }
+        self.end_all();
         let Checker { congestion, judge, proven, last_ts, .. } = &mut self;
         congestion.finish(*last_ts, judge, |j, frame| tag(proven, j, Proven::Burst(frame)));
-        if capture_time {
+        if capture_time && self.judging {
             self.clock.report(&mut self.judge);
         }
         let state = self.state();

@@ -24,12 +24,12 @@ mod table;
 use std::path::Path;
 
 use roce_conformance::hash::FastHashMap;
-use roce_conformance::{Checker, ConnId, FlowKey, FrameInfo, Options, Shard};
+use roce_conformance::{Checker, ConnId, FrameInfo, Options, Shard};
 use roce_parser::Config;
 
 use crate::input::{warn_undecoded, Input, InputError};
 use crate::outfile::{Dash, OutFile, OutSet};
-use crate::stats::{Connection, Stats};
+use crate::stats::{Connection, Counters, FlowStats};
 use reports::ConnectionRow;
 use table::TableWriter;
 
@@ -130,8 +130,9 @@ fn export(
     if !threads.is_one() {
         out = out.on_encoder_thread()?;
     }
-    let mut stats = Stats::new(opts.model());
-    let mut checker = Checker::new(opts);
+    // One connection model: the checker's, each flow keeping `stats`' counters.
+    let mut stats = Counters::new(opts.max_flows);
+    let mut checker: Checker<FlowStats> = Checker::with(opts);
     // `-Y`: the packets that match; the connections (judged whole) they belong to.
     let mut selection = filter.map(crate::filter::Selection::new);
     // The first write error stops the writing (the frames are still read, so capture
@@ -145,17 +146,24 @@ fn export(
             return;
         }
         let info = FrameInfo { number: f.number, ts_ns: f.ts_ns, caplen: f.caplen, len: f.len };
-        stats.add(f.number, f.ts_ns, f.len, f.caplen, packet);
-        let (incarnation, retransmission) = match packet {
-            Some(p) => {
-                checker.feed(&info, p);
-                let inc = p.roce.as_ref().and_then(|r| checker.incarnation_of(&FlowKey::of(p, r)));
-                (inc, checker.last_retransmission())
+        match packet {
+            Some(p) => checker.feed(&info, p),
+            None => checker.feed_undecoded(&info),
+        }
+        if checker.has_ended() {
+            for e in checker.take_ended() {
+                stats.ended(e.info, e.directions);
             }
-            None => {
-                checker.feed_undecoded(&info);
-                (None, None)
+        }
+        for (k, provisional) in checker.take_resumed() {
+            if let Some(live) = checker.ext_mut(&k) {
+                live.resume(&provisional);
             }
+        }
+        stats.add(&mut checker, &info, packet);
+        let (incarnation, retransmission) = match checker.last_observation() {
+            Some(obs) => (checker.incarnation_of(&obs.own), checker.last_retransmission()),
+            None => (None, None),
         };
         if !selection.as_mut().is_none_or(|s| s.observe(d, |k| checker.incarnation_of(k))) {
             return;
@@ -174,11 +182,15 @@ fn export(
     let (packets, files) = out.finish()?;
     let packet_files = files.len();
     files.into_iter().for_each(|f| tables.push(f));
+    checker.end_all();
+    for e in checker.take_ended() {
+        stats.ended(e.info, e.directions);
+    }
+    let (counted, _) = stats.connections(checker.cm_exchanges());
     let mut report = checker.finish();
     if let Some(sel) = &selection {
         sel.retain(&mut report);
     }
-    let (counted, _) = stats.connections();
     let counts: FastHashMap<ConnId, &Connection> =
         counted.iter().map(|c| (c.info.connection, c)).collect();
     let mut conns =

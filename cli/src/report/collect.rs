@@ -1,13 +1,14 @@
-//! The report's pass over the capture: every frame goes to the checker (findings) and to the
-//! connection model with a [`Series`] per flow (what is drawn). When an incarnation ends its
-//! series are kept if it is among the connections to graph, else only its counters: memory
-//! is bounded by the live connections, the graphs kept and the series budgets.
+//! The report's pass over the capture: every frame goes once to the checker, whose connection
+//! model keeps, beside the checker's own state, `stats`' counters and a [`Series`] (what is
+//! drawn) per flow ([`Slot`]): one model for the findings, the timers and the graphs. When an
+//! incarnation ends its series are kept if it is among the connections to graph, else only
+//! its counters: memory is bounded by the live connections, the graphs kept and the series
+//! budgets.
 
 use std::net::IpAddr;
 
 use roce_conformance::{
-    Checker, ConnId, ConnectionInfo, Connections, FlowKey, FrameInfo, ModelOptions, Options,
-    Report, Retained, Seen,
+    Checker, ConnId, ConnectionInfo, Ended, FlowKey, FrameInfo, Options, Report, Retained, Seen,
 };
 use roce_parser::headers::{AethKind, NakCode};
 use roce_parser::opcode::{Operation, Role};
@@ -17,7 +18,7 @@ use super::bins::Bins;
 use super::series::{Counts, Kind, Sample, Series};
 use crate::filter::{DisplayFilter, Selection};
 use crate::input::Decoded;
-use crate::stats::{Connection, Stats};
+use crate::stats::{Connection, Counters, FlowStats};
 use roce_conformance::timing::congestion::CnpScopesJson;
 
 /// Which connections get a graph.
@@ -89,16 +90,28 @@ pub struct Collected {
     pub last_ts: u64,
 }
 
+/// What the report keeps per flow in the checker's model.
+#[derive(Debug, Default)]
+pub struct Slot {
+    stats: FlowStats,
+    series: Series,
+}
+
+impl AsMut<FlowStats> for Slot {
+    fn as_mut(&mut self) -> &mut FlowStats {
+        &mut self.stats
+    }
+}
+
 /// The pass in progress.
 pub struct Collector<'f> {
-    checker: Checker,
+    checker: Checker<Slot>,
     /// `-Y`, `--conn`: the connections with a matching frame (crate::filter::Selection);
     /// an incarnation not selected when it ends is neither graphed nor listed.
     selection: Option<Selection<'f>>,
-    /// `stats`' own pass, for the timing and congestion section (the same figures as
+    /// `stats`' counters, for the timing and congestion section (the same figures as
     /// `stats --format json`, bounded as `stats` is).
-    stats: Stats,
-    model: Connections<Series>,
+    stats: Counters,
     select: Select,
     busiest: Retained<(Vec<Panel>, Counts)>,
     named: Vec<Graph>,
@@ -119,24 +132,19 @@ pub fn names(c: &ConnId, sel: &str) -> bool {
 
 impl<'f> Collector<'f> {
     pub fn new(opts: Options, select: Select, filter: Option<&'f DisplayFilter>) -> Self {
-        let model = ModelOptions {
-            max_flows: opts.max_flows,
-            pmtu: opts.pmtu,
-            reconnect_idle_ns: opts.reconnect_idle_ns,
-        };
+        let max_flows = opts.max_flows;
         let keep = match &select {
             Select::Busiest(n) => *n,
             Select::Named(_) => 1,
         };
         Collector {
-            checker: Checker::new(opts),
+            checker: Checker::with(opts),
             selection: filter.map(Selection::new),
-            stats: Stats::new(model),
-            model: Connections::new(model),
+            stats: Counters::new(max_flows),
             select,
             busiest: Retained::new(keep.max(1)),
             named: Vec::new(),
-            listed: Retained::new(model.max_flows),
+            listed: Retained::new(max_flows),
             cm_events: Vec::new(),
             cm_not_kept: 0,
             wide: Bins::default(),
@@ -155,15 +163,27 @@ impl<'f> Collector<'f> {
             self.wide.start(f.ts_ns);
         }
         self.last_ts = self.last_ts.max(f.ts_ns);
-        self.stats.add(f.number, f.ts_ns, f.len, f.caplen, d.packet.as_ref().ok());
-        let Ok(p) = &d.packet else {
-            self.checker.feed_undecoded(&info);
-            return;
-        };
-        self.checker.feed(&info, p);
+        match &d.packet {
+            Ok(p) => self.checker.feed(&info, p),
+            Err(_) => self.checker.feed_undecoded(&info),
+        }
+        // The incarnations this packet ended: their counters listed now, their series once
+        // the filter saw the packet (a DREP the filter selects selects its connection).
+        let series = if self.checker.has_ended() { self.take_ended() } else { Vec::new() };
+        // An idle reconnect undone (the QP was not reset): the old incarnation counts what
+        // the provisional one counted (its points after the gap are not drawn).
+        for (k, provisional) in self.checker.take_resumed() {
+            if let Some(slot) = self.checker.ext_mut(&k) {
+                slot.stats.resume(&provisional.stats);
+                slot.series.counts.merge(&provisional.series.counts);
+            }
+        }
+        self.stats.add(&mut self.checker, &info, d.packet.as_ref().ok());
+        let Ok(p) = &d.packet else { return };
         if let Some(sel) = &mut self.selection {
             sel.observe(d, |k| self.checker.incarnation_of(k));
         }
+        self.settle(series);
         if let Some(r) = &p.roce {
             self.roce(&info, p, r);
         }
@@ -183,18 +203,10 @@ impl<'f> Collector<'f> {
         if verdict == 1 {
             self.wide.add(t, WIDE_BAD_ICRC, 1);
         }
-        let obs = self.model.observe(f, p, r);
-        self.settle();
-        // An idle reconnect undone (the QP was not reset): the old incarnation counts what
-        // the provisional one counted (its points after the gap are not drawn).
-        for (k, provisional) in self.model.take_resumed() {
-            if let Some(fl) = self.model.flow_mut(&k) {
-                fl.state.counts.merge(&provisional.counts);
-            }
-        }
+        let Some(obs) = self.checker.last_observation() else { return };
         let own = obs.own;
-        if let Some(fl) = self.model.flow_mut(&own) {
-            fl.state.packet();
+        if let Some(slot) = self.checker.ext_mut(&own) {
+            slot.series.packet();
         }
         let s = Sample {
             t,
@@ -210,7 +222,7 @@ impl<'f> Collector<'f> {
         let ce = p.ip.map_or(r.grh.is_some_and(|g| g.tclass & 3 == 3), |ip| ip.ecn == 3);
         // Where the packet is drawn: a response in its requester's graph.
         let target = match obs.seen {
-            Seen::Response { stream: Some(s) } if self.model.flow(&s).is_some() => s,
+            Seen::Response { stream: Some(s) } if self.checker.ext_mut(&s).is_some() => s,
             _ => own,
         };
         let Some(info) = r.info else {
@@ -222,8 +234,8 @@ impl<'f> Collector<'f> {
         match (obs.seen, info.role) {
             (_, Role::Congestion) => {
                 // A CNP travels against the traffic it slows: drawn on the flow it names.
-                let peer = self.model.flow(&own).and_then(|fl| fl.peer);
-                let to = peer.filter(|k| self.model.flow(k).is_some()).unwrap_or(own);
+                let peer = self.checker.peer_of(&own);
+                let to = peer.filter(|k| self.checker.ext_mut(k).is_some()).unwrap_or(own);
                 self.wide.add(t, WIDE_CNP, 1);
                 self.congestion(to, &s, Kind::Cnp);
             }
@@ -233,8 +245,8 @@ impl<'f> Collector<'f> {
                     Operation::CompareSwap | Operation::FetchAdd => Some(Kind::Atomic),
                     _ => None,
                 };
-                if let Some(fl) = self.model.flow_mut(&own) {
-                    fl.state.request(&s, span);
+                if let Some(slot) = self.checker.ext_mut(&own) {
+                    slot.series.request(&s, span);
                 }
             }
             (Seen::Response { .. }, _) => self.response(target, r, info, &s),
@@ -252,8 +264,8 @@ impl<'f> Collector<'f> {
         info: &roce_parser::opcode::OpcodeInfo,
         s: &Sample,
     ) {
-        let Some(fl) = self.model.flow_mut(&target) else { return };
-        let series = &mut fl.state;
+        let Some(slot) = self.checker.ext_mut(&target) else { return };
+        let series = &mut slot.series;
         if let Some(a) = r.headers.aeth {
             match a.kind() {
                 AethKind::Ack => series.ack(s, info.operation == Operation::Acknowledge),
@@ -282,8 +294,8 @@ impl<'f> Collector<'f> {
         if kind == Kind::Ce {
             self.wide.add(s.t, WIDE_CE, 1);
         }
-        if let Some(fl) = self.model.flow_mut(&key) {
-            fl.state.congestion(s, kind);
+        if let Some(slot) = self.checker.ext_mut(&key) {
+            slot.series.congestion(s, kind);
         }
     }
 
@@ -303,12 +315,26 @@ impl<'f> Collector<'f> {
         });
     }
 
-    /// Incarnations the model ended: their graphs kept or dropped, their counters listed.
-    fn settle(&mut self) {
-        if !self.model.has_ended() {
-            return;
+    /// The incarnations the model ended: their counters to `stats`' list, their series
+    /// returned (for [`Collector::settle`]).
+    fn take_ended(&mut self) -> Vec<Ended<Series>> {
+        let ended = self.checker.take_ended();
+        let mut series = Vec::with_capacity(ended.len());
+        for e in ended {
+            let (mut counted, mut drawn) = (Vec::new(), Vec::new());
+            for (k, slot) in e.directions {
+                counted.push((k, slot.stats));
+                drawn.push((k, slot.series));
+            }
+            self.stats.ended(e.info.clone(), counted);
+            series.push(Ended { info: e.info, directions: drawn });
         }
-        for e in self.model.take_ended() {
+        series
+    }
+
+    /// Incarnations the model ended: their graphs kept or dropped, their counters listed.
+    fn settle(&mut self, ended: Vec<Ended<Series>>) {
+        for e in ended {
             let mut counts = Counts::default();
             let mut panels = Vec::new();
             if self.selection.as_ref().is_some_and(|s| !s.selects(&e.info.connection)) {
@@ -340,8 +366,11 @@ impl<'f> Collector<'f> {
 
     /// The end of the capture.
     pub fn finish(mut self) -> Collected {
-        self.model.finish();
-        self.settle();
+        self.checker.end_all();
+        let series = self.take_ended();
+        self.settle(series);
+        let cnp_pacing = self.stats.cnp_scopes();
+        let (mut timers, _) = self.stats.connections(self.checker.cm_exchanges());
         let mut check = self.checker.finish();
         if let Some(sel) = &self.selection {
             sel.retain(&mut check);
@@ -360,8 +389,6 @@ impl<'f> Collector<'f> {
             Select::Named(_) => self.named,
         };
         let (connections, connections_not_listed) = self.listed.into_sorted();
-        let cnp_pacing = self.stats.cnp_scopes();
-        let (mut timers, _) = self.stats.connections();
         if let Some(sel) = &self.selection {
             timers.retain(|c| sel.selects(&c.info.connection));
         }

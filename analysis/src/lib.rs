@@ -1,0 +1,63 @@
+//! roce-analysis: one pass over a RoCE capture, as a library.
+//!
+//! A capture is read once and each frame decoded once; the frame record ([`Decoded`]) goes
+//! to the consumers the caller chose, in capture order. The connection model is fed once per
+//! packet: the [`roce_conformance::Checker`] owns it, and a consumer that keeps state per
+//! connection (counters, a graph's series, rows) keeps it in the model's slot for each flow
+//! (`Checker<X>`, `Checker::ext_mut`), handed back when the incarnation ends
+//! (`Checker::take_ended`). So whether a packet is a request, a response to which stream,
+//! which connection and incarnation it belongs to, is decided once for every consumer.
+//!
+//! ```text
+//!  capture bytes ─ roce_capture::Capture::next_frame ─► Frame (number, time, link type)
+//!                                                          │ decode (roce_parser, from L2Start)
+//!                                                          ▼
+//!                                      Decoded { frame, packet | Undecoded }   (Pass::run)
+//!                                                          │
+//!             Checker<X>::feed ── connection model (Connections::observe: flow, peer,
+//!                    │            incarnation, Seen::Request / Response / Cm) ── rules
+//!                    │                      │                                     │
+//!       X in each flow's slot: counters,    │                               findings
+//!       series, rows (ext_mut)              ▼                                     │
+//!                    └──────── incarnation ends: take_ended ─► lists, graphs, rows ─► render
+//! ```
+//!
+//! Today the pass and the frame record live here; the consumers (`stats`' counters, the
+//! report's series, the Parquet rows) are still in the command line crate, each written
+//! against `Checker<X>` (see the project's CONTRIBUTING.md, "The pass").
+//!
+//! ```
+//! use roce_analysis::Pass;
+//! use roce_conformance::{Checker, FrameInfo, Options};
+//! use roce_parser::Config;
+//!
+//! let cap = roce_capture::open(concat!(env!("CARGO_MANIFEST_DIR"), "/../pcaps/sample.pcap"))?;
+//! let cfg = Config::default();
+//! let mut checker = Checker::new(Options::default());
+//! Pass::new(&cfg).run(cap, |d| {
+//!     let f = &d.frame;
+//!     let info = FrameInfo { number: f.number, ts_ns: f.ts_ns, caplen: f.caplen, len: f.len };
+//!     match &d.packet {
+//!         Ok(p) => checker.feed(&info, p),
+//!         Err(_) => checker.feed_undecoded(&info),
+//!     }
+//! })?;
+//! let report = checker.finish();
+//! assert_eq!(report.errors, 0);
+//! # Ok::<(), roce_capture::CaptureError>(())
+//! ```
+
+#![forbid(unsafe_code)]
+#![cfg_attr(
+    test,
+    allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)
+)]
+
+mod frame;
+mod pass;
+
+pub use frame::{
+    count_undecoded, decode, decode_into, Decoded, ReadSummary, Undecoded, UndecodedGroup,
+    UNSUPPORTED_LINK_TYPE,
+};
+pub use pass::{Pass, PROGRESS_EVERY};
