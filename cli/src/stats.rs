@@ -297,6 +297,7 @@ impl Counters {
                 f.congestion.get_or_insert_with(Box::default).ce_mark(number, ts);
             }
             if r.info.is_some_and(|i| i.role == Role::Congestion) {
+                f.congestion.get_or_insert_with(Box::default).cnp(ts);
                 cnp_peer = Some(model.peer_of(&obs.own));
             }
         }
