@@ -22,16 +22,17 @@
 //!                    └──────── incarnation ends: take_ended ─► lists, graphs, rows ─► render
 //! ```
 //!
-//! Today the pass and the frame record live here; the consumers (`stats`' counters, the
-//! report's series, the Parquet rows) are still in the command line crate, each written
-//! against `Checker<X>` (see the project's CONTRIBUTING.md, "The pass").
+//! Here today: the pass, the frame record and `stats`' counters ([`stats`]); the report's
+//! series and the Parquet rows are still in the command line crate, written against
+//! `Checker<X>` the same way (see the project's CONTRIBUTING.md, "The pass").
 //!
 //! ```
 //! use roce_analysis::Pass;
 //! use roce_conformance::{Checker, FrameInfo, Options};
 //! use roce_parser::Config;
 //!
-//! let cap = roce_capture::open(concat!(env!("CARGO_MANIFEST_DIR"), "/../pcaps/sample.pcap"))?;
+//! let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../pcaps/sample.pcap");
+//! let cap = roce_capture::open(std::path::Path::new(path))?;
 //! let cfg = Config::default();
 //! let mut checker = Checker::new(Options::default());
 //! Pass::new(&cfg).run(cap, |d| {
@@ -55,6 +56,7 @@
 
 mod frame;
 mod pass;
+pub mod stats;
 
 pub use frame::{
     count_undecoded, decode, decode_into, Decoded, ReadSummary, Undecoded, UndecodedGroup,

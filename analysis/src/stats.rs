@@ -1,0 +1,661 @@
+//! `stats`' counting, a consumer of the pass: per frame (totals, ICRC verdicts, opcodes,
+//! problems, CNP pacing) in [`Counters`], per flow in the connection model's slot
+//! ([`FlowStats`]: packets, bytes, messages, ACK/NAK kinds, CNPs, ECN-CE marks,
+//! retransmissions, the timers and congestion), per ended incarnation in a list bounded by
+//! the model's cap. [`Stats`] is the pass `stats` runs (the model alone, no rule judged);
+//! `report` and `export` feed [`Counters`] from the checker they run anyway, so one model
+//! serves both. Counting allocates only when a new flow appears, never per frame.
+
+use std::net::IpAddr;
+
+use roce_parser::headers::{AethKind, NakCode};
+use roce_parser::opcode::{self, Operation, Role, Transport};
+use roce_parser::{IcrcStatus, Packet, Problem, Roce};
+use serde::Serialize;
+
+use roce_conformance::timing::{
+    compare, CnpScopes, CongestionJson, CongestionReport, FlowCongestion,
+};
+use roce_conformance::{
+    exchange_of, Checker, CmExchange, ConnectionInfo, FlowKey, FrameInfo, ModelOptions, Options,
+    Psn, Retained, Seen, Timing, TimingReport,
+};
+
+/// Addresses `--nic-host` counts frames of, for its error (memory stays bounded).
+pub const NIC_HOSTS_MAX: usize = 4096;
+
+/// Hosts its error lists.
+pub const NIC_HOSTS_SHOWN: usize = 5;
+
+/// Counters of one direction.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct FlowStats {
+    /// Serialized by the owner ([`Direction`], or the connection's [`ConnectionInfo`]).
+    #[serde(skip)]
+    pub packets: u64,
+    /// Bytes on the wire (frame lengths).
+    pub bytes: u64,
+    /// Payload bytes (after the transport headers, before the ICRC).
+    pub payload_bytes: u64,
+    /// Request packets (SEND, WRITE, READ request, atomics), retransmissions included.
+    pub requests: u64,
+    /// Response packets (ACK, NAK, READ responses, atomic ACKs).
+    pub responses: u64,
+    /// Request messages completed (LAST or ONLY packets of SEND / WRITE, READ and atomic
+    /// requests), retransmissions excluded.
+    pub messages: u64,
+    /// ACKs (the Acknowledge opcode with an AETH ACK syndrome).
+    pub acks: u64,
+    /// NAKs, by AETH NAK code.
+    pub naks: NakCounts,
+    /// RNR NAKs (receiver not ready).
+    pub rnr_naks: u64,
+    /// CNPs (congestion notification packets) this flow carried.
+    pub cnps: u64,
+    /// Packets marked ECN-CE (Congestion Experienced) by the network.
+    pub ecn_ce: u64,
+    /// Request packets whose PSN is not newer than the highest seen before (go-back-N and
+    /// timeout retransmissions, duplicated READs).
+    pub retransmissions: u64,
+    /// The flow's first packet's time, ns since the epoch.
+    #[serde(skip)]
+    pub first_ts: u64,
+    /// The flow's last packet's time, ns since the epoch.
+    #[serde(skip)]
+    pub last_ts: u64,
+    #[serde(skip)]
+    transport: Option<Transport>,
+    #[serde(skip)]
+    max_req_psn: Option<Psn>,
+    /// Payload of requests that were not retransmissions (for goodput).
+    #[serde(skip)]
+    new_payload: u64,
+    /// The timers of this flow's requests and their responses (the connection's `timing`),
+    /// from its first request on. Boxed: flows move (table growth, ended incarnations) and a
+    /// flow that sends no request pays nothing.
+    #[serde(skip)]
+    pub timing: Option<Box<Timing>>,
+    /// CE marks on this flow and CNPs to or from it (the connection's `congestion`), from
+    /// its first CE mark or CNP on; boxed for the same reason as `timing`.
+    #[serde(skip)]
+    pub congestion: Option<Box<FlowCongestion>>,
+}
+
+/// NAKs by the code of their AETH syndrome (IBA Vol. 1, 9.7.5.2.2, table 44).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct NakCounts {
+    /// Code 0: PSN sequence error (the responder asks for go-back-N from the PSN it names).
+    pub psn_sequence_error: u64,
+    /// Code 1: invalid request.
+    pub invalid_request: u64,
+    /// Code 2: remote access error (R_Key, bounds or access rights).
+    pub remote_access_error: u64,
+    /// Code 3: remote operational error.
+    pub remote_operational_error: u64,
+    /// Code 4: invalid RD request.
+    pub invalid_rd_request: u64,
+    /// Reserved codes.
+    pub reserved: u64,
+}
+
+impl NakCounts {
+    fn add(&mut self, code: NakCode) {
+        let c = match code {
+            NakCode::PsnSequenceError => &mut self.psn_sequence_error,
+            NakCode::InvalidRequest => &mut self.invalid_request,
+            NakCode::RemoteAccessError => &mut self.remote_access_error,
+            NakCode::RemoteOperationalError => &mut self.remote_operational_error,
+            NakCode::InvalidRdRequest => &mut self.invalid_rd_request,
+            NakCode::Reserved(_) => &mut self.reserved,
+        };
+        *c += 1;
+    }
+    /// NAKs of every code.
+    pub fn total(&self) -> u64 {
+        self.psn_sequence_error
+            + self.invalid_request
+            + self.remote_access_error
+            + self.remote_operational_error
+            + self.invalid_rd_request
+            + self.reserved
+    }
+    fn merge(&mut self, o: &NakCounts) {
+        self.psn_sequence_error += o.psn_sequence_error;
+        self.invalid_request += o.invalid_request;
+        self.remote_access_error += o.remote_access_error;
+        self.remote_operational_error += o.remote_operational_error;
+        self.invalid_rd_request += o.invalid_rd_request;
+        self.reserved += o.reserved;
+    }
+}
+
+impl FlowStats {
+    /// Counts the packet; true when it is a CE-marked request or response.
+    fn add(&mut self, p: &Packet<'_>, r: &Roce<'_>, ts: u64, len: u32) -> bool {
+        if self.packets == 0 {
+            self.first_ts = ts;
+        }
+        self.packets += 1;
+        self.last_ts = self.last_ts.max(ts);
+        self.bytes += u64::from(len);
+        self.payload_bytes += r.payload_len as u64;
+        let ce = p.ip.map_or(r.grh.is_some_and(|g| g.tclass & 3 == 3), |ip| ip.ecn == 3);
+        self.ecn_ce += u64::from(ce);
+        let Some(info) = r.info else { return false };
+        self.transport.get_or_insert(info.transport);
+        let psn = Psn::new(r.bth.psn);
+        match info.role {
+            Role::Congestion => self.cnps += 1,
+            Role::Request => {
+                self.requests += 1;
+                let retx = self.max_req_psn.is_some_and(|m| psn <= m);
+                if retx {
+                    self.retransmissions += 1;
+                } else {
+                    self.max_req_psn = Some(psn);
+                    self.new_payload += r.payload_len as u64;
+                    if info.position.ends_message() {
+                        self.messages += 1;
+                    }
+                }
+            }
+            Role::Response => {
+                self.responses += 1;
+                if let Some(a) = r.headers.aeth {
+                    match a.kind() {
+                        AethKind::Ack if info.operation == Operation::Acknowledge => self.acks += 1,
+                        AethKind::Ack => {}
+                        AethKind::RnrNak => self.rnr_naks += 1,
+                        AethKind::Nak => self.naks.add(NakCode::from_value(a.value())),
+                        AethKind::Reserved => {}
+                    }
+                }
+            }
+        }
+        ce && info.role != Role::Congestion
+    }
+
+    /// An idle reconnect undone (the QP was not reset): this flow, the old incarnation's,
+    /// counts what the provisional one (`o`) counted.
+    pub fn resume(&mut self, o: &FlowStats) {
+        self.merge(o);
+    }
+
+    fn merge(&mut self, o: &FlowStats) {
+        if o.packets == 0 {
+            return;
+        }
+        if self.packets == 0 || o.first_ts < self.first_ts {
+            self.first_ts = o.first_ts;
+        }
+        self.packets += o.packets;
+        self.bytes += o.bytes;
+        self.payload_bytes += o.payload_bytes;
+        self.requests += o.requests;
+        self.responses += o.responses;
+        self.messages += o.messages;
+        self.acks += o.acks;
+        self.naks.merge(&o.naks);
+        self.rnr_naks += o.rnr_naks;
+        self.cnps += o.cnps;
+        self.ecn_ce += o.ecn_ce;
+        self.retransmissions += o.retransmissions;
+        self.last_ts = self.last_ts.max(o.last_ts);
+        self.new_payload += o.new_payload;
+        if let Some(t) = &o.timing {
+            self.timing.get_or_insert_with(Box::default).merge(t);
+        }
+    }
+}
+
+/// What `stats` counts, a consumer of the connection model: per frame (totals, ICRC, opcodes,
+/// problems, CNP pacing) here, per flow in the model's slot ([`FlowStats`], kept by a
+/// [`Checker`] beside its own state, one model for every consumer of the pass), per ended
+/// incarnation in a list bounded by the cap. [`Stats`] is `stats`' own pass; `report` and
+/// `export` feed a `Counters` from their checker.
+#[derive(Debug)]
+pub struct Counters {
+    /// Frames read.
+    pub frames: u64,
+    /// RoCEv2 frames (over UDP port 4791).
+    pub roce_v2: u64,
+    /// RoCEv1 frames (EtherType 0x8915).
+    pub roce_v1: u64,
+    /// Frames no network layer could be decoded from.
+    pub undecoded: u64,
+    /// RoCE frames by ICRC verdict: ok, bad, unverifiable, not checked.
+    pub icrc: [u64; 4],
+    /// `--nic-host`: the bad ICRCs of frames to that host (`rx_icrc_encapsulated`).
+    pub nic_host: Option<IpAddr>,
+    /// `--nic-host`: the bad ICRCs of frames to that host, as the NIC would count them.
+    pub nic_host_bad_icrc: u64,
+    /// `--nic-host`: the RoCE frames from or to that host.
+    pub nic_host_frames: u64,
+    /// `--nic-host`: the RoCE frames of each address seen (source or destination), at most
+    /// [`NIC_HOSTS_MAX`] addresses; for the error naming the hosts when it saw none.
+    nic_hosts: std::collections::HashMap<IpAddr, u64>,
+    opcodes: Vec<u64>,
+    problems: [u64; 32],
+    listed: Retained<Vec<(FlowKey, FlowStats)>>,
+    /// CNP pacing per IP pair and per destination, across connections.
+    cnp_scopes: CnpScopes,
+    first_ts: Option<u64>,
+    last_ts: u64,
+}
+
+impl AsMut<FlowStats> for FlowStats {
+    fn as_mut(&mut self) -> &mut FlowStats {
+        self
+    }
+}
+
+impl Counters {
+    /// Counters listing at most `max_flows` ended incarnations (the model's cap).
+    pub fn new(max_flows: usize) -> Self {
+        Counters {
+            frames: 0,
+            roce_v2: 0,
+            roce_v1: 0,
+            undecoded: 0,
+            icrc: [0; 4],
+            nic_host: None,
+            nic_host_bad_icrc: 0,
+            nic_host_frames: 0,
+            nic_hosts: std::collections::HashMap::new(),
+            opcodes: vec![0; 256],
+            problems: [0; 32],
+            listed: Retained::new(max_flows),
+            cnp_scopes: CnpScopes::new(max_flows),
+            first_ts: None,
+            last_ts: 0,
+        }
+    }
+
+    /// Counts one frame, once `model` took it ([`Checker::feed`]) and the incarnations it
+    /// ended were handed to [`Counters::ended`] (and those it resumed merged,
+    /// [`FlowStats::resume`]).
+    pub fn add<X: AsMut<FlowStats> + Default>(
+        &mut self,
+        model: &mut Checker<X>,
+        frame: &FrameInfo,
+        packet: Option<&Packet<'_>>,
+    ) {
+        let (number, ts, len) = (frame.number, frame.ts_ns, frame.len);
+        self.frames += 1;
+        self.first_ts.get_or_insert(ts);
+        self.last_ts = self.last_ts.max(ts);
+        let Some(p) = packet else {
+            self.undecoded += 1;
+            return;
+        };
+        for pr in p.problems.iter() {
+            if let Some(c) = self.problems.get_mut((pr as u32).trailing_zeros() as usize) {
+                *c += 1;
+            }
+        }
+        let Some(r) = &p.roce else { return };
+        match r.version.number() {
+            1 => self.roce_v1 += 1,
+            _ => self.roce_v2 += 1,
+        }
+        let i = match r.icrc_status {
+            IcrcStatus::Ok => 0,
+            IcrcStatus::Bad { .. } => 1,
+            IcrcStatus::Unverifiable => 2,
+            IcrcStatus::NotChecked => 3,
+        };
+        self.icrc[i] += 1;
+        if i == 1 && self.nic_host.is_some() && self.nic_host == p.ip.map(|ip| ip.dst) {
+            self.nic_host_bad_icrc += 1;
+        }
+        if let Some(host) = self.nic_host {
+            self.nic_host_seen(host, p);
+        }
+        if let Some(c) = self.opcodes.get_mut(usize::from(r.bth.opcode)) {
+            *c += 1;
+        }
+        let Some(obs) = model.last_observation() else { return };
+        let mut cnp_peer = None;
+        if let Some(f) = model.ext_mut(&obs.own).map(AsMut::as_mut) {
+            let ce = f.add(p, r, ts, len);
+            if obs.seen == Seen::Request {
+                f.timing.get_or_insert_with(Box::default).request(frame, r);
+            }
+            if ce {
+                f.congestion.get_or_insert_with(Box::default).ce_mark(number, ts);
+            }
+            if r.info.is_some_and(|i| i.role == Role::Congestion) {
+                f.congestion.get_or_insert_with(Box::default).cnp(ts);
+                cnp_peer = Some(model.peer_of(&obs.own));
+            }
+        }
+        if let Some(peer) = cnp_peer {
+            self.cnp(model, frame, obs.own, peer);
+        }
+        if let Seen::Response { stream: Some(s) } = obs.seen {
+            if let Some(f) = model.ext_mut(&s).map(AsMut::as_mut) {
+                if let Some(t) = &mut f.timing {
+                    t.response(frame, r);
+                }
+            }
+        }
+    }
+
+    /// `--nic-host`: counts a RoCE frame for the host and for the addresses it names.
+    fn nic_host_seen(&mut self, host: IpAddr, p: &Packet<'_>) {
+        let Some((src, dst)) = roce_conformance::host_pair(p) else { return };
+        if src == host || dst == host {
+            self.nic_host_frames += 1;
+        }
+        for a in [src, dst] {
+            let room = self.nic_hosts.len() < NIC_HOSTS_MAX;
+            match self.nic_hosts.get_mut(&a) {
+                Some(n) => *n += 1,
+                None if room => {
+                    self.nic_hosts.insert(a, 1);
+                }
+                None => {}
+            }
+        }
+    }
+
+    /// `--nic-host` gave a host with no RoCE frame in the capture: the error that names it and
+    /// the hosts seen (the busiest [`NIC_HOSTS_SHOWN`], then a count).
+    pub fn nic_host_unseen(&self, input: &dyn std::fmt::Display) -> Option<String> {
+        let host = self.nic_host?;
+        if self.nic_host_frames > 0 {
+            return None;
+        }
+        let mut seen: Vec<(&IpAddr, &u64)> = self.nic_hosts.iter().collect();
+        seen.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+        let listed: Vec<String> = seen
+            .iter()
+            .take(NIC_HOSTS_SHOWN)
+            .map(|(a, n)| format!("{a} ({n} frame{})", if **n == 1 { "" } else { "s" }))
+            .collect();
+        let hosts = match seen.len() {
+            0 => "no RoCE traffic at all".to_string(),
+            n if n > NIC_HOSTS_SHOWN => {
+                let more = if n >= NIC_HOSTS_MAX { "at least " } else { "" };
+                format!("hosts seen: {} and {more}{} more", listed.join(", "), n - NIC_HOSTS_SHOWN)
+            }
+            _ => format!("hosts seen: {}", listed.join(", ")),
+        };
+        Some(format!(
+            "--nic-host {host}: no RoCE traffic from or to it in {input}, nothing to set its \
+             counters against ({hosts})"
+        ))
+    }
+
+    /// A CNP on flow `own` (NP -> RP, DestQP = the RP's QP): the pacing scopes, and the
+    /// marked flow (`own`'s peer, whose sender the CNP is for) pairs its first CE mark with it.
+    fn cnp<X: AsMut<FlowStats> + Default>(
+        &mut self,
+        model: &mut Checker<X>,
+        frame: &FrameInfo,
+        own: FlowKey,
+        peer: Option<FlowKey>,
+    ) {
+        self.cnp_scopes.cnp(frame.number, frame.ts_ns, own.src, own.dst);
+        let marked = peer.and_then(|k| model.ext_mut(&k)).map(AsMut::as_mut);
+        match marked {
+            Some(m) => {
+                let (bytes, first) = (m.bytes, m.first_ts);
+                let c = m.congestion.get_or_insert_with(Box::default);
+                c.cnp_to_sender(frame.number, frame.ts_ns, bytes, first);
+            }
+            None => {
+                if let Some(f) = model.ext_mut(&own).map(AsMut::as_mut) {
+                    f.congestion.get_or_insert_with(Box::default).cnp_unpaired();
+                }
+            }
+        }
+    }
+
+    /// The top-level `congestion` object: CNP pacing per IP pair and per destination.
+    pub fn cnp_scopes(&self) -> roce_conformance::timing::congestion::CnpScopesJson {
+        self.cnp_scopes.json()
+    }
+
+    /// An incarnation the model ended, with the counters of its directions: listed (within
+    /// the cap), what only a live flow needs dropped.
+    pub fn ended(&mut self, info: ConnectionInfo, mut directions: Vec<(FlowKey, FlowStats)>) {
+        // Kept only to be reported: what a live flow needs goes (BENCHMARKS.md, "Bounds").
+        for (_, d) in directions.iter_mut() {
+            if let Some(t) = d.timing.as_mut() {
+                t.compact();
+            }
+        }
+        self.listed.push(info, directions);
+    }
+
+    /// Ended incarnations listed now.
+    pub fn listed_len(&self) -> usize {
+        self.listed.len()
+    }
+
+    /// The connection incarnations, the busiest first, and how many were not listed: every
+    /// incarnation must have been ended ([`Checker::end_all`]) and handed to
+    /// [`Counters::ended`]; `cm` is the model's CM exchanges (the `negotiated` timers).
+    pub fn connections(&mut self, cm: &[CmExchange]) -> (Vec<Connection>, u64) {
+        let listed = std::mem::replace(&mut self.listed, Retained::new(1));
+        let (listed, not_listed) = listed.into_sorted();
+        let mut out: Vec<Connection> = listed
+            .into_iter()
+            .map(|(info, dirs)| {
+                let mut total = FlowStats::default();
+                for (_, d) in &dirs {
+                    total.merge(d);
+                }
+                let duration_ns = total.last_ts.saturating_sub(total.first_ts);
+                let goodput_bps = if duration_ns > 0 {
+                    total.new_payload as f64 * 8e9 / duration_ns as f64
+                } else {
+                    0.0
+                };
+                let mut timing = total
+                    .timing
+                    .as_deref()
+                    .map_or_else(|| Timing::default().report(), Timing::report);
+                timing.negotiated = exchange_of(cm, &info).map(|x| compare(&timing, x));
+                let congestion = dirs
+                    .iter()
+                    .filter_map(|(_, d)| Some(d.congestion.as_deref()?.report(d.bytes, d.last_ts)))
+                    .fold(CongestionReport::default(), |a, b| a.merged(&b))
+                    .json(total.ecn_ce, total.cnps);
+                Connection {
+                    timing,
+                    congestion,
+                    info,
+                    total,
+                    duration_ns,
+                    goodput_bps,
+                    directions: dirs
+                        .into_iter()
+                        .map(|(k, stats)| Direction {
+                            src: k.src,
+                            dst: k.dst,
+                            dest_qp: k.dest_qp,
+                            packets: stats.packets,
+                            first_ts: stats.first_ts,
+                            last_ts: stats.last_ts,
+                            timing: stats.timing.as_deref().map(Timing::report),
+                            stats,
+                        })
+                        .collect(),
+                }
+            })
+            .collect();
+        out.sort_by_key(|c| (std::cmp::Reverse(c.total.packets), c.info.first_frame));
+        (out, not_listed)
+    }
+
+    /// Frames per opcode name, the most frequent first (reserved opcodes added up).
+    pub fn opcode_histogram(&self) -> Vec<(&'static str, u64)> {
+        let mut v: Vec<(&'static str, u64)> = Vec::new();
+        for (op, &n) in self.opcodes.iter().enumerate() {
+            if n == 0 {
+                continue;
+            }
+            let name = opcode::name(op as u8);
+            // Reserved opcodes share a name: add them up.
+            match v.iter_mut().find(|(k, _)| *k == name) {
+                Some(e) => e.1 += n,
+                None => v.push((name, n)),
+            }
+        }
+        v.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+        v
+    }
+
+    /// Frames with each problem, in the problems' order.
+    pub fn problem_counts(&self) -> Vec<(Problem, u64)> {
+        Problem::ALL
+            .iter()
+            .filter_map(|p| {
+                let n = *self.problems.get((*p as u32).trailing_zeros() as usize)?;
+                (n > 0).then_some((*p, n))
+            })
+            .collect()
+    }
+
+    /// From the first frame's time to the last's, ns.
+    pub fn duration_ns(&self) -> u64 {
+        self.last_ts.saturating_sub(self.first_ts.unwrap_or(0))
+    }
+
+    /// RoCE frames, v1 and v2.
+    pub fn roce_frames(&self) -> u64 {
+        self.roce_v1 + self.roce_v2
+    }
+}
+
+/// `stats`' pass: the connection model alone ([`Checker::without_rules`], each flow keeping
+/// its [`FlowStats`]) and the [`Counters`] fed from it.
+#[derive(Debug)]
+pub struct Stats {
+    model: Checker<FlowStats>,
+    /// What is counted.
+    pub counters: Counters,
+}
+
+impl Stats {
+    /// Counting with the model's options (`--max-flows`, `--pmtu`, reconnect idle time).
+    pub fn new(model: ModelOptions) -> Self {
+        let opts = Options {
+            max_flows: model.max_flows,
+            pmtu: model.pmtu,
+            reconnect_idle_ns: model.reconnect_idle_ns,
+            ..Options::default()
+        };
+        Stats { model: Checker::without_rules(opts), counters: Counters::new(model.max_flows) }
+    }
+
+    /// Counts one frame.
+    pub fn add(
+        &mut self,
+        number: u64,
+        ts: u64,
+        len: u32,
+        caplen: u32,
+        packet: Option<&Packet<'_>>,
+    ) {
+        let frame = FrameInfo { number, ts_ns: ts, caplen, len };
+        match packet {
+            Some(p) => self.model.feed(&frame, p),
+            None => self.model.feed_undecoded(&frame),
+        }
+        self.settle();
+        self.counters.add(&mut self.model, &frame, packet);
+    }
+
+    /// The incarnations the model ended go to the list; an idle reconnect undone (the QP was
+    /// not reset): the old incarnation counts what the provisional one counted.
+    fn settle(&mut self) {
+        if self.model.has_ended() {
+            for e in self.model.take_ended() {
+                self.counters.ended(e.info, e.directions);
+            }
+        }
+        for (k, provisional) in self.model.take_resumed() {
+            if let Some(f) = self.model.ext_mut(&k) {
+                f.resume(&provisional);
+            }
+        }
+    }
+
+    /// The sizes of what `stats` holds (to prove they stay within the cap): the model's
+    /// tables, the ended connections kept for the report, and the CM exchanges listed.
+    pub fn state(&self) -> (roce_conformance::ModelStats, usize, usize) {
+        (self.model.model_stats(), self.counters.listed_len(), self.model.cm_exchanges().len())
+    }
+
+    /// The incarnation of the connection flow `key` is in now (after [`Stats::add`] of its
+    /// packet): what a display filter's selection remembers.
+    pub fn incarnation_of(&self, key: &FlowKey) -> Option<u32> {
+        self.model.incarnation_of(key)
+    }
+
+    /// The CM exchanges the model logged.
+    pub fn cm_exchanges(&self) -> &[CmExchange] {
+        self.model.cm_exchanges()
+    }
+
+    /// The connection incarnations, the busiest first, and how many were not listed.
+    pub fn connections(&mut self) -> (Vec<Connection>, u64) {
+        self.model.end_all();
+        self.settle();
+        self.counters.connections(self.model.cm_exchanges())
+    }
+}
+
+/// One direction inside a connection.
+#[derive(Debug, Serialize)]
+pub struct Direction {
+    /// The direction's source address.
+    pub src: IpAddr,
+    /// The direction's destination address.
+    pub dst: IpAddr,
+    /// The DestQP its packets carry.
+    pub dest_qp: u32,
+    /// Its packets.
+    pub packets: u64,
+    /// Its first packet's time (ns).
+    #[serde(serialize_with = "roce_conformance::json::ts")]
+    pub first_ts: u64,
+    /// Its last packet's time (ns).
+    #[serde(serialize_with = "roce_conformance::json::ts")]
+    pub last_ts: u64,
+    /// The timers of this direction's requests alone (null when it sent none): when both
+    /// sides of a connection send requests, which side's timer each measurement is
+    /// (docs/timing.md). The connection's `timing` is both directions together.
+    pub timing: Option<TimingReport>,
+    /// Its counters.
+    #[serde(flatten)]
+    pub stats: FlowStats,
+}
+
+/// A connection incarnation (or a single direction when its partner was not identified):
+/// the connection model's description, the same object `check --format json` lists, then
+/// the counters of `stats`.
+#[derive(Debug, Serialize)]
+pub struct Connection {
+    /// The incarnation as the connection model describes it.
+    #[serde(flatten)]
+    pub info: ConnectionInfo,
+    /// Both directions' counters together.
+    #[serde(flatten)]
+    pub total: FlowStats,
+    /// From the first packet to the last, ns.
+    pub duration_ns: u64,
+    /// Payload bits per second of requests that were not retransmissions.
+    pub goodput_bps: f64,
+    /// The timers measured on the wire, both directions' requesters together (docs/timing.md).
+    pub timing: TimingReport,
+    /// CE marks, CNPs, ECN-CE -> CNP latency, per-QP CNP pacing and the senders' rates
+    /// around CNPs (docs/congestion.md).
+    pub congestion: CongestionJson,
+    /// Each direction on its own, the first seen first.
+    pub directions: Vec<Direction>,
+}
+
