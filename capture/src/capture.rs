@@ -180,7 +180,6 @@ pub enum FormatKind {
 pub struct Format {
     /// pcap or pcapng (after gzip, if any, is taken off).
     pub kind: FormatKind,
-
     /// pcap: the file's resolution. pcapng: `None`, since each interface has its own (see
     /// `Capture::interfaces`).
     pub resolution: Option<TsResolution>,

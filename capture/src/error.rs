@@ -283,7 +283,6 @@ pub enum ErrorKind {
         resolution: TsResolution,
         /// The interface's `if_tsoffset`, in seconds.
         ts_offset_s: i64,
-
         /// What the frame's `ts_ns` is.
         saturated_ns: u64,
     },
