@@ -34,8 +34,7 @@ macro_rules! ids_and_private_data {
             pub fn local_comm_id(&self) -> u32 {
                 be_u32(self.buffer.as_ref(), field::LOCAL_COMM_ID)
             }
-            /// Remote Communication ID (bytes 4-7): the peer's Local Communication ID (0 until
-            /// known).
+            /// Remote Communication ID (bytes 4-7): the peer's Local Communication ID.
             pub fn remote_comm_id(&self) -> u32 {
                 be_u32(self.buffer.as_ref(), field::REMOTE_COMM_ID)
             }

@@ -174,7 +174,7 @@ impl<T: AsRef<[u8]>> Rej<T> {
     pub fn local_comm_id(&self) -> u32 {
         be_u32(self.buffer.as_ref(), field::LOCAL_COMM_ID)
     }
-    /// Remote Communication ID (bytes 4-7): the peer's Local Communication ID (0 until known).
+    /// Remote Communication ID (bytes 4-7): the peer's Local Communication ID.
     pub fn remote_comm_id(&self) -> u32 {
         be_u32(self.buffer.as_ref(), field::REMOTE_COMM_ID)
     }

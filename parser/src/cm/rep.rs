@@ -79,7 +79,8 @@ impl<T: AsRef<[u8]>> Rep<T> {
     pub fn local_eecn(&self) -> u32 {
         be_u24(self.buffer.as_ref(), field::LOCAL_EECN)
     }
-    /// Starting PSN (bytes 20-22): 24 bits (see [`RepRepr::starting_psn`]).
+    /// Starting PSN (bytes 20-22): 24 bits, the PSN the passive side expects to receive
+    /// first (the active side's first send PSN).
     pub fn starting_psn(&self) -> u32 {
         be_u24(self.buffer.as_ref(), field::STARTING_PSN)
     }
@@ -106,8 +107,8 @@ impl<T: AsRef<[u8]>> Rep<T> {
     pub fn end_to_end_flow_control(&self) -> bool {
         bits(self.buffer.as_ref(), field::BYTE_26, field::END_TO_END_FLOW_CONTROL_MASK) != 0
     }
-    /// RNR Retry Count (byte 27 bits 7..5): how often the passive side retries after an
-    /// RNR NAK (7: without limit).
+    /// RNR Retry Count (byte 27 bits 7..5): how often the active side resends after an RNR NAK
+    /// from the passive side (7: without limit).
     pub fn rnr_retry_count(&self) -> u8 {
         bits(self.buffer.as_ref(), field::BYTE_27, field::RNR_RETRY_COUNT_MASK)
     }

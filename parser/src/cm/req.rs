@@ -501,7 +501,8 @@ impl<T: AsRef<[u8]>> Req<T> {
     pub fn local_cm_response_timeout(&self) -> u8 {
         bits(self.buffer.as_ref(), field::BYTE_47, field::LOCAL_CM_RESPONSE_TIMEOUT_MASK)
     }
-    /// Retry Count (byte 47 bits 2..0): how often the transport resends after an ACK timeout.
+    /// Retry Count (byte 47 bits 2..0): how often the passive side resends after a transport
+    /// (ACK) timeout.
     pub fn retry_count(&self) -> u8 {
         bits(self.buffer.as_ref(), field::BYTE_47, field::RETRY_COUNT_MASK)
     }
@@ -517,8 +518,8 @@ impl<T: AsRef<[u8]>> Req<T> {
     pub fn rdc_exists(&self) -> bool {
         bits(self.buffer.as_ref(), field::BYTE_50, field::RDC_EXISTS_MASK) != 0
     }
-    /// RNR Retry Count (byte 50 bits 2..0): how often the active side retries after an RNR
-    /// NAK (7: without limit).
+    /// RNR Retry Count (byte 50 bits 2..0): how often the passive side resends after an RNR
+    /// NAK from the active side (7: without limit).
     pub fn rnr_retry_count(&self) -> u8 {
         bits(self.buffer.as_ref(), field::BYTE_50, field::RNR_RETRY_COUNT_MASK)
     }
