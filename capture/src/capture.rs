@@ -24,11 +24,13 @@ pub struct Frame<'a> {
     pub caplen: u32,
     /// Length of the frame on the wire.
     pub len: u32,
+    /// Link type of the frame's interface: says what `data` starts with.
     pub link_type: LinkType,
     /// Index of the interface among all pcapng IDBs of the file, in file order (0 for pcap).
     pub interface: u32,
     /// Byte offset of the record or block in the (decompressed) file.
     pub offset: u64,
+    /// The captured bytes, from the link-layer header on (`caplen` of them).
     pub data: &'a [u8],
 }
 
@@ -50,7 +52,9 @@ pub enum TsResolution {
 }
 
 impl TsResolution {
+    /// Microseconds: classic pcap (magic 0xA1B2C3D4) and the pcapng default.
     pub const MICRO: TsResolution = TsResolution::Decimal(6);
+    /// Nanoseconds: nanosecond pcap (magic 0xA1B23C4D).
     pub const NANO: TsResolution = TsResolution::Decimal(9);
 
     /// From a pcapng `if_tsresol` value: high bit clear means 10^-n, set means 2^-n.
@@ -142,9 +146,11 @@ impl TsConv {
 /// A capture interface: the one implied by a pcap header, or a pcapng IDB.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Interface {
+    /// Link type of the interface's frames (pcap header or IDB `LinkType`).
     pub link_type: LinkType,
     /// 0 when the writer set no limit.
     pub snaplen: u32,
+    /// Timestamp units: the pcap magic's, or the IDB's `if_tsresol` (microseconds if absent).
     pub resolution: TsResolution,
     /// pcapng `if_tsoffset`: seconds added to every timestamp (already applied to `ts_ns`).
     pub ts_offset_s: i64,
@@ -163,13 +169,16 @@ pub struct Interface {
 /// The container format of a capture.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum FormatKind {
+    /// Classic libpcap format: one file header, then records.
     Pcap,
+    /// pcapng: sections of blocks (SHB, IDBs, EPBs, ...).
     PcapNg,
 }
 
 /// How a capture is stored.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Format {
+    /// pcap or pcapng (after gzip, if any, is taken off).
     pub kind: FormatKind,
     /// pcap: the file's resolution. pcapng: `None`, since each interface has its own (see
     /// `Capture::interfaces`).

@@ -153,51 +153,135 @@ pub enum ErrorKind {
     /// The first bytes are neither a pcap nor a pcapng magic (nor gzip).
     BadMagic([u8; 4]),
     /// The pcap file header or pcapng section header is cut short.
-    TruncatedFileHeader { needed: u64, available: u64 },
+    TruncatedFileHeader {
+        /// Bytes the header needs.
+        needed: u64,
+        /// Bytes the input has.
+        available: u64,
+    },
     /// A pcap record header (16 bytes) is cut short at the end of the file.
-    TruncatedRecordHeader { available: u64 },
+    TruncatedRecordHeader {
+        /// Bytes left in the file.
+        available: u64,
+    },
     /// A packet's captured length exceeds the snap length of the pcap file header or of its
     /// pcapng interface (`interface`: `None` for pcap). A warning: the record is read in full,
     /// as Wireshark reads it, and later ones are not reported.
-    RecordExceedsSnapLen { caplen: u32, snaplen: u32, interface: Option<u32> },
+    RecordExceedsSnapLen {
+        /// The record's captured length.
+        caplen: u32,
+        /// The snap length it exceeds.
+        snaplen: u32,
+        /// The pcapng interface index; `None` for pcap.
+        interface: Option<u32>,
+    },
     /// A pcap record's captured length exceeds `MAX_RECORD_LEN`.
-    RecordTooLong { caplen: u32 },
+    RecordTooLong {
+        /// The record's captured length.
+        caplen: u32,
+    },
     /// A pcap record runs past the end of the file.
-    RecordPastEnd { caplen: u32, available: u64 },
+    RecordPastEnd {
+        /// The record's captured length.
+        caplen: u32,
+        /// Bytes left in the file after the record header.
+        available: u64,
+    },
     /// A pcapng block header (12 bytes) is cut short at the end of the file.
-    TruncatedBlockHeader { available: u64 },
+    TruncatedBlockHeader {
+        /// Bytes left in the file.
+        available: u64,
+    },
     /// A pcapng block length below the 12-byte minimum (0 included).
-    BlockTooShort { block_type: u32, length: u32 },
+    BlockTooShort {
+        /// The block type (1 IDB, 6 EPB, 0x0A0D0D0A SHB, ...).
+        block_type: u32,
+        /// The block's total length field.
+        length: u32,
+    },
     /// A pcapng block length that is not a multiple of 4.
-    BlockMisaligned { block_type: u32, length: u32 },
+    BlockMisaligned {
+        /// The block type.
+        block_type: u32,
+        /// The block's total length field.
+        length: u32,
+    },
     /// A pcapng block length beyond `MAX_BLOCK_LEN`.
-    BlockTooLong { block_type: u32, length: u32 },
+    BlockTooLong {
+        /// The block type.
+        block_type: u32,
+        /// The block's total length field.
+        length: u32,
+    },
     /// A pcapng block runs past the end of the file (a truncated last block).
-    BlockPastEnd { block_type: u32, length: u32, available: u64 },
+    BlockPastEnd {
+        /// The block type.
+        block_type: u32,
+        /// The block's total length field.
+        length: u32,
+        /// Bytes left in the file from the block's start.
+        available: u64,
+    },
     /// The trailing length of a pcapng block differs from its leading length.
-    BlockTrailerMismatch { block_type: u32, length: u32, trailer: u32 },
+    BlockTrailerMismatch {
+        /// The block type.
+        block_type: u32,
+        /// The leading total length.
+        length: u32,
+        /// The trailing total length.
+        trailer: u32,
+    },
     /// A section header whose byte-order magic is neither 0x1A2B3C4D nor its swap.
     BadByteOrderMagic(u32),
     /// A section header with a major version other than 1.
-    UnsupportedVersion { major: u16, minor: u16 },
+    UnsupportedVersion {
+        /// The section header's major version.
+        major: u16,
+        /// The section header's minor version.
+        minor: u16,
+    },
     /// A pcapng block body too short for its fixed fields.
-    BlockBodyTooShort { block_type: u32, body: u32, needed: u32 },
+    BlockBodyTooShort {
+        /// The block type.
+        block_type: u32,
+        /// Bytes of body the block has.
+        body: u32,
+        /// Bytes its fixed fields need.
+        needed: u32,
+    },
     /// A packet's captured length runs past the end of its pcapng block.
-    CaptureLengthPastBlock { caplen: u32, room: u32 },
+    CaptureLengthPastBlock {
+        /// The packet's captured length.
+        caplen: u32,
+        /// Bytes the block has for packet data.
+        room: u32,
+    },
     /// A packet refers to an interface no IDB of its section described.
-    UnknownInterface { interface: u32, defined: u32 },
+    UnknownInterface {
+        /// The interface index the packet names.
+        interface: u32,
+        /// How many interfaces its section defines.
+        defined: u32,
+    },
     /// An interface description block beyond `MAX_INTERFACES` (skipped: its packets are then
     /// reported as naming an unknown interface).
-    TooManyInterfaces { limit: u32 },
+    TooManyInterfaces {
+        /// The limit, `MAX_INTERFACES`.
+        limit: u32,
+    },
     /// A pcapng timestamp that 64-bit nanoseconds since 1970 cannot hold with the interface's
     /// `if_tsresol` and `if_tsoffset` (out of 1970..2554): a warning, once per interface; its
     /// timestamps saturate (to 0 or `u64::MAX`) from here on.
     TimestampOutOfRange {
+        /// Index of the interface among all IDBs of the file (as `Frame::interface`).
         interface: u32,
         /// Byte offset of the interface's description block.
         idb_offset: u64,
+        /// The raw 64-bit timestamp, in `resolution` units.
         ticks: u64,
+        /// The interface's `if_tsresol`.
         resolution: TsResolution,
+        /// The interface's `if_tsoffset`, in seconds.
         ts_offset_s: i64,
         /// What the frame's `ts_ns` is.
         saturated_ns: u64,

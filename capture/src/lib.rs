@@ -94,6 +94,7 @@
 //! reads the copy once first. So pcap-file does not hold the pcap path back; its pcapng layer
 //! would (and is wrong on timestamps), hence the own pcapng reader.
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 #![cfg_attr(
     test,
     allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)

@@ -136,7 +136,12 @@ pub enum L2Start<'a> {
     Ethernet(&'a [u8]),
     /// The frame's link header was removed: `data` starts at the network layer named by
     /// `ethertype` (0x0800 IPv4, 0x86DD IPv6, 0x8915 RoCEv1, ...).
-    Network { ethertype: u16, data: &'a [u8] },
+    Network {
+        /// EtherType of the network-layer header `data` starts with.
+        ethertype: u16,
+        /// The frame from the network-layer header on.
+        data: &'a [u8],
+    },
     /// The frame cannot be handed to the parser; the reason says why.
     Unsupported(L2Error),
 }
@@ -148,11 +153,28 @@ pub enum L2Error {
     /// The link type itself is not supported.
     LinkType(LinkType),
     /// The frame is shorter than its link-layer header.
-    Truncated { link_type: LinkType, needed: usize, available: usize },
+    Truncated {
+        /// The frame's link type.
+        link_type: LinkType,
+        /// Bytes of the link-layer header (1 for raw IP: the version byte).
+        needed: usize,
+        /// Bytes the frame has.
+        available: usize,
+    },
     /// A null/loopback header names an address family that is neither IPv4 nor IPv6.
-    AddressFamily { link_type: LinkType, family: u32 },
+    AddressFamily {
+        /// The frame's link type (null or loop).
+        link_type: LinkType,
+        /// The header's address family (a BSD `AF_*` value), as read in either byte order.
+        family: u32,
+    },
     /// A raw IP frame whose version nibble is neither 4 nor 6.
-    IpVersion { link_type: LinkType, version: u8 },
+    IpVersion {
+        /// The frame's raw IP link type.
+        link_type: LinkType,
+        /// The top nibble of the first byte.
+        version: u8,
+    },
 }
 
 impl fmt::Display for L2Error {

@@ -100,6 +100,7 @@ pub struct Omitted<'a> {
     pub kind: &'static str,
     /// Warnings of the kind beyond the first `shown`.
     pub count: u64,
+    /// How many of the kind were kept and shown: the `per_kind` of `Warnings::new`.
     pub shown: usize,
 }
 

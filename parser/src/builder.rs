@@ -20,14 +20,19 @@ use crate::roce::ICRC_LEN;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct Ipv4Spec {
+    /// Source address.
     pub src: [u8; 4],
+    /// Destination address.
     pub dst: [u8; 4],
     /// 6 bits.
     pub dscp: u8,
     /// 2 bits: 0 not ECN-capable, 1/2 ECT, 3 CE.
     pub ecn: u8,
+    /// Time to live.
     pub ttl: u8,
+    /// Identification (0 in [`Network::ipv4`]).
     pub identification: u16,
+    /// DF: don't fragment (set in [`Network::ipv4`], as RoCE NICs send).
     pub dont_fragment: bool,
 }
 
@@ -35,12 +40,15 @@ pub struct Ipv4Spec {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct Ipv6Spec {
+    /// Source address (a RoCE GID).
     pub src: [u8; 16],
+    /// Destination address (a RoCE GID).
     pub dst: [u8; 16],
     /// DSCP (6 bits) << 2 | ECN (2 bits).
     pub traffic_class: u8,
     /// 20 bits.
     pub flow_label: u32,
+    /// Hop limit.
     pub hop_limit: u8,
 }
 
@@ -92,12 +100,19 @@ impl Network {
 /// Everything needed to write one frame. Build with [`FrameBuilder::new`] and adjust fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct FrameBuilder<'p> {
+    /// Destination MAC address.
     pub eth_dst: [u8; 6],
+    /// Source MAC address.
     pub eth_src: [u8; 6],
     /// 802.1Q / 802.1ad tags, outermost first.
     pub vlans: [Option<VlanTag>; MAX_VLANS],
+    /// IPv4, IPv6 (RoCEv2) or a GRH (RoCEv1).
     pub network: Network,
+    /// UDP source port: flow entropy in RoCEv2 (0xC000 from [`FrameBuilder::new`]); unused for
+    /// RoCEv1.
     pub udp_sport: u16,
+    /// UDP destination port: [`ROCEV2_UDP_PORT`] (4791) from [`FrameBuilder::new`]; unused for
+    /// RoCEv1.
     pub udp_dport: u16,
     /// RoCEv2 senders usually leave the UDP checksum 0; the ICRC masks it anyway.
     pub udp_checksum: u16,

@@ -15,19 +15,32 @@ macro_rules! layers {
         #[cfg_attr(feature = "serde", derive(serde::Serialize))]
         #[non_exhaustive]
         pub enum Layer {
+            /// Ethernet II header.
             Ethernet,
+            /// An 802.1Q / 802.1ad tag.
             Vlan,
+            /// IPv4 header (options included).
             Ipv4,
+            /// IPv6 fixed header.
             Ipv6,
+            /// The IPv6 extension header chain before UDP.
             Ipv6Extensions,
+            /// UDP header.
             Udp,
+            /// Global Route Header of RoCEv1 (IBTA Vol. 1 §8.3).
             Grh,
+            /// Base Transport Header (IBTA Vol. 1 §9.2).
             Bth,
             $($(#[$doc])* $view,)*
+            /// The payload after the headers (and its pad).
             Payload,
+            /// The 4-byte invariant CRC at the end of the packet.
             Icrc,
+            /// Management datagram header (on QP1).
             Mad,
+            /// Communication Manager message in a MAD (IBTA Vol. 1 chapter 12).
             Cm,
+            /// [`crate::FrameBuilder`] (an output it cannot write).
             Builder,
         }
 
@@ -81,7 +94,9 @@ pub enum ErrorKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct Error {
+    /// What went wrong.
     pub kind: ErrorKind,
+    /// The layer that could not be parsed or written.
     pub layer: Layer,
     /// Offset of the layer's first byte from the start of the input handed to the parser.
     pub offset: usize,

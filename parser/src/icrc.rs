@@ -28,7 +28,10 @@ pub enum IcrcStatus {
     /// The stored ICRC equals the recomputed one.
     Ok,
     /// The stored ICRC differs; `computed` is what it should be.
-    Bad { computed: u32 },
+    Bad {
+        /// The ICRC the packet should carry.
+        computed: u32,
+    },
     /// The frame is shorter than its lengths say (snap length, damage): nothing to verify.
     Unverifiable,
     /// Not verified: disabled by the caller, or no IP header to cover (UDP-payload entry).

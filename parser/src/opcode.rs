@@ -8,11 +8,17 @@ use crate::headers::ExtHeader;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub enum Transport {
+    /// Reliable Connection (0x00-0x1F).
     Rc,
+    /// Unreliable Connection (0x20-0x3F).
     Uc,
+    /// Reliable Datagram (0x40-0x5F).
     Rd,
+    /// Unreliable Datagram (0x60-0x7F).
     Ud,
+    /// Congestion Notification Packet (0x80-0x9F; 0x81 is the CNP, RoCEv2 annex A17).
     Cnp,
+    /// Extended Reliable Connection (0xA0-0xBF).
     Xrc,
     /// 0xC0-0xFF: manufacturer-specific.
     Vendor,
@@ -73,14 +79,21 @@ impl Transport {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub enum Operation {
+    /// SEND (with immediate or invalidate too).
     Send,
+    /// RDMA WRITE (with immediate too).
     RdmaWrite,
     /// RDMA READ request.
     RdmaRead,
+    /// RDMA READ response.
     ReadResponse,
+    /// ACKNOWLEDGE: an ACK or NAK (AETH), no payload.
     Acknowledge,
+    /// ATOMIC ACKNOWLEDGE: the AETH and the original remote data.
     AtomicAcknowledge,
+    /// Atomic COMPARE_SWAP request.
     CompareSwap,
+    /// Atomic FETCH_ADD request.
     FetchAdd,
     /// RD RESYNC.
     Resync,
@@ -96,9 +109,13 @@ pub enum Operation {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub enum Position {
+    /// FIRST: the first packet of a multi-packet message.
     First,
+    /// MIDDLE: neither first nor last.
     Middle,
+    /// LAST: the last packet of a multi-packet message.
     Last,
+    /// ONLY: the whole message in one packet (also ACKs, READ requests, atomics).
     Only,
 }
 
@@ -117,7 +134,9 @@ impl Position {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub enum Role {
+    /// Sent by the requester (SEND, WRITE, READ request, atomic, FLUSH).
     Request,
+    /// Sent by the responder (ACK, NAK, READ response, atomic ACK).
     Response,
     /// CNP: sent by the notification point to the data sender.
     Congestion,
@@ -150,19 +169,25 @@ impl PayloadRule {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub struct OpcodeInfo {
+    /// The BTH OpCode.
     pub opcode: u8,
     /// docs/wire.md name prefixed by the transport, e.g. "RC_SEND_ONLY"; "CNP".
     pub name: &'static str,
     #[cfg_attr(feature = "serde", serde(skip))]
     name_nul: &'static str,
+    /// Transport (opcode bits 7..5).
     pub transport: Transport,
+    /// Operation.
     pub operation: Operation,
+    /// Place in the message.
     pub position: Position,
+    /// Requester, responder or congestion.
     pub role: Role,
     /// Extended headers after the BTH, in wire order.
     pub headers: &'static [ExtHeader],
     /// Bytes from the start of the BTH to the payload ("hl" in docs/wire.md).
     pub header_len: u8,
+    /// How much payload the opcode may carry.
     pub payload: PayloadRule,
 }
 
@@ -175,12 +200,15 @@ impl OpcodeInfo {
     pub fn has_immediate(&self) -> bool {
         self.headers.contains(&ExtHeader::ImmDt)
     }
+    /// Whether header `h` is among the opcode's extended headers.
     pub fn has_header(&self, h: ExtHeader) -> bool {
         self.headers.contains(&h)
     }
+    /// Sent by a requester.
     pub const fn is_request(&self) -> bool {
         matches!(self.role, Role::Request)
     }
+    /// Sent by a responder.
     pub const fn is_response(&self) -> bool {
         matches!(self.role, Role::Response)
     }
@@ -730,7 +758,7 @@ pub fn lookup(opcode: u8) -> Option<&'static OpcodeInfo> {
     OPCODES.get(usize::from(i))
 }
 
-/// The name of any opcode: the table's, or "<TRANSPORT>_RESERVED" / "VENDOR_SPECIFIC".
+/// The name of any opcode: the table's, or `<TRANSPORT>_RESERVED` / `VENDOR_SPECIFIC`.
 pub fn name(opcode: u8) -> &'static str {
     match lookup(opcode) {
         Some(info) => info.name,

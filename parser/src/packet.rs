@@ -23,7 +23,9 @@ use crate::segments::{Source, Whole};
 pub const ROCEV2_UDP_PORT: u16 = 4791;
 /// The EtherType of RoCEv1.
 pub const ETHERTYPE_ROCEV1: u16 = 0x8915;
+/// The EtherType of IPv4.
 pub const ETHERTYPE_IPV4: u16 = 0x0800;
+/// The EtherType of IPv6.
 pub const ETHERTYPE_IPV6: u16 = 0x86dd;
 /// VLAN tags recorded in [`Packet::vlans`]; deeper stacks are skipped.
 pub const MAX_VLANS: usize = 2;
@@ -73,7 +75,9 @@ impl Config {
 /// Ethernet II header fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EthernetInfo {
+    /// Destination MAC address.
     pub dst: [u8; 6],
+    /// Source MAC address.
     pub src: [u8; 6],
     /// The EtherType after any VLAN tags.
     pub ethertype: u16,
@@ -84,8 +88,11 @@ pub struct EthernetInfo {
 pub struct VlanTag {
     /// The TPID that announced the tag (0x8100, 0x88a8, 0x9100).
     pub tpid: u16,
+    /// PCP: the 3-bit priority code point (the PFC priority on lossless RoCE fabrics).
     pub pcp: u8,
+    /// DEI: drop eligible indicator.
     pub dei: bool,
+    /// VID: the 12-bit VLAN identifier.
     pub vid: u16,
 }
 
@@ -94,9 +101,14 @@ pub struct VlanTag {
 pub struct IpInfo {
     /// 4 or 6.
     pub version: u8,
+    /// Source address.
     pub src: IpAddr,
+    /// Destination address.
     pub dst: IpAddr,
+    /// DSCP: the 6-bit differentiated services code point (RoCE traffic class).
     pub dscp: u8,
+    /// ECN: 2 bits, 0 not ECN-capable, 1/2 ECT, 3 CE (congestion experienced; CE marks
+    /// are what make the receiver send CNPs).
     pub ecn: u8,
     /// TTL or hop limit.
     pub ttl: u8,
@@ -119,9 +131,13 @@ pub struct IpInfo {
 /// UDP header fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct UdpInfo {
+    /// Source port: flow entropy for RoCEv2, not checked.
     pub sport: u16,
+    /// Destination port: 4791 (or a configured port) for RoCEv2.
     pub dport: u16,
+    /// Length field: header plus payload, in bytes.
     pub len: u16,
+    /// Checksum field as sent (RoCEv2 senders usually leave it 0; not verified).
     pub checksum: u16,
     /// Offset of the UDP header in the input.
     pub offset: usize,
@@ -133,10 +149,15 @@ pub struct UdpInfo {
 pub struct Packet<'a> {
     /// The bytes handed to the parser.
     pub data: &'a [u8],
+    /// The Ethernet header; `None` when parsing started past it (`parse_ip`, ...).
     pub eth: Option<EthernetInfo>,
+    /// The first [`MAX_VLANS`] VLAN tags, outermost first.
     pub vlans: [Option<VlanTag>; MAX_VLANS],
+    /// The IP header; `None` for RoCEv1 and non-IP frames.
     pub ip: Option<IpInfo>,
+    /// The UDP header, for any UDP packet (RoCEv2 or not).
     pub udp: Option<UdpInfo>,
+    /// The RoCE packet, when the frame is RoCEv2 or RoCEv1.
     pub roce: Option<Roce<'a>>,
     /// Everything found wrong, across layers.
     pub problems: Problems,

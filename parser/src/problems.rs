@@ -133,6 +133,7 @@ impl Problems {
         Problems(bits)
     }
 
+    /// Adds `p`.
     pub fn insert(&mut self, p: Problem) {
         self.0 |= p as u32;
     }
@@ -144,14 +145,17 @@ impl Problems {
         }
     }
 
+    /// Adds every problem of `other`.
     pub fn union(&mut self, other: Problems) {
         self.0 |= other.0;
     }
 
+    /// Whether `p` is in the set.
     pub const fn contains(self, p: Problem) -> bool {
         self.0 & (p as u32) != 0
     }
 
+    /// No problem at all.
     pub const fn is_empty(self) -> bool {
         self.0 == 0
     }

@@ -27,6 +27,7 @@ pub enum RoceVersion {
 }
 
 impl RoceVersion {
+    /// 1 or 2.
     pub const fn number(self) -> u8 {
         match self {
             RoceVersion::V1 => 1,
@@ -38,11 +39,13 @@ impl RoceVersion {
 /// A parsed RoCE packet, borrowing its payload from the frame.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Roce<'a> {
+    /// RoCEv1 (GRH over Ethernet) or RoCEv2 (UDP).
     pub version: RoceVersion,
     /// The GRH of a RoCEv1 packet.
     pub grh: Option<GrhRepr>,
     /// Offset of the BTH in the input handed to the parser.
     pub bth_offset: usize,
+    /// The Base Transport Header.
     pub bth: BthRepr,
     /// The opcode's table row; `None` for reserved and manufacturer-specific opcodes.
     pub info: Option<&'static OpcodeInfo>,
@@ -59,6 +62,7 @@ pub struct Roce<'a> {
     pub opaque: &'a [u8],
     /// The ICRC as stored (little-endian u32 of the last four bytes), if captured.
     pub icrc: Option<u32>,
+    /// The outcome of the ICRC check.
     pub icrc_status: IcrcStatus,
     /// The MAD of a UD SEND to QP1, decoded once by the parser ([`Roce::mad`]).
     pub(crate) mad: Option<Result<Mad<'a>, Error>>,
@@ -77,11 +81,12 @@ pub(crate) struct Captured {
 }
 
 impl<'a> Roce<'a> {
-    /// The opcode name: the table's, or "<TRANSPORT>_RESERVED" / "VENDOR_SPECIFIC".
+    /// The opcode name: the table's, or `<TRANSPORT>_RESERVED` / `VENDOR_SPECIFIC`.
     pub fn opcode_name(&self) -> &'static str {
         opcode::name(self.bth.opcode)
     }
 
+    /// The transport of the opcode (bits 7..5), defined in the table or not.
     pub fn transport(&self) -> Transport {
         Transport::of(self.bth.opcode)
     }

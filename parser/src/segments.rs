@@ -49,6 +49,7 @@ impl Default for SegmentScratch {
 /// offsets in the frame.
 #[derive(Debug, Clone, Copy)]
 pub struct Segmented<'a> {
+    /// The parse of the joined frame (`data` is the head only).
     pub packet: Packet<'a>,
     /// The frame's length (all segments).
     pub len: usize,

@@ -10,9 +10,13 @@ use crate::error::Layer;
 /// Byte ranges of the DREQ fields, from the start of the MAD data.
 pub mod field {
     use core::ops::Range;
+    /// Local Communication ID: 4 bytes.
     pub const LOCAL_COMM_ID: Range<usize> = 0..4;
+    /// Remote Communication ID: 4 bytes.
     pub const REMOTE_COMM_ID: Range<usize> = 4..8;
+    /// Remote QPN/EECN: 3 bytes.
     pub const REMOTE_QPN_EECN: Range<usize> = 8..11;
+    /// Private Data: 220 bytes.
     pub const PRIVATE_DATA: Range<usize> = 12..232;
 }
 
@@ -27,12 +31,16 @@ header_view!(
 );
 
 impl<T: AsRef<[u8]>> Dreq<T> {
+    /// Local Communication ID (bytes 0-3): the sender's 32-bit handle for the connection.
     pub fn local_comm_id(&self) -> u32 {
         be_u32(self.buffer.as_ref(), field::LOCAL_COMM_ID)
     }
+    /// Remote Communication ID (bytes 4-7): the peer's Local Communication ID.
     pub fn remote_comm_id(&self) -> u32 {
         be_u32(self.buffer.as_ref(), field::REMOTE_COMM_ID)
     }
+    /// Remote QPN/EECN (bytes 8-10): the 24-bit QP (or EE context) of the side the DREQ is
+    /// sent to.
     pub fn remote_qpn_eecn(&self) -> u32 {
         be_u24(self.buffer.as_ref(), field::REMOTE_QPN_EECN)
     }
@@ -50,12 +58,15 @@ impl<'a> Dreq<&'a [u8]> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Dreq<T> {
+    /// Writes the Local Communication ID.
     pub fn set_local_comm_id(&mut self, v: u32) {
         set_be_u32(self.buffer.as_mut(), field::LOCAL_COMM_ID, v);
     }
+    /// Writes the Remote Communication ID.
     pub fn set_remote_comm_id(&mut self, v: u32) {
         set_be_u32(self.buffer.as_mut(), field::REMOTE_COMM_ID, v);
     }
+    /// Writes the Remote QPN/EECN: the low 24 bits of `v`.
     pub fn set_remote_qpn_eecn(&mut self, v: u32) {
         set_be_u24(self.buffer.as_mut(), field::REMOTE_QPN_EECN, v);
     }
@@ -70,7 +81,9 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Dreq<T> {
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct DreqRepr<'a> {
+    /// The sender's Local Communication ID.
     pub local_comm_id: u32,
+    /// The receiver's Local Communication ID.
     pub remote_comm_id: u32,
     /// 24 bits: the QP (or EEC) of the side the DREQ is sent to.
     pub remote_qpn_eecn: u32,
@@ -111,6 +124,7 @@ impl<'a> DreqRepr<'a> {
         v.set_private_data(self.private_data);
     }
 
+    /// Bytes [`emit`](Self::emit) writes: the whole 232-byte MAD data.
     pub const fn buffer_len(&self) -> usize {
         MAD_DATA_LEN
     }

@@ -8,8 +8,11 @@ macro_rules! ids_and_private_data {
         #[doc = concat!("Byte ranges of the ", $name, " fields, from the start of the MAD data.")]
         pub mod field {
             use core::ops::Range;
+            /// Local Communication ID: 4 bytes.
             pub const LOCAL_COMM_ID: Range<usize> = 0..4;
+            /// Remote Communication ID: 4 bytes.
             pub const REMOTE_COMM_ID: Range<usize> = 4..8;
+            /// Private Data: 224 bytes.
             pub const PRIVATE_DATA: Range<usize> = 8..232;
         }
 
@@ -27,9 +30,11 @@ macro_rules! ids_and_private_data {
         );
 
         impl<T: AsRef<[u8]>> $view<T> {
+            /// Local Communication ID (bytes 0-3): the sender's 32-bit handle for the connection.
             pub fn local_comm_id(&self) -> u32 {
                 be_u32(self.buffer.as_ref(), field::LOCAL_COMM_ID)
             }
+            /// Remote Communication ID (bytes 4-7): the peer's Local Communication ID.
             pub fn remote_comm_id(&self) -> u32 {
                 be_u32(self.buffer.as_ref(), field::REMOTE_COMM_ID)
             }
@@ -47,9 +52,11 @@ macro_rules! ids_and_private_data {
         }
 
         impl<T: AsRef<[u8]> + AsMut<[u8]>> $view<T> {
+            /// Writes the Local Communication ID.
             pub fn set_local_comm_id(&mut self, v: u32) {
                 set_be_u32(self.buffer.as_mut(), field::LOCAL_COMM_ID, v);
             }
+            /// Writes the Remote Communication ID.
             pub fn set_remote_comm_id(&mut self, v: u32) {
                 set_be_u32(self.buffer.as_mut(), field::REMOTE_COMM_ID, v);
             }
@@ -64,7 +71,9 @@ macro_rules! ids_and_private_data {
         #[cfg_attr(feature = "serde", derive(serde::Serialize))]
         #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
         pub struct $repr<'a> {
+            /// The sender's Local Communication ID.
             pub local_comm_id: u32,
+            /// The receiver's Local Communication ID.
             pub remote_comm_id: u32,
             /// Up to 224 bytes.
             pub private_data: &'a [u8],
@@ -97,6 +106,7 @@ macro_rules! ids_and_private_data {
                 v.set_private_data(self.private_data);
             }
 
+            /// Bytes [`emit`](Self::emit) writes: the whole 232-byte MAD data.
             pub const fn buffer_len(&self) -> usize {
                 MAD_DATA_LEN
             }

@@ -9,7 +9,9 @@ use crate::error::Layer;
 /// Byte ranges of the decoded LAP/APR fields, from the start of the MAD data.
 pub mod field {
     use core::ops::Range;
+    /// Local Communication ID: 4 bytes.
     pub const LOCAL_COMM_ID: Range<usize> = 0..4;
+    /// Remote Communication ID: 4 bytes.
     pub const REMOTE_COMM_ID: Range<usize> = 4..8;
 }
 
@@ -26,18 +28,22 @@ macro_rules! comm_ids_message {
         );
 
         impl<T: AsRef<[u8]>> $view<T> {
+            /// Local Communication ID (bytes 0-3): the sender's 32-bit handle for the connection.
             pub fn local_comm_id(&self) -> u32 {
                 be_u32(self.buffer.as_ref(), field::LOCAL_COMM_ID)
             }
+            /// Remote Communication ID (bytes 4-7): the peer's Local Communication ID.
             pub fn remote_comm_id(&self) -> u32 {
                 be_u32(self.buffer.as_ref(), field::REMOTE_COMM_ID)
             }
         }
 
         impl<T: AsRef<[u8]> + AsMut<[u8]>> $view<T> {
+            /// Writes the Local Communication ID.
             pub fn set_local_comm_id(&mut self, v: u32) {
                 set_be_u32(self.buffer.as_mut(), field::LOCAL_COMM_ID, v);
             }
+            /// Writes the Remote Communication ID.
             pub fn set_remote_comm_id(&mut self, v: u32) {
                 set_be_u32(self.buffer.as_mut(), field::REMOTE_COMM_ID, v);
             }
@@ -48,7 +54,9 @@ macro_rules! comm_ids_message {
         #[cfg_attr(feature = "serde", derive(serde::Serialize))]
         #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
         pub struct $repr {
+            /// The sender's Local Communication ID.
             pub local_comm_id: u32,
+            /// The receiver's Local Communication ID.
             pub remote_comm_id: u32,
         }
 
@@ -72,6 +80,7 @@ macro_rules! comm_ids_message {
                 v.set_remote_comm_id(self.remote_comm_id);
             }
 
+            /// Bytes [`emit`](Self::emit) writes: the whole 232-byte MAD data.
             pub const fn buffer_len(&self) -> usize {
                 super::MAD_DATA_LEN
             }

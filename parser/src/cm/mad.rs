@@ -23,15 +23,25 @@ use crate::error::Layer;
 /// Byte ranges of the MAD header fields.
 pub mod field {
     use core::ops::Range;
+    /// BaseVersion: 1 byte.
     pub const BASE_VERSION: usize = 0;
+    /// MgmtClass: 1 byte.
     pub const MGMT_CLASS: usize = 1;
+    /// ClassVersion: 1 byte.
     pub const CLASS_VERSION: usize = 2;
+    /// Method: 1 byte, bit 7 set on responses.
     pub const METHOD: usize = 3;
+    /// Status: 2 bytes.
     pub const STATUS: Range<usize> = 4..6;
+    /// ClassSpecific: 2 bytes.
     pub const CLASS_SPECIFIC: Range<usize> = 6..8;
+    /// TransactionID: 8 bytes.
     pub const TRANSACTION_ID: Range<usize> = 8..16;
+    /// AttributeID: 2 bytes.
     pub const ATTRIBUTE_ID: Range<usize> = 16..18;
+    /// Reserved: 2 bytes.
     pub const RESERVED: Range<usize> = 18..20;
+    /// AttributeModifier: 4 bytes.
     pub const ATTRIBUTE_MODIFIER: Range<usize> = 20..24;
     /// The class-specific data (for CM: the message) after the header, to the end of the MAD.
     pub const DATA: Range<usize> = 24..256;
@@ -45,73 +55,93 @@ pub const MAD_BASE_VERSION: u8 = 1;
 pub const CM_CLASS_VERSION: u8 = 2;
 
 header_view!(
-    /// A zero-copy view of a MAD header (the first 24 bytes of a MAD).
+    /// A zero-copy view of a MAD header (the first 24 bytes of a MAD; IBTA Vol. 1 §13.4).
     MadHeader,
     Layer::Mad,
     MAD_HEADER_LEN
 );
 
 impl<T: AsRef<[u8]>> MadHeader<T> {
+    /// BaseVersion (byte 0): 1 for every MAD this crate knows ([`MAD_BASE_VERSION`]).
     pub fn base_version(&self) -> u8 {
         u8_at(self.buffer.as_ref(), field::BASE_VERSION)
     }
+    /// MgmtClass (byte 1): the management class, 0x07 for CM ([`MgmtClass`]).
     pub fn mgmt_class(&self) -> u8 {
         u8_at(self.buffer.as_ref(), field::MGMT_CLASS)
     }
+    /// ClassVersion (byte 2): 2 for CM ([`CM_CLASS_VERSION`]).
     pub fn class_version(&self) -> u8 {
         u8_at(self.buffer.as_ref(), field::CLASS_VERSION)
     }
+    /// Method (byte 3): 0x03 Send for every CM message; bit 7 marks a response ([`Method`]).
     pub fn method(&self) -> u8 {
         u8_at(self.buffer.as_ref(), field::METHOD)
     }
+    /// Status (bytes 4-5): meaningful in responses only; 0 in CM messages, all of them Sends.
     pub fn status(&self) -> u16 {
         be_u16(self.buffer.as_ref(), field::STATUS)
     }
+    /// ClassSpecific (bytes 6-7).
     pub fn class_specific(&self) -> u16 {
         be_u16(self.buffer.as_ref(), field::CLASS_SPECIFIC)
     }
+    /// TransactionID (bytes 8-15): chosen by the sender; a response carries the request's.
     pub fn transaction_id(&self) -> u64 {
         be_u64(self.buffer.as_ref(), field::TRANSACTION_ID)
     }
+    /// AttributeID (bytes 16-17): for CM, which message the MAD holds ([`CmAttribute`]).
     pub fn attribute_id(&self) -> u16 {
         be_u16(self.buffer.as_ref(), field::ATTRIBUTE_ID)
     }
+    /// Reserved (bytes 18-19).
     pub fn reserved(&self) -> u16 {
         be_u16(self.buffer.as_ref(), field::RESERVED)
     }
+    /// AttributeModifier (bytes 20-23): 0 for CM messages.
     pub fn attribute_modifier(&self) -> u32 {
         be_u32(self.buffer.as_ref(), field::ATTRIBUTE_MODIFIER)
     }
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> MadHeader<T> {
+    /// Writes BaseVersion (byte 0).
     pub fn set_base_version(&mut self, v: u8) {
         set_u8(self.buffer.as_mut(), field::BASE_VERSION, v);
     }
+    /// Writes MgmtClass (byte 1).
     pub fn set_mgmt_class(&mut self, v: u8) {
         set_u8(self.buffer.as_mut(), field::MGMT_CLASS, v);
     }
+    /// Writes ClassVersion (byte 2).
     pub fn set_class_version(&mut self, v: u8) {
         set_u8(self.buffer.as_mut(), field::CLASS_VERSION, v);
     }
+    /// Writes Method (byte 3).
     pub fn set_method(&mut self, v: u8) {
         set_u8(self.buffer.as_mut(), field::METHOD, v);
     }
+    /// Writes Status (bytes 4-5).
     pub fn set_status(&mut self, v: u16) {
         set_be_u16(self.buffer.as_mut(), field::STATUS, v);
     }
+    /// Writes ClassSpecific (bytes 6-7).
     pub fn set_class_specific(&mut self, v: u16) {
         set_be_u16(self.buffer.as_mut(), field::CLASS_SPECIFIC, v);
     }
+    /// Writes TransactionID (bytes 8-15).
     pub fn set_transaction_id(&mut self, v: u64) {
         set_be_u64(self.buffer.as_mut(), field::TRANSACTION_ID, v);
     }
+    /// Writes AttributeID (bytes 16-17).
     pub fn set_attribute_id(&mut self, v: u16) {
         set_be_u16(self.buffer.as_mut(), field::ATTRIBUTE_ID, v);
     }
+    /// Writes the reserved bytes 18-19.
     pub fn set_reserved(&mut self, v: u16) {
         set_be_u16(self.buffer.as_mut(), field::RESERVED, v);
     }
+    /// Writes AttributeModifier (bytes 20-23).
     pub fn set_attribute_modifier(&mut self, v: u32) {
         set_be_u32(self.buffer.as_mut(), field::ATTRIBUTE_MODIFIER, v);
     }
@@ -155,6 +185,7 @@ pub enum MgmtClass {
 }
 
 impl MgmtClass {
+    /// The class of a MgmtClass byte (every byte value maps to a variant).
     pub const fn from_u8(v: u8) -> Self {
         match v {
             0x01 => MgmtClass::SubnLidRouted,
@@ -175,6 +206,7 @@ impl MgmtClass {
         }
     }
 
+    /// The MgmtClass byte (the inverse of [`from_u8`](Self::from_u8)).
     pub const fn to_u8(self) -> u8 {
         match self {
             MgmtClass::SubnLidRouted => 0x01,
@@ -261,6 +293,7 @@ pub enum Method {
 }
 
 impl Method {
+    /// The method of a Method byte (every byte value maps to a variant).
     pub const fn from_u8(v: u8) -> Self {
         match v {
             0x01 => Method::Get,
@@ -282,6 +315,7 @@ impl Method {
         }
     }
 
+    /// The Method byte (the inverse of [`from_u8`](Self::from_u8)).
     pub const fn to_u8(self) -> u8 {
         match self {
             Method::Get => 0x01,
@@ -308,6 +342,7 @@ impl Method {
         self.to_u8() & 0x80 != 0
     }
 
+    /// The method's name as the IBTA calls it ("Send", "GetResp", ...).
     pub const fn name(self) -> &'static str {
         match self {
             Method::Get => "Get",
@@ -370,6 +405,7 @@ pub enum CmAttribute {
 }
 
 impl CmAttribute {
+    /// The attribute of an AttributeID (every value maps to a variant).
     pub const fn from_u16(v: u16) -> Self {
         match v {
             0x0001 => CmAttribute::ClassPortInfo,
@@ -388,6 +424,7 @@ impl CmAttribute {
         }
     }
 
+    /// The AttributeID (the inverse of [`from_u16`](Self::from_u16)).
     pub const fn to_u16(self) -> u16 {
         match self {
             CmAttribute::ClassPortInfo => 0x0001,
@@ -457,19 +494,30 @@ impl core::fmt::Display for CmAttribute {
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct MadHeaderRepr {
+    /// BaseVersion: 1.
     pub base_version: u8,
+    /// MgmtClass: 0x07 for CM.
     pub mgmt_class: MgmtClass,
+    /// ClassVersion: 2 for CM.
     pub class_version: u8,
+    /// Method: Send for every CM message.
     pub method: Method,
+    /// Status.
     pub status: u16,
+    /// ClassSpecific.
     pub class_specific: u16,
+    /// TransactionID.
     pub transaction_id: u64,
+    /// AttributeID: which CM message, for the CM class ([`cm_attribute`](Self::cm_attribute)).
     pub attribute_id: u16,
+    /// Reserved (bytes 18-19), kept as read.
     pub reserved: u16,
+    /// AttributeModifier.
     pub attribute_modifier: u32,
 }
 
 impl MadHeaderRepr {
+    /// Bytes on the wire: 24.
     pub const LEN: usize = MAD_HEADER_LEN;
 
     /// The header of a CM message as Linux sends it: base version 1, class CM, class
@@ -489,6 +537,7 @@ impl MadHeaderRepr {
         }
     }
 
+    /// Reads every field of a view.
     pub fn parse<T: AsRef<[u8]>>(v: &MadHeader<T>) -> Self {
         MadHeaderRepr {
             base_version: v.base_version(),
@@ -504,6 +553,7 @@ impl MadHeaderRepr {
         }
     }
 
+    /// Writes every field to a view.
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, v: &mut MadHeader<T>) {
         v.set_base_version(self.base_version);
         v.set_mgmt_class(self.mgmt_class.to_u8());
@@ -517,6 +567,7 @@ impl MadHeaderRepr {
         v.set_attribute_modifier(self.attribute_modifier);
     }
 
+    /// Bytes [`emit`](Self::emit) writes: 24.
     pub const fn buffer_len(&self) -> usize {
         MAD_HEADER_LEN
     }

@@ -1,4 +1,5 @@
-//! Connection management: the MAD header, CM messages on QP1 and RDMA-CM IP private data.
+//! Connection management (IBTA Vol. 1 chapter 12): the MAD header, CM messages on QP1 and
+//! RDMA-CM IP private data.
 //!
 //! RC connections are set up by CM MADs sent as UD SEND_ONLY (opcode 0x64) to DestQP 1
 //! ([`QP1`]) with the DETH Q_Key 0x80010000 ([`GSI_QKEY`]). The UD payload is one 256-byte MAD
@@ -115,14 +116,23 @@ fn zero_fill(b: &mut [u8], r: Range<usize>) {
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub enum CmMessage<'a> {
+    /// REQ (ConnectRequest, attribute 0x0010).
     Req(ReqRepr<'a>),
+    /// REP (ConnectReply, 0x0013).
     Rep(RepRepr<'a>),
+    /// RTU (ReadyToUse, 0x0014).
     Rtu(RtuRepr<'a>),
+    /// REJ (ConnectReject, 0x0012).
     Rej(RejRepr<'a>),
+    /// MRA (MsgRcptAck, 0x0011).
     Mra(MraRepr<'a>),
+    /// DREQ (DisconnectRequest, 0x0015).
     Dreq(DreqRepr<'a>),
+    /// DREP (DisconnectReply, 0x0016).
     Drep(DrepRepr<'a>),
+    /// SIDR_REQ (ServiceIDResReq, 0x0017).
     SidrReq(SidrReqRepr<'a>),
+    /// SIDR_REP (ServiceIDResReqResp, 0x0018).
     SidrRep(SidrRepRepr<'a>),
     /// Communication IDs only.
     Lap(LapRepr),
@@ -296,6 +306,7 @@ impl<'a> CmMessage<'a> {
 /// A decoded MAD: the header, the CM message when the class is CM, and the problems found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Mad<'a> {
+    /// The 24-byte MAD header.
     pub header: MadHeaderRepr,
     /// The CM message: `None` for other classes, unknown versions and CM messages whose fixed
     /// fields are cut short.

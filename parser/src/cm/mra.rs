@@ -11,12 +11,19 @@ use crate::error::Layer;
 /// Byte ranges of the MRA fields, from the start of the MAD data.
 pub mod field {
     use core::ops::Range;
+    /// Local Communication ID: 4 bytes.
     pub const LOCAL_COMM_ID: Range<usize> = 0..4;
+    /// Remote Communication ID: 4 bytes.
     pub const REMOTE_COMM_ID: Range<usize> = 4..8;
+    /// Byte 8: Message MRAed in the top 2 bits.
     pub const MESSAGE_MRAED: usize = 8;
+    /// Message MRAed: bits 7..6 of byte 8.
     pub const MESSAGE_MRAED_MASK: u8 = 0xC0;
+    /// Byte 9: Service Timeout in the top 5 bits.
     pub const SERVICE_TIMEOUT: usize = 9;
+    /// Service Timeout: bits 7..3 of byte 9.
     pub const SERVICE_TIMEOUT_MASK: u8 = 0xF8;
+    /// Private Data: 222 bytes.
     pub const PRIVATE_DATA: Range<usize> = 10..232;
 }
 
@@ -31,9 +38,11 @@ header_view!(
 );
 
 impl<T: AsRef<[u8]>> Mra<T> {
+    /// Local Communication ID (bytes 0-3): the sender's 32-bit handle for the connection.
     pub fn local_comm_id(&self) -> u32 {
         be_u32(self.buffer.as_ref(), field::LOCAL_COMM_ID)
     }
+    /// Remote Communication ID (bytes 4-7): the peer's Local Communication ID.
     pub fn remote_comm_id(&self) -> u32 {
         be_u32(self.buffer.as_ref(), field::REMOTE_COMM_ID)
     }
@@ -45,6 +54,8 @@ impl<T: AsRef<[u8]>> Mra<T> {
             field::MESSAGE_MRAED_MASK,
         ))
     }
+    /// Service Timeout (byte 9 bits 7..3): how long the sender needs before it answers,
+    /// 4.096 us * 2^n.
     pub fn service_timeout(&self) -> u8 {
         bits(self.buffer.as_ref(), field::SERVICE_TIMEOUT, field::SERVICE_TIMEOUT_MASK)
     }
@@ -62,16 +73,20 @@ impl<'a> Mra<&'a [u8]> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Mra<T> {
+    /// Writes the Local Communication ID.
     pub fn set_local_comm_id(&mut self, v: u32) {
         set_be_u32(self.buffer.as_mut(), field::LOCAL_COMM_ID, v);
     }
+    /// Writes the Remote Communication ID.
     pub fn set_remote_comm_id(&mut self, v: u32) {
         set_be_u32(self.buffer.as_mut(), field::REMOTE_COMM_ID, v);
     }
+    /// Writes Message MRAed (byte 8 bits 7..6), keeping the other bits.
     pub fn set_message_mraed(&mut self, v: MessageRef) {
         let b = self.buffer.as_mut();
         set_bits(b, field::MESSAGE_MRAED, field::MESSAGE_MRAED_MASK, v.to_bits());
     }
+    /// Writes Service Timeout (low 5 bits of `v`, to byte 9 bits 7..3).
     pub fn set_service_timeout(&mut self, v: u8) {
         let b = self.buffer.as_mut();
         set_bits(b, field::SERVICE_TIMEOUT, field::SERVICE_TIMEOUT_MASK, v);
@@ -87,7 +102,9 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Mra<T> {
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct MraRepr<'a> {
+    /// The sender's Local Communication ID.
     pub local_comm_id: u32,
+    /// The receiver's Local Communication ID.
     pub remote_comm_id: u32,
     /// `MessageRef::Other` means LAP here.
     pub message_mraed: MessageRef,
@@ -123,6 +140,7 @@ impl<'a> MraRepr<'a> {
         v.set_private_data(self.private_data);
     }
 
+    /// Bytes [`emit`](Self::emit) writes: the whole 232-byte MAD data.
     pub const fn buffer_len(&self) -> usize {
         MAD_DATA_LEN
     }

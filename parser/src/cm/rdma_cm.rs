@@ -20,11 +20,15 @@ pub const RDMA_CM_IP_HEADER_LEN: usize = 36;
 /// Byte ranges of the RDMA-CM IP private-data header.
 pub mod field {
     use core::ops::Range;
+    /// Version: 1 byte.
     pub const VERSION: usize = 0;
     /// IP version in the high nibble.
     pub const IP_VERSION: usize = 1;
+    /// Source port: 2 bytes.
     pub const SRC_PORT: Range<usize> = 2..4;
+    /// Source IP: 16 bytes.
     pub const SRC_IP: Range<usize> = 4..20;
+    /// Destination IP: 16 bytes.
     pub const DST_IP: Range<usize> = 20..36;
     /// Where the 4 bytes of an IPv4 address sit inside its 16-byte field.
     pub const IPV4_IN_FIELD: Range<usize> = 12..16;
@@ -49,6 +53,7 @@ pub enum PortSpace {
 }
 
 impl PortSpace {
+    /// The port space of the service ID's byte 5 (every value maps to a variant).
     pub const fn from_u8(v: u8) -> Self {
         match v {
             0x02 => PortSpace::IpoIb,
@@ -58,6 +63,7 @@ impl PortSpace {
             _ => PortSpace::Other(v),
         }
     }
+    /// The port-space byte (the inverse of [`from_u8`](Self::from_u8)).
     pub const fn to_u8(self) -> u8 {
         match self {
             PortSpace::IpoIb => 0x02,
@@ -67,6 +73,7 @@ impl PortSpace {
             PortSpace::Other(v) => v,
         }
     }
+    /// The name Linux gives it ("TCP", "UDP", "IB", "IPOIB").
     pub const fn name(self) -> &'static str {
         match self {
             PortSpace::IpoIb => "IPOIB",
@@ -88,6 +95,7 @@ pub const fn service_id(port_space: PortSpace, port: u16) -> u64 {
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct RdmaCmServiceId {
+    /// The port space (service ID bits 23..16): which `rdma_cm` socket kind listens.
     pub port_space: PortSpace,
     /// The destination (listening) port.
     pub port: u16,
@@ -105,6 +113,7 @@ impl RdmaCmServiceId {
         })
     }
 
+    /// The 64-bit service ID again (the inverse of [`from_service_id`](Self::from_service_id)).
     pub const fn service_id(&self) -> u64 {
         service_id(self.port_space, self.port)
     }
@@ -118,6 +127,7 @@ header_view!(
 );
 
 impl<T: AsRef<[u8]>> RdmaCmHeader<T> {
+    /// Version (byte 0): 0 for Linux RDMA-CM.
     pub fn version(&self) -> u8 {
         u8_at(self.buffer.as_ref(), field::VERSION)
     }
@@ -125,6 +135,7 @@ impl<T: AsRef<[u8]>> RdmaCmHeader<T> {
     pub fn ip_version(&self) -> u8 {
         u8_at(self.buffer.as_ref(), field::IP_VERSION) >> 4
     }
+    /// Source port (bytes 2-3): the active side's port.
     pub fn src_port(&self) -> u16 {
         be_u16(self.buffer.as_ref(), field::SRC_PORT)
     }
@@ -147,6 +158,7 @@ impl<T: AsRef<[u8]>> RdmaCmHeader<T> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> RdmaCmHeader<T> {
+    /// Writes the version (byte 0).
     pub fn set_version(&mut self, v: u8) {
         set_u8(self.buffer.as_mut(), field::VERSION, v);
     }
@@ -154,12 +166,15 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> RdmaCmHeader<T> {
     pub fn set_ip_version(&mut self, v: u8) {
         set_u8(self.buffer.as_mut(), field::IP_VERSION, v << 4);
     }
+    /// Writes the source port (bytes 2-3).
     pub fn set_src_port(&mut self, v: u16) {
         set_be_u16(self.buffer.as_mut(), field::SRC_PORT, v);
     }
+    /// Writes the source address field (bytes 4-19), IPv4 as 12 zero bytes and the address.
     pub fn set_src_ip(&mut self, v: IpAddr) {
         set_bytes(self.buffer.as_mut(), field::SRC_IP, &ip_to_field(v));
     }
+    /// Writes the destination address field (bytes 20-35), IPv4 as for the source.
     pub fn set_dst_ip(&mut self, v: IpAddr) {
         set_bytes(self.buffer.as_mut(), field::DST_IP, &ip_to_field(v));
     }
@@ -201,12 +216,16 @@ pub struct RdmaCmIpHeader {
     pub version: u8,
     /// 4 or 6.
     pub ip_version: u8,
+    /// The active side's port.
     pub src_port: u16,
+    /// The active side's address.
     pub src_ip: IpAddr,
+    /// The address the active side connects to.
     pub dst_ip: IpAddr,
 }
 
 impl RdmaCmIpHeader {
+    /// Bytes on the wire: 36.
     pub const LEN: usize = RDMA_CM_IP_HEADER_LEN;
 
     /// The header the active side of a connection from `src` to `dst_ip` sends (version 0, IP
@@ -244,6 +263,7 @@ impl RdmaCmIpHeader {
         Self::parse(&RdmaCmHeader::new_checked(private_data)?)
     }
 
+    /// Writes every field to a view (the IP version as given, not from the addresses).
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, v: &mut RdmaCmHeader<T>) {
         v.set_version(self.version);
         v.set_ip_version(self.ip_version);
@@ -259,6 +279,7 @@ impl RdmaCmIpHeader {
         b
     }
 
+    /// Bytes [`emit`](Self::emit) writes: 36.
     pub const fn buffer_len(&self) -> usize {
         RDMA_CM_IP_HEADER_LEN
     }

@@ -11,14 +11,23 @@ use crate::error::Layer;
 /// Byte ranges of the REJ fields, from the start of the MAD data.
 pub mod field {
     use core::ops::Range;
+    /// Local Communication ID: 4 bytes.
     pub const LOCAL_COMM_ID: Range<usize> = 0..4;
+    /// Remote Communication ID: 4 bytes.
     pub const REMOTE_COMM_ID: Range<usize> = 4..8;
+    /// Byte 8: Message Rejected in the top 2 bits.
     pub const MESSAGE_REJECTED: usize = 8;
+    /// Message Rejected: bits 7..6 of byte 8.
     pub const MESSAGE_REJECTED_MASK: u8 = 0xC0;
+    /// Byte 9: Reject Info Length in the top 7 bits.
     pub const REJECT_INFO_LENGTH: usize = 9;
+    /// Reject Info Length: bits 7..1 of byte 9.
     pub const REJECT_INFO_LENGTH_MASK: u8 = 0xFE;
+    /// Reason: 2 bytes.
     pub const REASON: Range<usize> = 10..12;
+    /// ARI, additional reject information: 72 bytes.
     pub const ARI: Range<usize> = 12..84;
+    /// Private Data: 148 bytes.
     pub const PRIVATE_DATA: Range<usize> = 84..232;
 }
 
@@ -52,6 +61,7 @@ impl MessageRef {
             _ => MessageRef::Reserved,
         }
     }
+    /// The 2-bit field value.
     pub const fn to_bits(self) -> u8 {
         match self {
             MessageRef::Req => 0,
@@ -60,6 +70,7 @@ impl MessageRef {
             MessageRef::Reserved => 3,
         }
     }
+    /// "REQ", "REP", "other" or "reserved".
     pub const fn name(self) -> &'static str {
         match self {
             MessageRef::Req => "REQ",
@@ -77,18 +88,24 @@ macro_rules! reasons {
         #[cfg_attr(feature = "serde", derive(serde::Serialize))]
         #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
         pub enum RejectReason {
-            $($(#[$doc])* $name,)*
+            $(
+                #[doc = concat!(stringify!($v), ": ", $text, ".")]
+                $(#[$doc])*
+                $name,
+            )*
             /// Any other reason number.
             Other(u16),
         }
 
         impl RejectReason {
+            /// The reason of a Reason value (every value maps to a variant).
             pub const fn from_u16(v: u16) -> Self {
                 match v {
                     $($v => RejectReason::$name,)*
                     _ => RejectReason::Other(v),
                 }
             }
+            /// The Reason value (the inverse of [`from_u16`](Self::from_u16)).
             pub const fn to_u16(self) -> u16 {
                 match self {
                     $(RejectReason::$name => $v,)*
@@ -134,7 +151,7 @@ reasons! {
     PortRedirect = 25, "port redirect";
     InvalidMtu = 26, "invalid path MTU";
     InsufficientRespResources = 27, "insufficient responder resources";
-    /// 28: what `rdma_reject` sends.
+    /// What `rdma_reject` sends.
     ConsumerDefined = 28, "consumer defined";
     InvalidRnrRetry = 29, "invalid RNR retry count";
     DuplicateLocalCommId = 30, "duplicate local communication ID";
@@ -153,12 +170,15 @@ header_view!(
 );
 
 impl<T: AsRef<[u8]>> Rej<T> {
+    /// Local Communication ID (bytes 0-3): the sender's 32-bit handle for the connection.
     pub fn local_comm_id(&self) -> u32 {
         be_u32(self.buffer.as_ref(), field::LOCAL_COMM_ID)
     }
+    /// Remote Communication ID (bytes 4-7): the peer's Local Communication ID.
     pub fn remote_comm_id(&self) -> u32 {
         be_u32(self.buffer.as_ref(), field::REMOTE_COMM_ID)
     }
+    /// Message Rejected (byte 8 bits 7..6): REQ, REP or other.
     pub fn message_rejected(&self) -> MessageRef {
         MessageRef::from_bits(bits(
             self.buffer.as_ref(),
@@ -166,9 +186,11 @@ impl<T: AsRef<[u8]>> Rej<T> {
             field::MESSAGE_REJECTED_MASK,
         ))
     }
+    /// Reject Info Length (byte 9 bits 7..1): how many ARI bytes are meaningful.
     pub fn reject_info_length(&self) -> u8 {
         bits(self.buffer.as_ref(), field::REJECT_INFO_LENGTH, field::REJECT_INFO_LENGTH_MASK)
     }
+    /// Reason (bytes 10-11): why the message was rejected.
     pub fn reason(&self) -> RejectReason {
         RejectReason::from_u16(be_u16(self.buffer.as_ref(), field::REASON))
     }
@@ -194,20 +216,25 @@ impl<'a> Rej<&'a [u8]> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Rej<T> {
+    /// Writes the Local Communication ID.
     pub fn set_local_comm_id(&mut self, v: u32) {
         set_be_u32(self.buffer.as_mut(), field::LOCAL_COMM_ID, v);
     }
+    /// Writes the Remote Communication ID.
     pub fn set_remote_comm_id(&mut self, v: u32) {
         set_be_u32(self.buffer.as_mut(), field::REMOTE_COMM_ID, v);
     }
+    /// Writes Message Rejected (byte 8 bits 7..6), keeping the other bits.
     pub fn set_message_rejected(&mut self, v: MessageRef) {
         let b = self.buffer.as_mut();
         set_bits(b, field::MESSAGE_REJECTED, field::MESSAGE_REJECTED_MASK, v.to_bits());
     }
+    /// Writes Reject Info Length (low 7 bits of `v`, to byte 9 bits 7..1).
     pub fn set_reject_info_length(&mut self, v: u8) {
         let b = self.buffer.as_mut();
         set_bits(b, field::REJECT_INFO_LENGTH, field::REJECT_INFO_LENGTH_MASK, v);
     }
+    /// Writes the Reason (bytes 10-11).
     pub fn set_reason(&mut self, v: RejectReason) {
         set_be_u16(self.buffer.as_mut(), field::REASON, v.to_u16());
     }
@@ -226,11 +253,15 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Rej<T> {
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct RejRepr<'a> {
+    /// The sender's Local Communication ID.
     pub local_comm_id: u32,
+    /// The receiver's Local Communication ID.
     pub remote_comm_id: u32,
+    /// Which message is rejected.
     pub message_rejected: MessageRef,
     /// 7 bits: how many ARI bytes are meaningful.
     pub reject_info_length: u8,
+    /// Why.
     pub reason: RejectReason,
     /// The whole ARI field as on the wire (72 bytes when parsed from a whole MAD); see
     /// [`RejRepr::additional_reject_info`] for the meaningful part.
@@ -288,6 +319,7 @@ impl<'a> RejRepr<'a> {
         v.set_private_data(self.private_data);
     }
 
+    /// Bytes [`emit`](Self::emit) writes: the whole 232-byte MAD data.
     pub const fn buffer_len(&self) -> usize {
         MAD_DATA_LEN
     }

@@ -10,24 +10,39 @@ use crate::error::Layer;
 /// Byte ranges of the REP fields, from the start of the MAD data.
 pub mod field {
     use core::ops::Range;
+    /// Local Communication ID: 4 bytes.
     pub const LOCAL_COMM_ID: Range<usize> = 0..4;
+    /// Remote Communication ID: 4 bytes.
     pub const REMOTE_COMM_ID: Range<usize> = 4..8;
+    /// Local Q_Key: 4 bytes.
     pub const LOCAL_QKEY: Range<usize> = 8..12;
+    /// Local QPN: 3 bytes.
     pub const LOCAL_QPN: Range<usize> = 12..15;
+    /// Local EECN: 3 bytes.
     pub const LOCAL_EECN: Range<usize> = 16..19;
+    /// Starting PSN: 3 bytes.
     pub const STARTING_PSN: Range<usize> = 20..23;
+    /// Responder Resources: 1 byte.
     pub const RESPONDER_RESOURCES: usize = 24;
+    /// Initiator Depth: 1 byte.
     pub const INITIATOR_DEPTH: usize = 25;
     /// Byte 26: target ACK delay, failover accepted, end-to-end flow control.
     pub const BYTE_26: usize = 26;
+    /// Target ACK Delay: bits 7..3 of byte 26.
     pub const TARGET_ACK_DELAY_MASK: u8 = 0xF8;
+    /// Failover Accepted: bits 2..1 of byte 26.
     pub const FAILOVER_ACCEPTED_MASK: u8 = 0x06;
+    /// End-to-End Flow Control: bit 0 of byte 26.
     pub const END_TO_END_FLOW_CONTROL_MASK: u8 = 0x01;
     /// Byte 27: RNR retry count, SRQ.
     pub const BYTE_27: usize = 27;
+    /// RNR Retry Count: bits 7..5 of byte 27.
     pub const RNR_RETRY_COUNT_MASK: u8 = 0xE0;
+    /// SRQ: bit 4 of byte 27.
     pub const SRQ_MASK: u8 = 0x10;
+    /// Local CA GUID: 8 bytes.
     pub const LOCAL_CA_GUID: Range<usize> = 28..36;
+    /// Private Data: 196 bytes.
     pub const PRIVATE_DATA: Range<usize> = 36..232;
 }
 
@@ -43,45 +58,65 @@ header_view!(
 );
 
 impl<T: AsRef<[u8]>> Rep<T> {
+    /// Local Communication ID (bytes 0-3): the sender's 32-bit handle for the connection.
     pub fn local_comm_id(&self) -> u32 {
         be_u32(self.buffer.as_ref(), field::LOCAL_COMM_ID)
     }
+    /// Remote Communication ID (bytes 4-7): the REQ's Local Communication ID.
     pub fn remote_comm_id(&self) -> u32 {
         be_u32(self.buffer.as_ref(), field::REMOTE_COMM_ID)
     }
+    /// Local Q_Key (bytes 8-11): the Q_Key of the passive side's QP (used by RD, not RC).
     pub fn local_qkey(&self) -> u32 {
         be_u32(self.buffer.as_ref(), field::LOCAL_QKEY)
     }
+    /// Local QPN (bytes 12-14): the 24-bit QP number of the passive side, the DestQP of
+    /// the active side's packets.
     pub fn local_qpn(&self) -> u32 {
         be_u24(self.buffer.as_ref(), field::LOCAL_QPN)
     }
+    /// Local EECN (bytes 16-18): the 24-bit EE context number (RD only).
     pub fn local_eecn(&self) -> u32 {
         be_u24(self.buffer.as_ref(), field::LOCAL_EECN)
     }
+    /// Starting PSN (bytes 20-22): 24 bits, the PSN the passive side expects to receive
+    /// first (the active side's first send PSN).
     pub fn starting_psn(&self) -> u32 {
         be_u24(self.buffer.as_ref(), field::STARTING_PSN)
     }
+    /// Responder Resources (byte 24): RDMA READ and atomic requests the passive side
+    /// accepts outstanding, as a responder.
     pub fn responder_resources(&self) -> u8 {
         u8_at(self.buffer.as_ref(), field::RESPONDER_RESOURCES)
     }
+    /// Initiator Depth (byte 25): RDMA READ and atomic requests the passive side keeps
+    /// outstanding, as an initiator.
     pub fn initiator_depth(&self) -> u8 {
         u8_at(self.buffer.as_ref(), field::INITIATOR_DEPTH)
     }
+    /// Target ACK Delay (byte 26 bits 7..3): the longest the passive side takes to ACK,
+    /// 4.096 us * 2^n.
     pub fn target_ack_delay(&self) -> u8 {
         bits(self.buffer.as_ref(), field::BYTE_26, field::TARGET_ACK_DELAY_MASK)
     }
+    /// Failover Accepted (byte 26 bits 2..1): 0 accepted, 1 not supported, 2 rejected.
     pub fn failover_accepted(&self) -> u8 {
         bits(self.buffer.as_ref(), field::BYTE_26, field::FAILOVER_ACCEPTED_MASK)
     }
+    /// End-to-End Flow Control (byte 26 bit 0): the passive side's ACKs carry credits.
     pub fn end_to_end_flow_control(&self) -> bool {
         bits(self.buffer.as_ref(), field::BYTE_26, field::END_TO_END_FLOW_CONTROL_MASK) != 0
     }
+    /// RNR Retry Count (byte 27 bits 7..5): how often the active side resends after an RNR NAK
+    /// from the passive side (7: without limit).
     pub fn rnr_retry_count(&self) -> u8 {
         bits(self.buffer.as_ref(), field::BYTE_27, field::RNR_RETRY_COUNT_MASK)
     }
+    /// SRQ (byte 27 bit 4): the passive side's QP takes receives from a shared receive queue.
     pub fn srq(&self) -> bool {
         bits(self.buffer.as_ref(), field::BYTE_27, field::SRQ_MASK) != 0
     }
+    /// Local CA GUID (bytes 28-35): the 64-bit GUID of the passive side's channel adapter.
     pub fn local_ca_guid(&self) -> u64 {
         be_u64(self.buffer.as_ref(), field::LOCAL_CA_GUID)
     }
@@ -99,48 +134,62 @@ impl<'a> Rep<&'a [u8]> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Rep<T> {
+    /// Writes the Local Communication ID.
     pub fn set_local_comm_id(&mut self, v: u32) {
         set_be_u32(self.buffer.as_mut(), field::LOCAL_COMM_ID, v);
     }
+    /// Writes the Remote Communication ID.
     pub fn set_remote_comm_id(&mut self, v: u32) {
         set_be_u32(self.buffer.as_mut(), field::REMOTE_COMM_ID, v);
     }
+    /// Writes the Local Q_Key.
     pub fn set_local_qkey(&mut self, v: u32) {
         set_be_u32(self.buffer.as_mut(), field::LOCAL_QKEY, v);
     }
+    /// Writes the Local QPN: the low 24 bits of `v`.
     pub fn set_local_qpn(&mut self, v: u32) {
         set_be_u24(self.buffer.as_mut(), field::LOCAL_QPN, v);
     }
+    /// Writes the Local EECN: the low 24 bits of `v`.
     pub fn set_local_eecn(&mut self, v: u32) {
         set_be_u24(self.buffer.as_mut(), field::LOCAL_EECN, v);
     }
+    /// Writes the Starting PSN: the low 24 bits of `v`.
     pub fn set_starting_psn(&mut self, v: u32) {
         set_be_u24(self.buffer.as_mut(), field::STARTING_PSN, v);
     }
+    /// Writes Responder Resources.
     pub fn set_responder_resources(&mut self, v: u8) {
         set_u8(self.buffer.as_mut(), field::RESPONDER_RESOURCES, v);
     }
+    /// Writes Initiator Depth.
     pub fn set_initiator_depth(&mut self, v: u8) {
         set_u8(self.buffer.as_mut(), field::INITIATOR_DEPTH, v);
     }
+    /// Writes Target ACK Delay (low 5 bits of `v`), keeping the rest of byte 26.
     pub fn set_target_ack_delay(&mut self, v: u8) {
         let b = self.buffer.as_mut();
         set_bits(b, field::BYTE_26, field::TARGET_ACK_DELAY_MASK, v);
     }
+    /// Writes Failover Accepted (low 2 bits of `v`), keeping the rest of byte 26.
     pub fn set_failover_accepted(&mut self, v: u8) {
         let b = self.buffer.as_mut();
         set_bits(b, field::BYTE_26, field::FAILOVER_ACCEPTED_MASK, v);
     }
+    /// Writes End-to-End Flow Control, keeping the rest of byte 26.
     pub fn set_end_to_end_flow_control(&mut self, v: bool) {
         let b = self.buffer.as_mut();
         set_bits(b, field::BYTE_26, field::END_TO_END_FLOW_CONTROL_MASK, u8::from(v));
     }
+    /// Writes RNR Retry Count (low 3 bits of `v`), keeping the rest of byte 27.
     pub fn set_rnr_retry_count(&mut self, v: u8) {
         set_bits(self.buffer.as_mut(), field::BYTE_27, field::RNR_RETRY_COUNT_MASK, v);
     }
+    /// Writes SRQ, keeping the rest of byte 27.
     pub fn set_srq(&mut self, v: bool) {
         set_bits(self.buffer.as_mut(), field::BYTE_27, field::SRQ_MASK, u8::from(v));
     }
+    /// Writes the Local CA GUID.
     pub fn set_local_ca_guid(&mut self, v: u64) {
         set_be_u64(self.buffer.as_mut(), field::LOCAL_CA_GUID, v);
     }
@@ -155,9 +204,11 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Rep<T> {
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct RepRepr<'a> {
+    /// The passive side's Local Communication ID.
     pub local_comm_id: u32,
     /// The REQ's local communication ID.
     pub remote_comm_id: u32,
+    /// The passive side's Q_Key (RD).
     pub local_qkey: u32,
     /// 24 bits: the passive side's QP.
     pub local_qpn: u32,
@@ -165,16 +216,21 @@ pub struct RepRepr<'a> {
     pub local_eecn: u32,
     /// 24 bits: the PSN the passive side expects to receive first.
     pub starting_psn: u32,
+    /// RDMA READ / atomic requests accepted outstanding.
     pub responder_resources: u8,
+    /// RDMA READ / atomic requests kept outstanding.
     pub initiator_depth: u8,
     /// 5 bits.
     pub target_ack_delay: u8,
     /// 2 bits: 0 accepted, 1 not supported, 2 rejected.
     pub failover_accepted: u8,
+    /// The passive side's ACKs carry end-to-end credits.
     pub end_to_end_flow_control: bool,
     /// 3 bits.
     pub rnr_retry_count: u8,
+    /// The passive side's QP uses a shared receive queue.
     pub srq: bool,
+    /// GUID of the passive side's channel adapter.
     pub local_ca_guid: u64,
     /// Up to 196 bytes.
     pub private_data: &'a [u8],
@@ -227,6 +283,7 @@ impl<'a> RepRepr<'a> {
         v.set_private_data(self.private_data);
     }
 
+    /// Bytes [`emit`](Self::emit) writes: the whole 232-byte MAD data.
     pub const fn buffer_len(&self) -> usize {
         MAD_DATA_LEN
     }

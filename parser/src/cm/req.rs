@@ -14,61 +14,96 @@ use crate::error::Layer;
 /// Byte ranges of the REQ fields, from the start of the MAD data.
 pub mod field {
     use core::ops::Range;
+    /// Local Communication ID: 4 bytes.
     pub const LOCAL_COMM_ID: Range<usize> = 0..4;
+    /// Service ID: 8 bytes.
     pub const SERVICE_ID: Range<usize> = 8..16;
+    /// Local CA GUID: 8 bytes.
     pub const LOCAL_CA_GUID: Range<usize> = 16..24;
+    /// Local Q_Key: 4 bytes.
     pub const LOCAL_QKEY: Range<usize> = 28..32;
+    /// Local QPN: 3 bytes.
     pub const LOCAL_QPN: Range<usize> = 32..35;
+    /// Responder Resources: 1 byte.
     pub const RESPONDER_RESOURCES: usize = 35;
+    /// Local EECN: 3 bytes.
     pub const LOCAL_EECN: Range<usize> = 36..39;
+    /// Initiator Depth: 1 byte.
     pub const INITIATOR_DEPTH: usize = 39;
+    /// Remote EECN: 3 bytes.
     pub const REMOTE_EECN: Range<usize> = 40..43;
     /// Byte 43: remote CM response timeout, transport service type, end-to-end flow control.
     pub const BYTE_43: usize = 43;
+    /// Remote CM Response Timeout: bits 7..3 of byte 43.
     pub const REMOTE_CM_RESPONSE_TIMEOUT_MASK: u8 = 0xF8;
+    /// Transport Service Type: bits 2..1 of byte 43.
     pub const TRANSPORT_SERVICE_TYPE_MASK: u8 = 0x06;
+    /// End-to-End Flow Control: bit 0 of byte 43.
     pub const END_TO_END_FLOW_CONTROL_MASK: u8 = 0x01;
+    /// Starting PSN: 3 bytes.
     pub const STARTING_PSN: Range<usize> = 44..47;
     /// Byte 47: local CM response timeout, retry count.
     pub const BYTE_47: usize = 47;
+    /// Local CM Response Timeout: bits 7..3 of byte 47.
     pub const LOCAL_CM_RESPONSE_TIMEOUT_MASK: u8 = 0xF8;
+    /// Retry Count: bits 2..0 of byte 47.
     pub const RETRY_COUNT_MASK: u8 = 0x07;
+    /// P_Key: 2 bytes.
     pub const PKEY: Range<usize> = 48..50;
     /// Byte 50: path MTU, RDC exists, RNR retry count.
     pub const BYTE_50: usize = 50;
+    /// Path Packet Payload MTU: bits 7..4 of byte 50.
     pub const PATH_MTU_MASK: u8 = 0xF0;
+    /// RDC Exists: bit 3 of byte 50.
     pub const RDC_EXISTS_MASK: u8 = 0x08;
+    /// RNR Retry Count: bits 2..0 of byte 50.
     pub const RNR_RETRY_COUNT_MASK: u8 = 0x07;
     /// Byte 51: max CM retries, SRQ, extended transport type.
     pub const BYTE_51: usize = 51;
+    /// Max CM Retries: bits 7..4 of byte 51.
     pub const MAX_CM_RETRIES_MASK: u8 = 0xF0;
+    /// SRQ: bit 3 of byte 51.
     pub const SRQ_MASK: u8 = 0x08;
+    /// Extended Transport Type: bits 2..0 of byte 51.
     pub const EXTENDED_TRANSPORT_TYPE_MASK: u8 = 0x07;
+    /// Primary path: 44 bytes ([`super::path_field`]).
     pub const PRIMARY_PATH: Range<usize> = 52..96;
+    /// Alternate path: 44 bytes ([`super::path_field`]), all zero without one.
     pub const ALTERNATE_PATH: Range<usize> = 96..140;
+    /// Private Data: 92 bytes.
     pub const PRIVATE_DATA: Range<usize> = 140..232;
 }
 
 /// Byte ranges of a path record inside a REQ (44 bytes; primary at 52, alternate at 96).
 pub mod path_field {
     use core::ops::Range;
+    /// Local Port LID: 2 bytes.
     pub const LOCAL_LID: Range<usize> = 0..2;
+    /// Remote Port LID: 2 bytes.
     pub const REMOTE_LID: Range<usize> = 2..4;
+    /// Local Port GID: 16 bytes.
     pub const LOCAL_GID: Range<usize> = 4..20;
+    /// Remote Port GID: 16 bytes.
     pub const REMOTE_GID: Range<usize> = 20..36;
     /// Flow label: the top 20 bits of this big-endian u32.
     pub const FLOW_LABEL: Range<usize> = 36..40;
     /// Byte 39: packet rate in the low 6 bits.
     pub const PACKET_RATE: usize = 39;
+    /// Packet Rate: bits 5..0 of byte 39.
     pub const PACKET_RATE_MASK: u8 = 0x3F;
+    /// Traffic Class: 1 byte.
     pub const TRAFFIC_CLASS: usize = 40;
+    /// Hop Limit: 1 byte.
     pub const HOP_LIMIT: usize = 41;
     /// Byte 42: SL, subnet local.
     pub const BYTE_42: usize = 42;
+    /// SL: bits 7..4 of byte 42.
     pub const SL_MASK: u8 = 0xF0;
+    /// Subnet Local: bit 3 of byte 42.
     pub const SUBNET_LOCAL_MASK: u8 = 0x08;
     /// Byte 43: local ACK timeout.
     pub const LOCAL_ACK_TIMEOUT: usize = 43;
+    /// Local ACK Timeout: bits 7..3 of byte 43.
     pub const LOCAL_ACK_TIMEOUT_MASK: u8 = 0xF8;
 }
 
@@ -135,6 +170,7 @@ pub enum TransportServiceType {
 }
 
 impl TransportServiceType {
+    /// The type of the 2-bit field (bits 2..1 of REQ byte 43, already shifted down).
     pub const fn from_bits(v: u8) -> Self {
         match v {
             0 => TransportServiceType::Rc,
@@ -143,6 +179,7 @@ impl TransportServiceType {
             _ => TransportServiceType::Other(v),
         }
     }
+    /// The 2-bit field value.
     pub const fn to_bits(self) -> u8 {
         match self {
             TransportServiceType::Rc => 0,
@@ -151,6 +188,7 @@ impl TransportServiceType {
             TransportServiceType::Other(v) => v,
         }
     }
+    /// "RC", "UC", "XRC", "RD", or "unknown transport".
     pub const fn name(self) -> &'static str {
         match self {
             TransportServiceType::Rc => "RC",
@@ -170,15 +208,21 @@ header_view!(
 );
 
 impl<T: AsRef<[u8]>> Path<T> {
+    /// Local Port LID (bytes 0-1): the active side's 16-bit InfiniBand LID; RoCE has none,
+    /// Linux writes 0xFFFF (permissive).
     pub fn local_lid(&self) -> u16 {
         be_u16(self.buffer.as_ref(), path_field::LOCAL_LID)
     }
+    /// Remote Port LID (bytes 2-3): the passive side's LID (0xFFFF on RoCE, as the local).
     pub fn remote_lid(&self) -> u16 {
         be_u16(self.buffer.as_ref(), path_field::REMOTE_LID)
     }
+    /// Local Port GID (bytes 4-19): the active side's 128-bit GID, its IP address on RoCEv2
+    /// ([`gid_to_ip`]).
     pub fn local_gid(&self) -> [u8; 16] {
         gid_at(self.buffer.as_ref(), path_field::LOCAL_GID)
     }
+    /// Remote Port GID (bytes 20-35): the passive side's GID, its IP address on RoCEv2.
     pub fn remote_gid(&self) -> [u8; 16] {
         gid_at(self.buffer.as_ref(), path_field::REMOTE_GID)
     }
@@ -186,21 +230,27 @@ impl<T: AsRef<[u8]>> Path<T> {
     pub fn flow_label(&self) -> u32 {
         be_u32(self.buffer.as_ref(), path_field::FLOW_LABEL) >> 12
     }
+    /// Packet Rate (byte 39 bits 5..0): the 6-bit IB rate code (3 = 10 Gb/s, 7 = 40 Gb/s).
     pub fn packet_rate(&self) -> u8 {
         bits(self.buffer.as_ref(), path_field::PACKET_RATE, path_field::PACKET_RATE_MASK)
     }
+    /// Traffic Class (byte 40): the 8-bit traffic class of the path's GRH or IP header.
     pub fn traffic_class(&self) -> u8 {
         u8_at(self.buffer.as_ref(), path_field::TRAFFIC_CLASS)
     }
+    /// Hop Limit (byte 41).
     pub fn hop_limit(&self) -> u8 {
         u8_at(self.buffer.as_ref(), path_field::HOP_LIMIT)
     }
+    /// SL (byte 42 bits 7..4): the 4-bit service level.
     pub fn sl(&self) -> u8 {
         bits(self.buffer.as_ref(), path_field::BYTE_42, path_field::SL_MASK)
     }
+    /// Subnet Local (byte 42 bit 3): the remote port is in the local subnet.
     pub fn subnet_local(&self) -> bool {
         bits(self.buffer.as_ref(), path_field::BYTE_42, path_field::SUBNET_LOCAL_MASK) != 0
     }
+    /// Local ACK Timeout (byte 43 bits 7..3): the transport's ACK timeout, 4.096 us * 2^n.
     pub fn local_ack_timeout(&self) -> u8 {
         bits(
             self.buffer.as_ref(),
@@ -211,15 +261,19 @@ impl<T: AsRef<[u8]>> Path<T> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Path<T> {
+    /// Writes the Local Port LID.
     pub fn set_local_lid(&mut self, v: u16) {
         set_be_u16(self.buffer.as_mut(), path_field::LOCAL_LID, v);
     }
+    /// Writes the Remote Port LID.
     pub fn set_remote_lid(&mut self, v: u16) {
         set_be_u16(self.buffer.as_mut(), path_field::REMOTE_LID, v);
     }
+    /// Writes the Local Port GID.
     pub fn set_local_gid(&mut self, v: [u8; 16]) {
         set_bytes(self.buffer.as_mut(), path_field::LOCAL_GID, &v);
     }
+    /// Writes the Remote Port GID.
     pub fn set_remote_gid(&mut self, v: [u8; 16]) {
         set_bytes(self.buffer.as_mut(), path_field::REMOTE_GID, &v);
     }
@@ -229,23 +283,29 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Path<T> {
         let old = be_u32(b, path_field::FLOW_LABEL);
         set_be_u32(b, path_field::FLOW_LABEL, (old & 0xFFF) | ((v & 0xF_FFFF) << 12));
     }
+    /// Writes Packet Rate (low 6 bits of `v`), keeping the rest of byte 39.
     pub fn set_packet_rate(&mut self, v: u8) {
         let b = self.buffer.as_mut();
         set_bits(b, path_field::PACKET_RATE, path_field::PACKET_RATE_MASK, v);
     }
+    /// Writes Traffic Class.
     pub fn set_traffic_class(&mut self, v: u8) {
         set_u8(self.buffer.as_mut(), path_field::TRAFFIC_CLASS, v);
     }
+    /// Writes Hop Limit.
     pub fn set_hop_limit(&mut self, v: u8) {
         set_u8(self.buffer.as_mut(), path_field::HOP_LIMIT, v);
     }
+    /// Writes SL (low 4 bits of `v`), keeping the rest of byte 42.
     pub fn set_sl(&mut self, v: u8) {
         set_bits(self.buffer.as_mut(), path_field::BYTE_42, path_field::SL_MASK, v);
     }
+    /// Writes Subnet Local, keeping the rest of byte 42.
     pub fn set_subnet_local(&mut self, v: bool) {
         let b = self.buffer.as_mut();
         set_bits(b, path_field::BYTE_42, path_field::SUBNET_LOCAL_MASK, u8::from(v));
     }
+    /// Writes Local ACK Timeout (low 5 bits of `v`), keeping the rest of byte 43.
     pub fn set_local_ack_timeout(&mut self, v: u8) {
         let b = self.buffer.as_mut();
         set_bits(b, path_field::LOCAL_ACK_TIMEOUT, path_field::LOCAL_ACK_TIMEOUT_MASK, v);
@@ -261,24 +321,32 @@ fn gid_at(b: &[u8], r: core::ops::Range<usize>) -> [u8; 16] {
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct CmPath {
+    /// Local Port LID (0xFFFF on RoCE).
     pub local_lid: u16,
+    /// Remote Port LID (0xFFFF on RoCE).
     pub remote_lid: u16,
+    /// Local Port GID: the active side's address on RoCEv2.
     pub local_gid: [u8; 16],
+    /// Remote Port GID: the passive side's address on RoCEv2.
     pub remote_gid: [u8; 16],
     /// 20 bits.
     pub flow_label: u32,
     /// 6 bits (IB rate code, e.g. 3 = 10 Gb/s, 7 = 40 Gb/s).
     pub packet_rate: u8,
+    /// Traffic Class.
     pub traffic_class: u8,
+    /// Hop Limit.
     pub hop_limit: u8,
     /// 4 bits.
     pub sl: u8,
+    /// Subnet Local: the remote port is in the local subnet.
     pub subnet_local: bool,
     /// 5 bits (4.096 us * 2^n).
     pub local_ack_timeout: u8,
 }
 
 impl CmPath {
+    /// Bytes on the wire: 44.
     pub const LEN: usize = PATH_LEN;
 
     /// A RoCEv2 path between two IP addresses, as Linux fills it: permissive LIDs (0xFFFF),
@@ -318,6 +386,7 @@ impl CmPath {
             && self.remote_gid == [0; 16]
     }
 
+    /// Reads every field of a path view.
     pub fn parse<T: AsRef<[u8]>>(v: &Path<T>) -> Self {
         CmPath {
             local_lid: v.local_lid(),
@@ -350,6 +419,7 @@ impl CmPath {
         v.set_local_ack_timeout(self.local_ack_timeout);
     }
 
+    /// Bytes [`emit`](Self::emit) writes: 44.
     pub const fn buffer_len(&self) -> usize {
         PATH_LEN
     }
@@ -364,36 +434,52 @@ header_view!(
 );
 
 impl<T: AsRef<[u8]>> Req<T> {
+    /// Local Communication ID (bytes 0-3): the sender's 32-bit handle for the connection.
     pub fn local_comm_id(&self) -> u32 {
         be_u32(self.buffer.as_ref(), field::LOCAL_COMM_ID)
     }
+    /// Service ID (bytes 8-15): the 64-bit ID of the listener asked for (RDMA-CM:
+    /// [`RdmaCmServiceId`]).
     pub fn service_id(&self) -> u64 {
         be_u64(self.buffer.as_ref(), field::SERVICE_ID)
     }
+    /// Local CA GUID (bytes 16-23): the 64-bit GUID of the active side's channel adapter.
     pub fn local_ca_guid(&self) -> u64 {
         be_u64(self.buffer.as_ref(), field::LOCAL_CA_GUID)
     }
+    /// Local Q_Key (bytes 28-31): the Q_Key of the active side's QP (used by RD, not RC).
     pub fn local_qkey(&self) -> u32 {
         be_u32(self.buffer.as_ref(), field::LOCAL_QKEY)
     }
+    /// Local QPN (bytes 32-34): the 24-bit QP number of the active side, the DestQP of the
+    /// passive side's packets.
     pub fn local_qpn(&self) -> u32 {
         be_u24(self.buffer.as_ref(), field::LOCAL_QPN)
     }
+    /// Responder Resources (byte 35): RDMA READ and atomic requests the active side accepts
+    /// outstanding, as a responder.
     pub fn responder_resources(&self) -> u8 {
         u8_at(self.buffer.as_ref(), field::RESPONDER_RESOURCES)
     }
+    /// Local EECN (bytes 36-38): the 24-bit EE context number (RD only).
     pub fn local_eecn(&self) -> u32 {
         be_u24(self.buffer.as_ref(), field::LOCAL_EECN)
     }
+    /// Initiator Depth (byte 39): RDMA READ and atomic requests the active side keeps
+    /// outstanding, as an initiator.
     pub fn initiator_depth(&self) -> u8 {
         u8_at(self.buffer.as_ref(), field::INITIATOR_DEPTH)
     }
+    /// Remote EECN (bytes 40-42): the passive side's EE context (RD only).
     pub fn remote_eecn(&self) -> u32 {
         be_u24(self.buffer.as_ref(), field::REMOTE_EECN)
     }
+    /// Remote CM Response Timeout (byte 43 bits 7..3): how long the active side waits for
+    /// the passive side's CM answer, 4.096 us * 2^n.
     pub fn remote_cm_response_timeout(&self) -> u8 {
         bits(self.buffer.as_ref(), field::BYTE_43, field::REMOTE_CM_RESPONSE_TIMEOUT_MASK)
     }
+    /// Transport Service Type (byte 43 bits 2..1): RC, UC or XRC.
     pub fn transport_service_type(&self) -> TransportServiceType {
         TransportServiceType::from_bits(bits(
             self.buffer.as_ref(),
@@ -401,18 +487,26 @@ impl<T: AsRef<[u8]>> Req<T> {
             field::TRANSPORT_SERVICE_TYPE_MASK,
         ))
     }
+    /// End-to-End Flow Control (byte 43 bit 0): the active side's ACKs carry credits.
     pub fn end_to_end_flow_control(&self) -> bool {
         bits(self.buffer.as_ref(), field::BYTE_43, field::END_TO_END_FLOW_CONTROL_MASK) != 0
     }
+    /// Starting PSN (bytes 44-46): 24 bits, the PSN the active side expects to receive
+    /// first (the passive side's first send PSN).
     pub fn starting_psn(&self) -> u32 {
         be_u24(self.buffer.as_ref(), field::STARTING_PSN)
     }
+    /// Local CM Response Timeout (byte 47 bits 7..3): how long the active side takes to
+    /// answer CM messages, 4.096 us * 2^n.
     pub fn local_cm_response_timeout(&self) -> u8 {
         bits(self.buffer.as_ref(), field::BYTE_47, field::LOCAL_CM_RESPONSE_TIMEOUT_MASK)
     }
+    /// Retry Count (byte 47 bits 2..0): how often the passive side resends after a transport
+    /// (ACK) timeout.
     pub fn retry_count(&self) -> u8 {
         bits(self.buffer.as_ref(), field::BYTE_47, field::RETRY_COUNT_MASK)
     }
+    /// P_Key (bytes 48-49): the partition key the connection's BTHs carry.
     pub fn pkey(&self) -> u16 {
         be_u16(self.buffer.as_ref(), field::PKEY)
     }
@@ -420,24 +514,32 @@ impl<T: AsRef<[u8]>> Req<T> {
     pub fn path_mtu(&self) -> u8 {
         bits(self.buffer.as_ref(), field::BYTE_50, field::PATH_MTU_MASK)
     }
+    /// RDC Exists (byte 50 bit 3): RD only.
     pub fn rdc_exists(&self) -> bool {
         bits(self.buffer.as_ref(), field::BYTE_50, field::RDC_EXISTS_MASK) != 0
     }
+    /// RNR Retry Count (byte 50 bits 2..0): how often the passive side resends after an RNR
+    /// NAK from the active side (7: without limit).
     pub fn rnr_retry_count(&self) -> u8 {
         bits(self.buffer.as_ref(), field::BYTE_50, field::RNR_RETRY_COUNT_MASK)
     }
+    /// Max CM Retries (byte 51 bits 7..4): how often the CM resends this REQ unanswered.
     pub fn max_cm_retries(&self) -> u8 {
         bits(self.buffer.as_ref(), field::BYTE_51, field::MAX_CM_RETRIES_MASK)
     }
+    /// SRQ (byte 51 bit 3): the active side's QP takes receives from a shared receive queue.
     pub fn srq(&self) -> bool {
         bits(self.buffer.as_ref(), field::BYTE_51, field::SRQ_MASK) != 0
     }
+    /// Extended Transport Type (byte 51 bits 2..0): 1 with XRC.
     pub fn extended_transport_type(&self) -> u8 {
         bits(self.buffer.as_ref(), field::BYTE_51, field::EXTENDED_TRANSPORT_TYPE_MASK)
     }
+    /// The primary path (bytes 52-95), clipped to the buffer.
     pub fn primary_path(&self) -> Path<&[u8]> {
         Path::new_unchecked(clipped(self.buffer.as_ref(), field::PRIMARY_PATH))
     }
+    /// The alternate path (bytes 96-139), clipped to the buffer.
     pub fn alternate_path(&self) -> Path<&[u8]> {
         Path::new_unchecked(clipped(self.buffer.as_ref(), field::ALTERNATE_PATH))
     }
@@ -455,82 +557,106 @@ impl<'a> Req<&'a [u8]> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Req<T> {
+    /// Writes the Local Communication ID.
     pub fn set_local_comm_id(&mut self, v: u32) {
         set_be_u32(self.buffer.as_mut(), field::LOCAL_COMM_ID, v);
     }
+    /// Writes the Service ID.
     pub fn set_service_id(&mut self, v: u64) {
         set_be_u64(self.buffer.as_mut(), field::SERVICE_ID, v);
     }
+    /// Writes the Local CA GUID.
     pub fn set_local_ca_guid(&mut self, v: u64) {
         set_be_u64(self.buffer.as_mut(), field::LOCAL_CA_GUID, v);
     }
+    /// Writes the Local Q_Key.
     pub fn set_local_qkey(&mut self, v: u32) {
         set_be_u32(self.buffer.as_mut(), field::LOCAL_QKEY, v);
     }
+    /// Writes the Local QPN: the low 24 bits of `v`.
     pub fn set_local_qpn(&mut self, v: u32) {
         set_be_u24(self.buffer.as_mut(), field::LOCAL_QPN, v);
     }
+    /// Writes Responder Resources.
     pub fn set_responder_resources(&mut self, v: u8) {
         set_u8(self.buffer.as_mut(), field::RESPONDER_RESOURCES, v);
     }
+    /// Writes the Local EECN: the low 24 bits of `v`.
     pub fn set_local_eecn(&mut self, v: u32) {
         set_be_u24(self.buffer.as_mut(), field::LOCAL_EECN, v);
     }
+    /// Writes Initiator Depth.
     pub fn set_initiator_depth(&mut self, v: u8) {
         set_u8(self.buffer.as_mut(), field::INITIATOR_DEPTH, v);
     }
+    /// Writes the Remote EECN: the low 24 bits of `v`.
     pub fn set_remote_eecn(&mut self, v: u32) {
         set_be_u24(self.buffer.as_mut(), field::REMOTE_EECN, v);
     }
+    /// Writes Remote CM Response Timeout (low 5 bits), keeping the rest of byte 43.
     pub fn set_remote_cm_response_timeout(&mut self, v: u8) {
         let b = self.buffer.as_mut();
         set_bits(b, field::BYTE_43, field::REMOTE_CM_RESPONSE_TIMEOUT_MASK, v);
     }
+    /// Writes Transport Service Type, keeping the rest of byte 43.
     pub fn set_transport_service_type(&mut self, v: TransportServiceType) {
         let b = self.buffer.as_mut();
         set_bits(b, field::BYTE_43, field::TRANSPORT_SERVICE_TYPE_MASK, v.to_bits());
     }
+    /// Writes End-to-End Flow Control, keeping the rest of byte 43.
     pub fn set_end_to_end_flow_control(&mut self, v: bool) {
         let b = self.buffer.as_mut();
         set_bits(b, field::BYTE_43, field::END_TO_END_FLOW_CONTROL_MASK, u8::from(v));
     }
+    /// Writes the Starting PSN: the low 24 bits of `v`.
     pub fn set_starting_psn(&mut self, v: u32) {
         set_be_u24(self.buffer.as_mut(), field::STARTING_PSN, v);
     }
+    /// Writes Local CM Response Timeout (low 5 bits), keeping the rest of byte 47.
     pub fn set_local_cm_response_timeout(&mut self, v: u8) {
         let b = self.buffer.as_mut();
         set_bits(b, field::BYTE_47, field::LOCAL_CM_RESPONSE_TIMEOUT_MASK, v);
     }
+    /// Writes Retry Count (low 3 bits), keeping the rest of byte 47.
     pub fn set_retry_count(&mut self, v: u8) {
         set_bits(self.buffer.as_mut(), field::BYTE_47, field::RETRY_COUNT_MASK, v);
     }
+    /// Writes the P_Key.
     pub fn set_pkey(&mut self, v: u16) {
         set_be_u16(self.buffer.as_mut(), field::PKEY, v);
     }
+    /// Writes the path MTU code (low 4 bits), keeping the rest of byte 50.
     pub fn set_path_mtu(&mut self, v: u8) {
         set_bits(self.buffer.as_mut(), field::BYTE_50, field::PATH_MTU_MASK, v);
     }
+    /// Writes RDC Exists, keeping the rest of byte 50.
     pub fn set_rdc_exists(&mut self, v: bool) {
         let b = self.buffer.as_mut();
         set_bits(b, field::BYTE_50, field::RDC_EXISTS_MASK, u8::from(v));
     }
+    /// Writes RNR Retry Count (low 3 bits), keeping the rest of byte 50.
     pub fn set_rnr_retry_count(&mut self, v: u8) {
         set_bits(self.buffer.as_mut(), field::BYTE_50, field::RNR_RETRY_COUNT_MASK, v);
     }
+    /// Writes Max CM Retries (low 4 bits), keeping the rest of byte 51.
     pub fn set_max_cm_retries(&mut self, v: u8) {
         set_bits(self.buffer.as_mut(), field::BYTE_51, field::MAX_CM_RETRIES_MASK, v);
     }
+    /// Writes SRQ, keeping the rest of byte 51.
     pub fn set_srq(&mut self, v: bool) {
         set_bits(self.buffer.as_mut(), field::BYTE_51, field::SRQ_MASK, u8::from(v));
     }
+    /// Writes Extended Transport Type (low 3 bits), keeping the rest of byte 51.
     pub fn set_extended_transport_type(&mut self, v: u8) {
         let b = self.buffer.as_mut();
         set_bits(b, field::BYTE_51, field::EXTENDED_TRANSPORT_TYPE_MASK, v);
     }
+    /// The primary path, writable (empty when the buffer is short of it).
     pub fn primary_path_mut(&mut self) -> Path<&mut [u8]> {
         let b = self.buffer.as_mut();
         Path::new_unchecked(b.get_mut(field::PRIMARY_PATH).unwrap_or(&mut []))
     }
+    /// The alternate path, writable (empty when the buffer is short of it).
     pub fn alternate_path_mut(&mut self) -> Path<&mut [u8]> {
         let b = self.buffer.as_mut();
         Path::new_unchecked(b.get_mut(field::ALTERNATE_PATH).unwrap_or(&mut []))
@@ -547,21 +673,29 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Req<T> {
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct ReqRepr<'a> {
+    /// The active side's Local Communication ID.
     pub local_comm_id: u32,
+    /// The listener's service ID.
     pub service_id: u64,
+    /// GUID of the active side's channel adapter.
     pub local_ca_guid: u64,
+    /// The active side's Q_Key (RD).
     pub local_qkey: u32,
     /// 24 bits: the active side's QP.
     pub local_qpn: u32,
+    /// RDMA READ / atomic requests accepted outstanding.
     pub responder_resources: u8,
     /// 24 bits.
     pub local_eecn: u32,
+    /// RDMA READ / atomic requests kept outstanding.
     pub initiator_depth: u8,
     /// 24 bits.
     pub remote_eecn: u32,
     /// 5 bits.
     pub remote_cm_response_timeout: u8,
+    /// RC, UC or XRC.
     pub transport_service_type: TransportServiceType,
+    /// The active side's ACKs carry end-to-end credits.
     pub end_to_end_flow_control: bool,
     /// 24 bits: the PSN the active side expects to receive first.
     pub starting_psn: u32,
@@ -569,18 +703,23 @@ pub struct ReqRepr<'a> {
     pub local_cm_response_timeout: u8,
     /// 3 bits.
     pub retry_count: u8,
+    /// The partition key of the connection.
     pub pkey: u16,
     /// 4 bits: the path MTU code (see [`ReqRepr::pmtu_bytes`]).
     pub path_mtu: u8,
+    /// RD only.
     pub rdc_exists: bool,
     /// 3 bits.
     pub rnr_retry_count: u8,
     /// 4 bits.
     pub max_cm_retries: u8,
+    /// The active side's QP uses a shared receive queue.
     pub srq: bool,
     /// 3 bits.
     pub extended_transport_type: u8,
+    /// The primary path.
     pub primary_path: CmPath,
+    /// The alternate path (all zero without one).
     pub alternate_path: CmPath,
     /// Up to 92 bytes (what the MAD holds; 92 for a whole MAD).
     pub private_data: &'a [u8],

@@ -14,22 +14,34 @@ use crate::error::Layer;
 /// Byte ranges of the SIDR_REQ fields, from the start of the MAD data.
 pub mod req_field {
     use core::ops::Range;
+    /// Request ID: 4 bytes.
     pub const REQUEST_ID: Range<usize> = 0..4;
+    /// P_Key: 2 bytes.
     pub const PKEY: Range<usize> = 4..6;
+    /// Service ID: 8 bytes.
     pub const SERVICE_ID: Range<usize> = 8..16;
+    /// Private Data: 216 bytes.
     pub const PRIVATE_DATA: Range<usize> = 16..232;
 }
 
 /// Byte ranges of the SIDR_REP fields, from the start of the MAD data.
 pub mod rep_field {
     use core::ops::Range;
+    /// Request ID: 4 bytes.
     pub const REQUEST_ID: Range<usize> = 0..4;
+    /// Status: 1 byte.
     pub const STATUS: usize = 4;
+    /// Additional Info Length: 1 byte.
     pub const ADDITIONAL_INFO_LENGTH: usize = 5;
+    /// QPN: 3 bytes.
     pub const QPN: Range<usize> = 8..11;
+    /// Service ID: 8 bytes.
     pub const SERVICE_ID: Range<usize> = 12..20;
+    /// Q_Key: 4 bytes.
     pub const QKEY: Range<usize> = 20..24;
+    /// Additional Info: 72 bytes.
     pub const ADDITIONAL_INFO: Range<usize> = 24..96;
+    /// Private Data: 136 bytes.
     pub const PRIVATE_DATA: Range<usize> = 96..232;
 }
 
@@ -49,12 +61,15 @@ header_view!(
 );
 
 impl<T: AsRef<[u8]>> SidrReq<T> {
+    /// Request ID (bytes 0-3): the requester's 32-bit ID, echoed by the SIDR_REP.
     pub fn request_id(&self) -> u32 {
         be_u32(self.buffer.as_ref(), req_field::REQUEST_ID)
     }
+    /// P_Key (bytes 4-5): the partition key of the requester's UD QP.
     pub fn pkey(&self) -> u16 {
         be_u16(self.buffer.as_ref(), req_field::PKEY)
     }
+    /// Service ID (bytes 8-15): the service to resolve (RDMA-CM: [`RdmaCmServiceId`]).
     pub fn service_id(&self) -> u64 {
         be_u64(self.buffer.as_ref(), req_field::SERVICE_ID)
     }
@@ -72,12 +87,15 @@ impl<'a> SidrReq<&'a [u8]> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> SidrReq<T> {
+    /// Writes the Request ID.
     pub fn set_request_id(&mut self, v: u32) {
         set_be_u32(self.buffer.as_mut(), req_field::REQUEST_ID, v);
     }
+    /// Writes the P_Key.
     pub fn set_pkey(&mut self, v: u16) {
         set_be_u16(self.buffer.as_mut(), req_field::PKEY, v);
     }
+    /// Writes the Service ID.
     pub fn set_service_id(&mut self, v: u64) {
         set_be_u64(self.buffer.as_mut(), req_field::SERVICE_ID, v);
     }
@@ -92,8 +110,11 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> SidrReq<T> {
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct SidrReqRepr<'a> {
+    /// The requester's ID, echoed by the SIDR_REP.
     pub request_id: u32,
+    /// The partition key.
     pub pkey: u16,
+    /// The service to resolve.
     pub service_id: u64,
     /// Up to 216 bytes.
     pub private_data: &'a [u8],
@@ -123,6 +144,7 @@ impl<'a> SidrReqRepr<'a> {
         v.set_private_data(self.private_data);
     }
 
+    /// Bytes [`emit`](Self::emit) writes: the whole 232-byte MAD data.
     pub const fn buffer_len(&self) -> usize {
         MAD_DATA_LEN
     }
@@ -174,6 +196,7 @@ pub enum SidrStatus {
 }
 
 impl SidrStatus {
+    /// The status of a Status byte (every value maps to a variant).
     pub const fn from_u8(v: u8) -> Self {
         match v {
             0 => SidrStatus::Ok,
@@ -185,6 +208,7 @@ impl SidrStatus {
             _ => SidrStatus::Other(v),
         }
     }
+    /// The Status byte (the inverse of [`from_u8`](Self::from_u8)).
     pub const fn to_u8(self) -> u8 {
         match self {
             SidrStatus::Ok => 0,
@@ -196,6 +220,7 @@ impl SidrStatus {
             SidrStatus::Other(v) => v,
         }
     }
+    /// The status in words, for messages.
     pub const fn name(self) -> &'static str {
         match self {
             SidrStatus::Ok => "ok",
@@ -218,21 +243,27 @@ header_view!(
 );
 
 impl<T: AsRef<[u8]>> SidrRep<T> {
+    /// Request ID (bytes 0-3): the SIDR_REQ's.
     pub fn request_id(&self) -> u32 {
         be_u32(self.buffer.as_ref(), rep_field::REQUEST_ID)
     }
+    /// Status (byte 4): whether the service was resolved.
     pub fn status(&self) -> SidrStatus {
         SidrStatus::from_u8(u8_at(self.buffer.as_ref(), rep_field::STATUS))
     }
+    /// Additional Info Length (byte 5): how many additional info bytes are meaningful.
     pub fn additional_info_length(&self) -> u8 {
         u8_at(self.buffer.as_ref(), rep_field::ADDITIONAL_INFO_LENGTH)
     }
+    /// QPN (bytes 8-10): the 24-bit UD QP that serves the service ID.
     pub fn qpn(&self) -> u32 {
         be_u24(self.buffer.as_ref(), rep_field::QPN)
     }
+    /// Service ID (bytes 12-19): the resolved service.
     pub fn service_id(&self) -> u64 {
         be_u64(self.buffer.as_ref(), rep_field::SERVICE_ID)
     }
+    /// Q_Key (bytes 20-23): the Q_Key to send to that QP with.
     pub fn qkey(&self) -> u32 {
         be_u32(self.buffer.as_ref(), rep_field::QKEY)
     }
@@ -258,21 +289,27 @@ impl<'a> SidrRep<&'a [u8]> {
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> SidrRep<T> {
+    /// Writes the Request ID.
     pub fn set_request_id(&mut self, v: u32) {
         set_be_u32(self.buffer.as_mut(), rep_field::REQUEST_ID, v);
     }
+    /// Writes the Status.
     pub fn set_status(&mut self, v: SidrStatus) {
         set_u8(self.buffer.as_mut(), rep_field::STATUS, v.to_u8());
     }
+    /// Writes Additional Info Length.
     pub fn set_additional_info_length(&mut self, v: u8) {
         set_u8(self.buffer.as_mut(), rep_field::ADDITIONAL_INFO_LENGTH, v);
     }
+    /// Writes the QPN: the low 24 bits of `v`.
     pub fn set_qpn(&mut self, v: u32) {
         set_be_u24(self.buffer.as_mut(), rep_field::QPN, v);
     }
+    /// Writes the Service ID.
     pub fn set_service_id(&mut self, v: u64) {
         set_be_u64(self.buffer.as_mut(), rep_field::SERVICE_ID, v);
     }
+    /// Writes the Q_Key.
     pub fn set_qkey(&mut self, v: u32) {
         set_be_u32(self.buffer.as_mut(), rep_field::QKEY, v);
     }
@@ -291,12 +328,17 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> SidrRep<T> {
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct SidrRepRepr<'a> {
+    /// The SIDR_REQ's Request ID.
     pub request_id: u32,
+    /// Whether the service was resolved.
     pub status: SidrStatus,
+    /// How many additional info bytes are meaningful.
     pub additional_info_length: u8,
     /// 24 bits: the UD QP that serves the service ID.
     pub qpn: u32,
+    /// The resolved service.
     pub service_id: u64,
+    /// The Q_Key to send to [`qpn`](Self::qpn) with.
     pub qkey: u32,
     /// The whole additional information field as on the wire (72 bytes from a whole MAD).
     pub additional_info: &'a [u8],
@@ -337,6 +379,7 @@ impl<'a> SidrRepRepr<'a> {
         v.set_private_data(self.private_data);
     }
 
+    /// Bytes [`emit`](Self::emit) writes: the whole 232-byte MAD data.
     pub const fn buffer_len(&self) -> usize {
         MAD_DATA_LEN
     }

@@ -17,25 +17,30 @@ mod field {
 pub const HEADER_LEN: usize = field::MSN.end;
 
 header_view!(
-    /// A zero-copy view of an AETH.
+    /// A zero-copy view of an AETH (IBTA Vol. 1 §9.3).
     Aeth,
     Layer::Aeth,
     HEADER_LEN
 );
 
 impl<T: AsRef<[u8]>> Aeth<T> {
+    /// Syndrome (byte 0): reserved bit 7, kind in bits 6..5, value in bits 4..0.
     pub fn syndrome(&self) -> u8 {
         u8_at(self.buffer.as_ref(), field::SYNDROME)
     }
+    /// MSN (bytes 1-3): the 24-bit message sequence number, the responder's count of
+    /// completed messages.
     pub fn msn(&self) -> u32 {
         be_u24(self.buffer.as_ref(), field::MSN)
     }
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Aeth<T> {
+    /// Writes the syndrome (byte 0).
     pub fn set_syndrome(&mut self, v: u8) {
         set_u8(self.buffer.as_mut(), field::SYNDROME, v);
     }
+    /// Writes the MSN (bytes 1-3): the low 24 bits of `v`.
     pub fn set_msn(&mut self, v: u32) {
         set_be_u24(self.buffer.as_mut(), field::MSN, v);
     }
@@ -45,9 +50,13 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Aeth<T> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub enum AethKind {
+    /// 00: ACK; the value is the credit count.
     Ack,
+    /// 01: RNR NAK (receiver not ready); the value is the RNR timer code.
     RnrNak,
+    /// 10: reserved.
     Reserved,
+    /// 11: NAK; the value is the [`NakCode`].
     Nak,
 }
 
@@ -67,15 +76,22 @@ impl AethKind {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 pub enum NakCode {
+    /// 0: PSN sequence error; the responder expected another PSN (the AETH's BTH PSN).
     PsnSequenceError,
+    /// 1: invalid request.
     InvalidRequest,
+    /// 2: remote access error (R_Key, bounds or access rights).
     RemoteAccessError,
+    /// 3: remote operational error.
     RemoteOperationalError,
+    /// 4: invalid RD request.
     InvalidRdRequest,
+    /// 5-31: reserved, with the code.
     Reserved(u8),
 }
 
 impl NakCode {
+    /// The NAK code of syndrome bits 4..0 (`v` is not masked: values from 5 up are `Reserved`).
     pub const fn from_value(v: u8) -> Self {
         match v {
             0 => NakCode::PsnSequenceError,
@@ -86,6 +102,7 @@ impl NakCode {
             n => NakCode::Reserved(n),
         }
     }
+    /// The code in words, for messages ("PSN sequence error", ...).
     pub const fn as_str(self) -> &'static str {
         match self {
             NakCode::PsnSequenceError => "PSN sequence error",
@@ -115,6 +132,7 @@ pub fn rnr_timer_us(code: u8) -> u32 {
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct AethRepr {
+    /// Syndrome: reserved bit 7, kind (bits 6..5), value (bits 4..0).
     pub syndrome: u8,
     /// 24 bits.
     pub msn: u32,
@@ -124,13 +142,16 @@ impl AethRepr {
     /// Credit count 0x1F: "invalid credits", what rxe and most NICs send.
     pub const ACK_NO_CREDITS: u8 = 0x1f;
 
+    /// Reads both fields of a view.
     pub fn parse<T: AsRef<[u8]>>(v: &Aeth<T>) -> Self {
         AethRepr { syndrome: v.syndrome(), msn: v.msn() }
     }
+    /// Writes both fields; the MSN is clipped to 24 bits.
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, v: &mut Aeth<T>) {
         v.set_syndrome(self.syndrome);
         v.set_msn(self.msn);
     }
+    /// The same header with the MSN clipped to 24 bits (what a round trip gives).
     pub fn normalized(mut self) -> Self {
         self.msn &= 0x00ff_ffff;
         self
@@ -147,6 +168,7 @@ impl AethRepr {
     pub const fn nak(code: u8, msn: u32) -> Self {
         AethRepr { syndrome: 0x60 | (code & 0x1f), msn }
     }
+    /// The syndrome's kind (bits 6..5): ACK, RNR NAK, NAK or reserved.
     pub const fn kind(&self) -> AethKind {
         match (self.syndrome >> 5) & 3 {
             0 => AethKind::Ack,
@@ -163,6 +185,7 @@ impl AethRepr {
     pub const fn reserved_bit(&self) -> bool {
         self.syndrome & 0x80 != 0
     }
+    /// The NAK code when the kind is NAK, else `None`.
     pub const fn nak_code(&self) -> Option<NakCode> {
         match self.kind() {
             AethKind::Nak => Some(NakCode::from_value(self.value())),

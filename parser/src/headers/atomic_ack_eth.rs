@@ -13,19 +13,21 @@ mod field {
 pub const HEADER_LEN: usize = field::ORIG.end;
 
 header_view!(
-    /// A zero-copy view of an AtomicAckETH.
+    /// A zero-copy view of an AtomicAckETH (IBTA Vol. 1 §9.3).
     AtomicAckEth,
     Layer::AtomicAckEth,
     HEADER_LEN
 );
 
 impl<T: AsRef<[u8]>> AtomicAckEth<T> {
+    /// OrigRemDt (bytes 0-7): the value the target held before the atomic.
     pub fn orig(&self) -> u64 {
         be_u64(self.buffer.as_ref(), field::ORIG)
     }
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> AtomicAckEth<T> {
+    /// Writes OrigRemDt (bytes 0-7).
     pub fn set_orig(&mut self, v: u64) {
         set_be_u64(self.buffer.as_mut(), field::ORIG, v);
     }
@@ -41,9 +43,11 @@ pub struct AtomicAckEthRepr {
 }
 
 impl AtomicAckEthRepr {
+    /// Reads the field of a view.
     pub fn parse<T: AsRef<[u8]>>(v: &AtomicAckEth<T>) -> Self {
         AtomicAckEthRepr { orig: v.orig() }
     }
+    /// Writes the field to a view.
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, v: &mut AtomicAckEth<T>) {
         v.set_orig(self.orig);
     }

@@ -17,37 +17,45 @@ mod field {
 pub const HEADER_LEN: usize = field::COMPARE.end;
 
 header_view!(
-    /// A zero-copy view of an AtomicETH.
+    /// A zero-copy view of an AtomicETH (IBTA Vol. 1 §9.3).
     AtomicEth,
     Layer::AtomicEth,
     HEADER_LEN
 );
 
 impl<T: AsRef<[u8]>> AtomicEth<T> {
+    /// VA (bytes 0-7): the 64-bit virtual address of the 8-byte target.
     pub fn va(&self) -> u64 {
         be_u64(self.buffer.as_ref(), field::VA)
     }
+    /// R_Key (bytes 8-11): the remote key that grants access to the target.
     pub fn rkey(&self) -> u32 {
         be_u32(self.buffer.as_ref(), field::RKEY)
     }
+    /// SwapDt/AddDt (bytes 12-19): the value to swap in (COMPARE_SWAP) or to add (FETCH_ADD).
     pub fn swap_add(&self) -> u64 {
         be_u64(self.buffer.as_ref(), field::SWAP_ADD)
     }
+    /// CmpDt (bytes 20-27): the value to compare with (COMPARE_SWAP; unused by FETCH_ADD).
     pub fn compare(&self) -> u64 {
         be_u64(self.buffer.as_ref(), field::COMPARE)
     }
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> AtomicEth<T> {
+    /// Writes the VA (bytes 0-7).
     pub fn set_va(&mut self, v: u64) {
         set_be_u64(self.buffer.as_mut(), field::VA, v);
     }
+    /// Writes the R_Key (bytes 8-11).
     pub fn set_rkey(&mut self, v: u32) {
         set_be_u32(self.buffer.as_mut(), field::RKEY, v);
     }
+    /// Writes the swap or add data (bytes 12-19).
     pub fn set_swap_add(&mut self, v: u64) {
         set_be_u64(self.buffer.as_mut(), field::SWAP_ADD, v);
     }
+    /// Writes the compare data (bytes 20-27).
     pub fn set_compare(&mut self, v: u64) {
         set_be_u64(self.buffer.as_mut(), field::COMPARE, v);
     }
@@ -58,16 +66,22 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> AtomicEth<T> {
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct AtomicEthRepr {
+    /// VA: virtual address of the target.
     pub va: u64,
+    /// R_Key: remote key of the target.
     pub rkey: u32,
+    /// Swap (COMPARE_SWAP) or add (FETCH_ADD) data.
     pub swap_add: u64,
+    /// Compare data (COMPARE_SWAP).
     pub compare: u64,
 }
 
 impl AtomicEthRepr {
+    /// Reads every field of a view.
     pub fn parse<T: AsRef<[u8]>>(v: &AtomicEth<T>) -> Self {
         AtomicEthRepr { va: v.va(), rkey: v.rkey(), swap_add: v.swap_add(), compare: v.compare() }
     }
+    /// Writes every field to a view.
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, v: &mut AtomicEth<T>) {
         v.set_va(self.va);
         v.set_rkey(self.rkey);

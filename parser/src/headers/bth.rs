@@ -22,34 +22,43 @@ mod field {
 pub const HEADER_LEN: usize = field::PSN.end;
 
 header_view!(
-    /// A zero-copy view of a BTH.
+    /// A zero-copy view of a BTH (IBTA Vol. 1 §9.2).
     Bth,
     Layer::Bth,
     HEADER_LEN
 );
 
 impl<T: AsRef<[u8]>> Bth<T> {
+    /// OpCode (byte 0): bits 7..5 the transport, 4..0 the operation ([`crate::opcode`]).
     pub fn opcode(&self) -> u8 {
         u8_at(self.buffer.as_ref(), field::OPCODE)
     }
+    /// SE (byte 1 bit 7): solicited event, asks the responder to raise a completion event.
     pub fn se(&self) -> bool {
         u8_at(self.buffer.as_ref(), field::FLAGS) & 0x80 != 0
     }
+    /// M (byte 1 bit 6): MigReq, the sender's path migration state (automatic path migration).
     pub fn migreq(&self) -> bool {
         u8_at(self.buffer.as_ref(), field::FLAGS) & 0x40 != 0
     }
+    /// PadCnt (byte 1 bits 5..4): pad bytes (0-3) between the payload and the ICRC.
     pub fn padcnt(&self) -> u8 {
         (u8_at(self.buffer.as_ref(), field::FLAGS) >> 4) & 0x3
     }
+    /// TVer (byte 1 bits 3..0): transport header version; 0 is the only one defined.
     pub fn tver(&self) -> u8 {
         u8_at(self.buffer.as_ref(), field::FLAGS) & 0x0f
     }
+    /// P_Key (bytes 2-3): the 16-bit partition key (0xFFFF: default, full membership).
     pub fn pkey(&self) -> u16 {
         be_u16(self.buffer.as_ref(), field::PKEY)
     }
+    /// FECN (byte 4 bit 7): forward congestion notification (RoCEv2 annex A17); RoCEv2
+    /// switches mark the IP ECN field instead, so this is normally clear.
     pub fn fecn(&self) -> bool {
         u8_at(self.buffer.as_ref(), field::FECN_BECN) & 0x80 != 0
     }
+    /// BECN (byte 4 bit 6): backward congestion notification, set on CNPs (RoCEv2 annex A17).
     pub fn becn(&self) -> bool {
         u8_at(self.buffer.as_ref(), field::FECN_BECN) & 0x40 != 0
     }
@@ -57,9 +66,11 @@ impl<T: AsRef<[u8]>> Bth<T> {
     pub fn resv6(&self) -> u8 {
         u8_at(self.buffer.as_ref(), field::FECN_BECN) & 0x3f
     }
+    /// DestQP (bytes 5-7): the 24-bit destination queue pair number.
     pub fn dest_qp(&self) -> u32 {
         be_u24(self.buffer.as_ref(), field::DEST_QP)
     }
+    /// AckReq (byte 8 bit 7): the requester asks the responder for an ACK of this packet.
     pub fn ackreq(&self) -> bool {
         u8_at(self.buffer.as_ref(), field::ACKREQ) & 0x80 != 0
     }
@@ -67,12 +78,14 @@ impl<T: AsRef<[u8]>> Bth<T> {
     pub fn resv7(&self) -> u8 {
         u8_at(self.buffer.as_ref(), field::ACKREQ) & 0x7f
     }
+    /// PSN (bytes 9-11): the 24-bit packet sequence number (wraps at 2^24).
     pub fn psn(&self) -> u32 {
         be_u24(self.buffer.as_ref(), field::PSN)
     }
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Bth<T> {
+    /// Writes OpCode (byte 0).
     pub fn set_opcode(&mut self, v: u8) {
         set_u8(self.buffer.as_mut(), field::OPCODE, v);
     }
@@ -81,19 +94,24 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Bth<T> {
         let v = (u8::from(se) << 7) | (u8::from(migreq) << 6) | ((padcnt & 3) << 4) | (tver & 0xf);
         set_u8(self.buffer.as_mut(), field::FLAGS, v);
     }
+    /// Writes P_Key (bytes 2-3).
     pub fn set_pkey(&mut self, v: u16) {
         set_be_u16(self.buffer.as_mut(), field::PKEY, v);
     }
+    /// Writes byte 4: FECN, BECN and the six reserved bits (low 6 bits of `resv6`).
     pub fn set_fecn_becn(&mut self, fecn: bool, becn: bool, resv6: u8) {
         let v = (u8::from(fecn) << 7) | (u8::from(becn) << 6) | (resv6 & 0x3f);
         set_u8(self.buffer.as_mut(), field::FECN_BECN, v);
     }
+    /// Writes DestQP (bytes 5-7): the low 24 bits of `v`.
     pub fn set_dest_qp(&mut self, v: u32) {
         set_be_u24(self.buffer.as_mut(), field::DEST_QP, v);
     }
+    /// Writes byte 8: AckReq and the seven reserved bits (low 7 bits of `resv7`).
     pub fn set_ackreq(&mut self, ackreq: bool, resv7: u8) {
         set_u8(self.buffer.as_mut(), field::ACKREQ, (u8::from(ackreq) << 7) | (resv7 & 0x7f));
     }
+    /// Writes the PSN (bytes 9-11): the low 24 bits of `v`.
     pub fn set_psn(&mut self, v: u32) {
         set_be_u24(self.buffer.as_mut(), field::PSN, v);
     }
@@ -104,20 +122,27 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Bth<T> {
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct BthRepr {
+    /// OpCode: transport (bits 7..5) and operation (bits 4..0).
     pub opcode: u8,
+    /// SE: solicited event.
     pub se: bool,
+    /// M: MigReq, the path migration state.
     pub migreq: bool,
     /// 0..=3.
     pub padcnt: u8,
     /// 0..=15; must be 0.
     pub tver: u8,
+    /// P_Key: the partition key.
     pub pkey: u16,
+    /// FECN: forward congestion notification.
     pub fecn: bool,
+    /// BECN: backward congestion notification (set on CNPs).
     pub becn: bool,
     /// Reserved, 0..=0x3f.
     pub resv6: u8,
     /// 24 bits.
     pub dest_qp: u32,
+    /// AckReq: an ACK is requested.
     pub ackreq: bool,
     /// Reserved, 0..=0x7f.
     pub resv7: u8,
@@ -126,8 +151,10 @@ pub struct BthRepr {
 }
 
 impl BthRepr {
+    /// Bytes on the wire: 12.
     pub const LEN: usize = HEADER_LEN;
 
+    /// Reads every field of a view (a short view reads zeros: check with `Bth::new_checked`).
     pub fn parse<T: AsRef<[u8]>>(v: &Bth<T>) -> Self {
         BthRepr {
             opcode: v.opcode(),
@@ -151,6 +178,7 @@ impl BthRepr {
         Bth::new_checked(bytes).map(|v| Self::parse(&v))
     }
 
+    /// Bytes [`emit`](Self::emit) writes: always [`Self::LEN`], 12.
     pub const fn buffer_len(&self) -> usize {
         Self::LEN
     }

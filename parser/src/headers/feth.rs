@@ -14,7 +14,7 @@ mod field {
 pub const HEADER_LEN: usize = field::WORD.end;
 
 header_view!(
-    /// A zero-copy view of a FETH.
+    /// A zero-copy view of a FETH (IBTA Vol. 1 annex A19, memory placement extensions).
     Feth,
     Layer::Feth,
     HEADER_LEN
@@ -28,15 +28,20 @@ impl<T: AsRef<[u8]>> Feth<T> {
     pub fn reserved(&self) -> u32 {
         self.word() >> 6
     }
+    /// Selectivity Level (bits 5..4): what to flush, the RETH's range (0) or the whole
+    /// memory region (1) (IBTA annex A19, §A19.4.1.2).
     pub fn selectivity(&self) -> u8 {
         ((self.word() >> 4) & 0x3) as u8
     }
+    /// Placement Type (bits 3..0): flags, global visibility (bit 0) and persistence (bit 1)
+    /// (§A19.4.1.1).
     pub fn placement(&self) -> u8 {
         (self.word() & 0xf) as u8
     }
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Feth<T> {
+    /// Writes the word: reserved (low 26 bits), selectivity (2 bits) and placement (4 bits).
     pub fn set_fields(&mut self, reserved: u32, selectivity: u8, placement: u8) {
         let w = ((reserved & 0x03ff_ffff) << 6)
             | (u32::from(selectivity & 0x3) << 4)
@@ -59,12 +64,15 @@ pub struct FethRepr {
 }
 
 impl FethRepr {
+    /// Reads every field of a view.
     pub fn parse<T: AsRef<[u8]>>(v: &Feth<T>) -> Self {
         FethRepr { reserved: v.reserved(), selectivity: v.selectivity(), placement: v.placement() }
     }
+    /// Writes every field, each clipped to its width.
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, v: &mut Feth<T>) {
         v.set_fields(self.reserved, self.selectivity, self.placement);
     }
+    /// The same header with every field clipped to its wire width (what a round trip gives).
     pub fn normalized(mut self) -> Self {
         self.reserved &= 0x03ff_ffff;
         self.selectivity &= 3;

@@ -13,19 +13,21 @@ mod field {
 pub const HEADER_LEN: usize = field::RKEY.end;
 
 header_view!(
-    /// A zero-copy view of an IETH.
+    /// A zero-copy view of an IETH (IBTA Vol. 1 §9.3).
     Ieth,
     Layer::Ieth,
     HEADER_LEN
 );
 
 impl<T: AsRef<[u8]>> Ieth<T> {
+    /// R_Key (bytes 0-3): the remote key the responder invalidates on receipt.
     pub fn rkey(&self) -> u32 {
         be_u32(self.buffer.as_ref(), field::RKEY)
     }
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> Ieth<T> {
+    /// Writes the R_Key.
     pub fn set_rkey(&mut self, v: u32) {
         set_be_u32(self.buffer.as_mut(), field::RKEY, v);
     }
@@ -36,13 +38,16 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ieth<T> {
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct IethRepr {
+    /// R_Key to invalidate.
     pub rkey: u32,
 }
 
 impl IethRepr {
+    /// Reads the field of a view.
     pub fn parse<T: AsRef<[u8]>>(v: &Ieth<T>) -> Self {
         IethRepr { rkey: v.rkey() }
     }
+    /// Writes the field to a view.
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, v: &mut Ieth<T>) {
         v.set_rkey(self.rkey);
     }

@@ -13,19 +13,22 @@ mod field {
 pub const HEADER_LEN: usize = field::DATA.end;
 
 header_view!(
-    /// A zero-copy view of an ImmDt.
+    /// A zero-copy view of an ImmDt (IBTA Vol. 1 §9.3).
     ImmDt,
     Layer::ImmDt,
     HEADER_LEN
 );
 
 impl<T: AsRef<[u8]>> ImmDt<T> {
+    /// The 4 bytes of immediate data as a big-endian u32 (opaque: only the consumer knows
+    /// their meaning).
     pub fn data(&self) -> u32 {
         be_u32(self.buffer.as_ref(), field::DATA)
     }
 }
 
 impl<T: AsRef<[u8]> + AsMut<[u8]>> ImmDt<T> {
+    /// Writes the immediate data, big-endian.
     pub fn set_data(&mut self, v: u32) {
         set_be_u32(self.buffer.as_mut(), field::DATA, v);
     }
@@ -36,13 +39,16 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> ImmDt<T> {
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
 #[cfg_attr(feature = "arbitrary", derive(arbitrary::Arbitrary))]
 pub struct ImmDtRepr {
+    /// Immediate data, handed to the receiver's completion.
     pub data: u32,
 }
 
 impl ImmDtRepr {
+    /// Reads the field of a view.
     pub fn parse<T: AsRef<[u8]>>(v: &ImmDt<T>) -> Self {
         ImmDtRepr { data: v.data() }
     }
+    /// Writes the field to a view.
     pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, v: &mut ImmDt<T>) {
         v.set_data(self.data);
     }

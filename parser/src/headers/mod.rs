@@ -107,12 +107,14 @@ macro_rules! ext_headers {
                 }
             }
 
+            /// The header's [`Layer`], which errors and problems name.
             pub const fn layer(self) -> Layer {
                 match self {
                     $(ExtHeader::$view => Layer::$view,)*
                 }
             }
 
+            /// The header's name as users read it ("RETH", "AtomicETH", ...).
             pub const fn name(self) -> &'static str {
                 self.layer().name()
             }
