@@ -139,7 +139,7 @@ impl FlowStats {
         self.last_ts = self.last_ts.max(ts);
         self.bytes += u64::from(len);
         self.payload_bytes += r.payload_len as u64;
-        let ce = p.ip.map_or(r.grh.is_some_and(|g| g.tclass & 3 == 3), |ip| ip.ecn == 3);
+        let ce = p.ecn_ce();
         self.ecn_ce += u64::from(ce);
         let Some(info) = r.info else { return false };
         self.transport.get_or_insert(info.transport);
@@ -571,15 +571,18 @@ impl Stats {
 
     /// The incarnations the model ended go to the list; an idle reconnect undone (the QP was
     /// not reset): the old incarnation counts what the provisional one counted.
+    #[inline]
     fn settle(&mut self) {
         if self.model.has_ended() {
             for e in self.model.take_ended() {
                 self.counters.ended(e.info, e.directions);
             }
         }
-        for (k, provisional) in self.model.take_resumed() {
-            if let Some(f) = self.model.ext_mut(&k) {
-                f.resume(&provisional);
+        if self.model.has_resumed() {
+            for (k, provisional) in self.model.take_resumed() {
+                if let Some(f) = self.model.ext_mut(&k) {
+                    f.resume(&provisional);
+                }
             }
         }
     }
@@ -658,4 +661,3 @@ pub struct Connection {
     /// Each direction on its own, the first seen first.
     pub directions: Vec<Direction>,
 }
-

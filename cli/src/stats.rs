@@ -2,11 +2,11 @@
 //! packets, bytes, messages, ACK/NAK kinds, CNPs, ECN-CE marks and retransmissions. Counting
 //! allocates only when a new flow appears, never per frame.
 
+use roce_parser::Config;
+use serde::Serialize;
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::{self, Write};
-use roce_parser::Config;
-use serde::Serialize;
 
 use roce_conformance::{CmExchange, EndedBy, ModelOptions, Shard};
 

@@ -35,7 +35,7 @@ fn endpoints(p: &Packet<'_>, out: &mut String) {
 /// BTH flags and marks worth a glance: A(ckReq), SE, M, FECN, BECN, ECN-CE.
 fn flags(p: &Packet<'_>, r: &Roce<'_>, out: &mut String) {
     let b = &r.bth;
-    let ce = p.ip.is_some_and(|ip| ip.ecn == 3) || r.grh.is_some_and(|g| g.tclass & 3 == 3);
+    let ce = p.ecn_ce();
     for (on, name) in [
         (b.ackreq, "A"),
         (b.se, "SE"),

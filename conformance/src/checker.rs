@@ -315,6 +315,11 @@ impl<X: Default> Checker<X> {
         std::mem::take(&mut self.resumed)
     }
 
+    /// Whether [`Checker::take_resumed`] has something (cheap: asked once per packet).
+    pub fn has_resumed(&self) -> bool {
+        !self.resumed.is_empty()
+    }
+
     /// The CM exchanges the model logged (`stats`' `cm_connections`).
     pub fn cm_exchanges(&self) -> &[CmExchange] {
         self.model.cm_exchanges()
@@ -422,9 +427,14 @@ impl<X: Default> Checker<X> {
         self.roce_frames += 1;
         let obs = self.model.observe(f, p, r);
         self.last_observation = Some(obs);
-        self.settle_ended();
+        if self.model.has_ended() {
+            self.settle_ended();
+        }
         let own = obs.own;
-        self.provisional();
+        // Rare (an idle reconnect begun or undone): checked here, handled out of line.
+        if self.model.has_resumed() || (self.judging && self.model.began_provisional().is_some()) {
+            self.provisional();
+        }
         if !self.judging {
             return;
         }
@@ -440,7 +450,7 @@ impl<X: Default> Checker<X> {
             self.congestion.cnp(cnp, &mut self.judge);
             return;
         }
-        let ce = p.ip.map_or(r.grh.is_some_and(|g| g.tclass & 3 == 3), |ip| ip.ecn == 3);
+        let ce = p.ecn_ce();
         if ce {
             let sender_qp = match r.headers.deth {
                 Some(d) => Some(d.src_qp),
@@ -468,7 +478,8 @@ impl<X: Default> Checker<X> {
     /// judged the requests since the gap as the old incarnation's, takes over, and what it
     /// found is reported, less what the provisional stream reported already.
     fn provisional(&mut self) {
-        for (k, prov) in self.model.take_resumed() {
+        let resumed = if self.model.has_resumed() { self.model.take_resumed() } else { Vec::new() };
+        for (k, prov) in resumed {
             let Slot { stream: prov, ext } = prov;
             if std::mem::size_of::<X>() != 0 {
                 self.resumed.push((k, ext));

@@ -69,7 +69,8 @@ pub mod segments;
 pub use icrc::IcrcStatus;
 pub use packet::{
     parse_ethernet, parse_ethernet_into, parse_ethertype_payload, parse_ip, parse_udp_payload,
-    Config, EthernetInfo, IpInfo, Packet, UdpInfo, VlanTag, MAX_EXTRA_UDP_PORTS, ROCEV2_UDP_PORT,
+    Config, Ecn, EthernetInfo, IpInfo, Packet, UdpInfo, VlanTag, MAX_EXTRA_UDP_PORTS,
+    ROCEV2_UDP_PORT,
 };
 pub use roce::{Roce, RoceVersion};
 pub use segments::{parse_ethernet_segments, SegmentScratch, Segmented};

@@ -96,6 +96,54 @@ pub struct VlanTag {
     pub vid: u16,
 }
 
+/// The ECN codepoint of a traffic class (RFC 3168, section 5): the two low bits of the IPv4
+/// TOS, the IPv6 traffic class, or RoCEv1's GRH TClass. A switch whose queue fills marks an
+/// ECN-capable packet CE instead of dropping it; the receiving NIC answers with a CNP and the
+/// sender slows down (RoCEv2 annex A17.9, DCQCN).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Ecn {
+    /// 0b00: Not-ECT, the sender does not take part (a congested switch drops it).
+    NotEct,
+    /// 0b01: ECT(1), ECN-capable transport.
+    Ect1,
+    /// 0b10: ECT(0), ECN-capable transport (what RoCE NICs send).
+    Ect0,
+    /// 0b11: CE, congestion experienced on the way.
+    Ce,
+}
+
+impl Ecn {
+    /// The codepoint of a traffic class's two low bits (the higher bits are ignored).
+    pub const fn from_bits(traffic_class: u8) -> Ecn {
+        match traffic_class & 3 {
+            0 => Ecn::NotEct,
+            1 => Ecn::Ect1,
+            2 => Ecn::Ect0,
+            _ => Ecn::Ce,
+        }
+    }
+
+    /// The two bits.
+    pub const fn bits(self) -> u8 {
+        match self {
+            Ecn::NotEct => 0,
+            Ecn::Ect1 => 1,
+            Ecn::Ect0 => 2,
+            Ecn::Ce => 3,
+        }
+    }
+
+    /// RFC 3168's name: `Not-ECT`, `ECT(1)`, `ECT(0)`, `CE`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Ecn::NotEct => "Not-ECT",
+            Ecn::Ect1 => "ECT(1)",
+            Ecn::Ect0 => "ECT(0)",
+            Ecn::Ce => "CE",
+        }
+    }
+}
+
 /// IPv4 or IPv6 header fields.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct IpInfo {
@@ -166,6 +214,23 @@ pub struct Packet<'a> {
 }
 
 impl<'a> Packet<'a> {
+    /// The packet's ECN codepoint: its IP header's, or for RoCEv1 (no IP header) its GRH
+    /// TClass's; `None` when it has neither. The one place that says whether a packet is
+    /// ECN-CE for the checker, the counters and the report.
+    pub fn ecn(&self) -> Option<Ecn> {
+        match (&self.ip, &self.roce) {
+            (Some(ip), _) => Some(Ecn::from_bits(ip.ecn)),
+            (None, Some(r)) => r.grh.map(|g| Ecn::from_bits(g.tclass)),
+            (None, None) => None,
+        }
+    }
+
+    /// Whether the packet is marked CE (congestion experienced): [`Packet::ecn`] is
+    /// [`Ecn::Ce`].
+    pub fn ecn_ce(&self) -> bool {
+        self.ecn() == Some(Ecn::Ce)
+    }
+
     fn new(data: &'a [u8]) -> Self {
         Packet {
             data,

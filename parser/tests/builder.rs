@@ -287,3 +287,58 @@ proptest! {
         prop_assert_eq!(p.problems.bits() & !allowed.bits(), 0, "{}", p.problems);
     }
 }
+
+/// `Packet::ecn` reads the codepoint from the IPv4 TOS, the IPv6 traffic class, or (RoCEv1,
+/// no IP header) the GRH TClass, and `ecn_ce` is true for CE alone.
+#[test]
+fn ecn_codepoint_from_every_network_layer() {
+    let bth = BthRepr { opcode: 0x04, pkey: 0xffff, dest_qp: 0x12, psn: 7, ..Default::default() };
+    let v4 = |ecn: u8| {
+        Network::Ipv4(Ipv4Spec {
+            src: [10, 0, 0, 1],
+            dst: [10, 0, 0, 2],
+            dscp: 26,
+            ecn,
+            ttl: 64,
+            identification: 1,
+            dont_fragment: true,
+        })
+    };
+    let v6 = |ecn: u8| {
+        Network::Ipv6(Ipv6Spec {
+            src: [1; 16],
+            dst: [2; 16],
+            traffic_class: 26 << 2 | ecn,
+            flow_label: 0,
+            hop_limit: 64,
+        })
+    };
+    let v1 = |ecn: u8| {
+        Network::RoceV1(GrhRepr {
+            ipver: 6,
+            tclass: 26 << 2 | ecn,
+            nxthdr: 0x1b,
+            hoplmt: 64,
+            sgid: [1; 16],
+            dgid: [2; 16],
+            ..Default::default()
+        })
+    };
+    let expected = [Ecn::NotEct, Ecn::Ect1, Ecn::Ect0, Ecn::Ce];
+    for net in [&v4 as &dyn Fn(u8) -> Network, &v6, &v1] {
+        for (bits, want) in expected.iter().enumerate() {
+            let frame = build(&FrameBuilder::new(net(bits as u8), bth));
+            let p = parse_ethernet(&frame, &Config::default()).unwrap();
+            assert_eq!(p.ecn(), Some(*want), "{:?}", net(bits as u8));
+            assert_eq!(p.ecn_ce(), *want == Ecn::Ce);
+            assert_eq!(want.bits(), bits as u8);
+            assert_eq!(Ecn::from_bits(want.bits() | 0xfc), *want, "higher bits ignored");
+        }
+    }
+    assert_eq!(Ecn::Ce.name(), "CE");
+    // A frame with no network layer the parser knows has no codepoint.
+    let mut arp = vec![0u8; 60];
+    arp[12..14].copy_from_slice(&[0x08, 0x06]);
+    let p = parse_ethernet(&arp, &Config::default()).unwrap();
+    assert_eq!((p.ecn(), p.ecn_ce()), (None, false));
+}

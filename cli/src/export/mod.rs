@@ -155,9 +155,11 @@ fn export(
                 stats.ended(e.info, e.directions);
             }
         }
-        for (k, provisional) in checker.take_resumed() {
-            if let Some(live) = checker.ext_mut(&k) {
-                live.resume(&provisional);
+        if checker.has_resumed() {
+            for (k, provisional) in checker.take_resumed() {
+                if let Some(live) = checker.ext_mut(&k) {
+                    live.resume(&provisional);
+                }
             }
         }
         stats.add(&mut checker, &info, packet);

@@ -172,10 +172,12 @@ impl<'f> Collector<'f> {
         let series = if self.checker.has_ended() { self.take_ended() } else { Vec::new() };
         // An idle reconnect undone (the QP was not reset): the old incarnation counts what
         // the provisional one counted (its points after the gap are not drawn).
-        for (k, provisional) in self.checker.take_resumed() {
-            if let Some(slot) = self.checker.ext_mut(&k) {
-                slot.stats.resume(&provisional.stats);
-                slot.series.counts.merge(&provisional.series.counts);
+        if self.checker.has_resumed() {
+            for (k, provisional) in self.checker.take_resumed() {
+                if let Some(slot) = self.checker.ext_mut(&k) {
+                    slot.stats.resume(&provisional.stats);
+                    slot.series.counts.merge(&provisional.series.counts);
+                }
             }
         }
         self.stats.add(&mut self.checker, &info, d.packet.as_ref().ok());
@@ -219,7 +221,7 @@ impl<'f> Collector<'f> {
             self.cm_event(f, own, r);
             return;
         }
-        let ce = p.ip.map_or(r.grh.is_some_and(|g| g.tclass & 3 == 3), |ip| ip.ecn == 3);
+        let ce = p.ecn_ce();
         // Where the packet is drawn: a response in its requester's graph.
         let target = match obs.seen {
             Seen::Response { stream: Some(s) } if self.checker.ext_mut(&s).is_some() => s,

@@ -513,6 +513,11 @@ impl<T: Default> Connections<T> {
         std::mem::take(&mut self.resumed)
     }
 
+    /// Whether [`Self::take_resumed`] has something (cheap: asked once per packet).
+    pub fn has_resumed(&self) -> bool {
+        !self.resumed.is_empty()
+    }
+
     /// The requester flow whose idle reconnect the packet observed last began provisionally
     /// (its old incarnation's flow is [`Flow::before`]); valid until the next
     /// [`Self::observe`].
