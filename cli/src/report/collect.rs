@@ -194,7 +194,7 @@ impl<'f> Collector<'f> {
         }
         let own = obs.own;
         if let Some(fl) = self.model.flow_mut(&own) {
-            fl.state.packet();
+            fl.state.packet(t);
         }
         let s = Sample {
             t,
