@@ -257,16 +257,13 @@ pub fn marks_of<'a>(
                 .filter_map(|n| {
                     let l = located.get(n)?;
                     let (key, psn, op) = l.flow?;
-                    let panel = g
-                        .panels
-                        .iter()
-                        .position(|p| p.key == key)
-                        .or_else(|| {
-                            g.panels
-                                .iter()
-                                .position(|p| p.key.src == key.dst && p.key.dst == key.src)
-                        })
-                        .unwrap_or(0);
+                    // A response (ACK, READ response, atomic ACK) is drawn in its requester's
+                    // panel, as the collector draws it; a request in its own.
+                    let own = g.panels.iter().position(|p| p.key == key);
+                    let back =
+                        g.panels.iter().position(|p| p.key.src == key.dst && p.key.dst == key.src);
+                    let response = op.contains("ACKNOWLEDGE") || op.contains("READ_RESPONSE");
+                    let panel = if response { back.or(own) } else { own.or(back) }.unwrap_or(0);
                     Some((panel, l.ts, psn, op, *n))
                 })
                 .collect();
