@@ -92,6 +92,7 @@ fn assert_template_only(dom: &str) {
                     "data-tx",
                     "data-p",
                     "data-view",
+                    "data-of",
                     "dx",
                     "tabindex"
                 ]

@@ -77,7 +77,7 @@ var rows=Array.prototype.slice.call(body.rows),d=h.dataset.dir==='a'?-1:1;h.data
 rows.sort(function(a,b){var x=a.cells[k].textContent,y=b.cells[k].textContent,nx=parseFloat(x),ny=parseFloat(y);
 if(!isNaN(nx)&&!isNaN(ny))return (nx-ny)*d;return x<y?-d:x>y?d:0;});
 rows.forEach(function(r){body.appendChild(r);});});});}
-var NS='http://www.w3.org/2000/svg',graphs={};
+var NS='http://www.w3.org/2000/svg',graphs={},groups={};
 function nums(s){return (s||'').trim().split(/[\s,]+/).map(Number);}
 function pairs(s){var v=nums(s),o=[];for(var i=0;i+1<v.length;i+=2)o.push([v[i],v[i+1]]);return o;}
 function lerp(ps,a,v){var b=1-a,n=ps.length-1;if(v<=ps[0][a])return ps[0][b];if(v>=ps[n][a])return ps[n][b];
@@ -107,24 +107,26 @@ if('width'in a){e.setAttribute('width',r3(Math.max(.5,a.width*sx)));e.setAttribu
 else if(o.yf)e.setAttribute('y',r3(Y(a.y)));}});
 var ax=P.axis;while(ax.firstChild)ax.removeChild(ax.firstChild);
 ticks(G.tx,G.xa,G.xb,X,120,70).forEach(function(k){el(ax,'line',{'class':'tick',x1:k[0],y1:bot,x2:k[0],y2:bot+4});el(ax,'text',{'class':'tl',x:k[0],y:bot+16},fmtT(k[1],k[2]>0?k[2]*4:k[1]));});
-ticks(P.ym,P.ya,P.yb,Y,50,14).forEach(function(k){el(ax,'line',{'class':'tick',x1:G.L-4,y1:k[0],x2:G.L,y2:k[0]});el(ax,'text',{'class':'yl',x:G.L-6,y:k[0]+3},String(Math.round(k[1])));});});
+ticks(P.ym,P.ya,P.yb,Y,40,14).forEach(function(k){el(ax,'line',{'class':'tick',x1:G.L-4,y1:k[0],x2:G.L,y2:k[0]});el(ax,'text',{'class':'yl',x:G.L-6,y:k[0]+3},String(Math.round(k[1])));});});
 G.svg.setAttribute('data-view',Math.round(lerp(G.tx,0,G.xa))+'-'+Math.round(lerp(G.tx,0,G.xb)));}
-function setView(G,xa,xb,keep){var full=G.R-G.L,w=Math.min(full,Math.max(xb-xa,full/1e7));xa=Math.min(Math.max(xa,G.L),G.R-w);G.xa=xa;G.xb=xa+w;draw(G);
+function setView(G,xa,xb,keep){var full=G.R-G.L,w=Math.min(full,Math.max(xb-xa,full/1e7));xa=Math.min(Math.max(xa,G.L),G.R-w);
+groups[G.id].forEach(function(H){H.xa=xa;H.xb=xa+w;draw(H);});
 if(!keep)try{history.replaceState(null,'',G.xa<=G.L&&G.xb>=G.R?location.pathname+location.search:'#zoom='+G.id+':'+Math.round(lerp(G.tx,0,G.xa))+'-'+Math.round(lerp(G.tx,0,G.xb)));}catch(e){}}
 function setY(P,ya,yb){var e2=ends(P),top=e2[0],bot=e2[1],h=Math.min(bot-top,Math.max(yb-ya,1e-4));ya=Math.min(Math.max(ya,top),bot-h);P.ya=ya;P.yb=ya+h;}
 function reset(G){G.panels.forEach(function(P){var e2=ends(P);P.ya=e2[0];P.yb=e2[1];});setView(G,G.L,G.R);}
 function zoomAt(G,x,f){var o=G.xa+(x-G.L)*(G.xb-G.xa)/(G.R-G.L);setView(G,o-(o-G.xa)*f,o+(G.xb-o)*f);}
 function setup(svg){var tx=pairs(svg.getAttribute('data-tx'));if(tx.length<2)return;
-var G={svg:svg,id:svg.id,tx:tx,L:tx[0][0],R:tx[tx.length-1][0],panels:[]};G.xa=G.L;G.xb=G.R;graphs[svg.id]=G;
+var G={svg:svg,id:svg.id||svg.getAttribute('data-of'),tx:tx,L:tx[0][0],R:tx[tx.length-1][0],panels:[]};G.xa=G.L;G.xb=G.R;
+if(!groups[G.id])groups[G.id]=[];groups[G.id].push(G);if(svg.id)graphs[svg.id]=G;
 Array.prototype.forEach.call(svg.querySelectorAll('g.panel'),function(g){var P={ym:pairs(g.getAttribute('data-p')),axis:g.querySelector('g.axis'),els:[]},e2=ends(P);P.ya=e2[0];P.yb=e2[1];
 Array.prototype.forEach.call(g.querySelectorAll('svg.plot line,svg.plot circle,svg.plot rect,svg.plot text,svg.plot path,svg.plot polyline'),function(e){var o={e:e,a:{},yf:e.getAttribute('class')==='yf'};
 if(e.tagName==='path')o.d=e.getAttribute('d');else if(e.tagName==='polyline')o.p=nums(e.getAttribute('points'));
 else['x','y','width','height','x1','y1','x2','y2','cx','cy'].forEach(function(k){var v=e.getAttribute(k);if(v!==null)o.a[k]=+v;});P.els.push(o);});G.panels.push(P);});
 svg.classList.add('zoomable');svg.setAttribute('tabindex','0');
-var bar=document.createElement('p');bar.className='zoombar muted';
+if(svg.id){var bar=document.createElement('p');bar.className='zoombar muted';
 [['reset zoom',function(){reset(G);}],['zoom in',function(){zoomAt(G,(G.L+G.R)/2,.5);}],['zoom out',function(){zoomAt(G,(G.L+G.R)/2,2);}]].forEach(function(b){var e=document.createElement('button');e.textContent=b[0];e.addEventListener('click',b[1]);bar.appendChild(e);});
 bar.appendChild(document.createTextNode('drag a box (or a time range) to zoom, shift+drag or the arrow keys to pan, ctrl+wheel or +/- to zoom, double-click or Esc to reset'));
-svg.parentNode.insertBefore(bar,svg);
+svg.parentNode.insertBefore(bar,svg);}
 function at(ev){var m=svg.getScreenCTM();if(!m)return null;var p=svg.createSVGPoint();p.x=ev.clientX;p.y=ev.clientY;return p.matrixTransform(m.inverse());}
 function panelAt(y){for(var i=0;i<G.panels.length;i++){var P=G.panels[i],e2=ends(P);if(y>=e2[0]&&y<=e2[1])return P;}return null;}
 var drag=null;
@@ -145,7 +147,7 @@ if(k==='+'||k==='=')zoomAt(G,(G.L+G.R)/2,.5);else if(k==='-')zoomAt(G,(G.L+G.R)/
 else if(k==='ArrowLeft')setView(G,G.xa-w/4,G.xb-w/4);else if(k==='ArrowRight')setView(G,G.xa+w/4,G.xb+w/4);
 else if(k==='ArrowUp'||k==='ArrowDown'){var s=k==='ArrowUp'?-1:1;G.panels.forEach(function(P){var h=P.yb-P.ya;setY(P,P.ya+s*h/4,P.yb+s*h/4);});draw(G);}
 else if(k==='Escape'||k==='0'||k==='Home')reset(G);else return;ev.preventDefault();});}
-Array.prototype.forEach.call(document.querySelectorAll('svg.seq'),setup);
+Array.prototype.forEach.call(document.querySelectorAll('svg[data-tx]'),setup);
 function fromHash(){var m=/^#zoom=([^:]+):(-?[\d.]+)-(-?[\d.]+)$/.exec(decodeURIComponent(location.hash));var G=m&&graphs[m[1]];if(!G)return;
 setView(G,lerp(G.tx,1,+m[2]),lerp(G.tx,1,+m[3]),true);}
 fromHash();window.addEventListener('hashchange',fromHash);

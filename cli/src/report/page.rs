@@ -209,6 +209,8 @@ fn wide(p: &Page<'_>, out: &mut String) {
             bins: &bins,
             series: &series,
             unit: "",
+            axis: None,
+            id: "wide",
         },
     );
     legend(out, &series);
@@ -339,9 +341,12 @@ fn graphs(p: &Page<'_>, out: &mut String) {
         );
         let marks = marks_of(g, &c.check.findings, p.located);
         let cm = cm_of(g, &c.cm_events);
-        svg::sequence_graph(out, g, &cm, &marks, &format!("g{}", i + 1));
+        let id = format!("g{}", i + 1);
+        svg::sequence_graph(out, g, &cm, &marks, &id);
         let bins: Vec<_> = g.panels.iter().map(|p| &p.series.bytes).collect();
-        let (t0, t1) = svg::time_range(g, &cm, &marks);
+        // On the graph's time axis (its folds; zoomed with it).
+        let axis = svg::time_axis(g, &cm, &marks);
+        let (t0, t1) = (axis.t0, axis.t1);
         let (width, grid) = svg::regrid(&bins, t0, t1, BYTE_BINS);
         let title = format!(
             "request payload bytes per {}: new (goodput) {} B, retransmitted {} B",
@@ -360,6 +365,8 @@ fn graphs(p: &Page<'_>, out: &mut String) {
                 bins: &grid,
                 series: &series,
                 unit: "bytes",
+                axis: Some((&axis, &id)),
+                id: "",
             },
         );
         out.push_str("</section>\n");

@@ -540,7 +540,7 @@ fn panel(
         x1 - x0,
         y1 - y0
     );
-    ticks(out, sc, x0, y1);
+    ticks(out, &sc.axis.axis, &sc.psns, x0, y1);
     let _ = write!(
         out,
         "<svg class=\"plot\" x=\"{x0}\" y=\"{y0:.1}\" width=\"{:.1}\" height=\"{:.1}\" \
@@ -622,11 +622,12 @@ fn panel(
     out.push_str("</svg></g>");
 }
 
-/// The axes' ticks and labels: round times and PSNs (relative) in each active range
-/// ([`Axis::ticks`]). The page's script writes them again, the same way, for a zoomed view.
-fn ticks(out: &mut String, sc: &Scale<'_>, x0: f64, y1: f64) {
+/// The axes' ticks and labels: round times and values (PSNs relative, counts) in each
+/// active range ([`Axis::ticks`]). The page's script writes them again, the same way, for a
+/// zoomed view.
+fn ticks(out: &mut String, xs: &Axis, ys: &Axis, x0: f64, y1: f64) {
     out.push_str("<g class=\"axis\">");
-    for (x, v, st) in sc.axis.axis.ticks(120.0, 70.0, |span, n| nice(span, n, 1.0)) {
+    for (x, v, st) in xs.ticks(120.0, 70.0, |span, n| nice(span, n, 1.0)) {
         let _ = write!(
             out,
             "<line class=\"tick\" x1=\"{x:.1}\" y1=\"{y1:.1}\" x2=\"{x:.1}\" y2=\"{:.1}\"/>\
@@ -636,7 +637,7 @@ fn ticks(out: &mut String, sc: &Scale<'_>, x0: f64, y1: f64) {
             esc(&fmt_t(v, if st > 0.0 { st * 4.0 } else { v }))
         );
     }
-    for (y, v, _) in sc.psns.ticks(50.0, 14.0, |span, n| nice(span, n, 1.0)) {
+    for (y, v, _) in ys.ticks(40.0, 14.0, |span, n| nice(span, n, 1.0)) {
         let _ = write!(
             out,
             "<line class=\"tick\" x1=\"{:.1}\" y1=\"{y:.1}\" x2=\"{x0}\" y2=\"{y:.1}\"/>\
@@ -644,7 +645,7 @@ fn ticks(out: &mut String, sc: &Scale<'_>, x0: f64, y1: f64) {
             x0 - 4.0,
             x0 - 6.0,
             y + 3.0,
-            v as i64
+            v.round() as i64
         );
     }
     out.push_str("</g>");
@@ -816,50 +817,69 @@ pub struct Bars<'a> {
     pub bins: &'a [Vec<u64>],
     pub series: &'a [(&'a str, &'a str)],
     pub unit: &'a str,
+    /// The time axis of the graph it goes with (its folds, its zoom: `data-of`, that
+    /// graph's id); none: linear in time, zoomed on its own (`id`).
+    pub axis: Option<(&'a TimeAxis, &'a str)>,
+    /// Its own id when it has no graph.
+    pub id: &'a str,
 }
 
-/// Draws `b`.
+/// Draws `b`: a panel and plot as a sequence graph's, so the page's script zooms it.
 pub fn bar_chart(out: &mut String, b: &Bars<'_>) {
-    let Bars { class, title, t0, width_ns, bins, series, unit } = *b;
+    let Bars { class, title, t0, width_ns, bins, series, unit, axis, id } = *b;
     let h = 130.0;
     let (x0, x1, y0, y1) = (LEFT, WIDTH - RIGHT, 18.0, h - 22.0);
     let n = bins.len().max(1);
     let max = bins.iter().map(|b| b.iter().sum::<u64>()).max().unwrap_or(0).max(1);
+    let linear;
+    let (tx, link) = match axis {
+        Some((a, of)) => (a, format!("data-of=\"{}\"", esc(of))),
+        None => {
+            linear = TimeAxis::new(t0, t0 + width_ns * n as u64, &[], &[]);
+            (&linear, format!("id=\"{}\"", esc(id)))
+        }
+    };
+    let ys = Axis::new(0.0, max as f64, Vec::new(), y1, y0);
     let _ = write!(
         out,
-        "<svg class=\"{class}\" xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {WIDTH} {h}\" \
+        "<svg class=\"{class}\" {link} data-t0=\"{}\" data-tx=\"{}\" \
+         xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 {WIDTH} {h}\" \
          width=\"{WIDTH}\" height=\"{h}\" role=\"img\"><title>{}</title>\
-         <text class=\"ptitle\" x=\"{x0}\" y=\"13\">{}</text>\
-         <rect class=\"frame\" x=\"{x0}\" y=\"{y0}\" width=\"{:.1}\" height=\"{:.1}\"/>\
-         <text class=\"yl\" x=\"{:.1}\" y=\"{:.1}\">{max}</text><text class=\"yl\" x=\"{:.1}\" y=\"{y1:.1}\">0</text>\
-         <text class=\"tl\" x=\"{x0}\" y=\"{:.1}\">0</text><text class=\"tl\" x=\"{x1}\" y=\"{:.1}\">{}</text>",
+         <g class=\"panel\" data-p=\"{}\"><text class=\"ptitle\" x=\"{x0}\" y=\"13\">{}</text>\
+         <rect class=\"frame\" x=\"{x0}\" y=\"{y0}\" width=\"{:.1}\" height=\"{:.1}\"/>",
+        tx.t0,
+        tx.axis.attr(),
         esc(title),
+        ys.attr(),
         esc(title),
         x1 - x0,
         y1 - y0,
-        x0 - 6.0,
-        y0 + 8.0,
-        x0 - 6.0,
-        y1 + 14.0,
-        y1 + 14.0,
-        esc(&rel(t0 + width_ns * n as u64, t0))
     );
-    let bw = (x1 - x0) / n as f64;
+    ticks(out, &tx.axis, &ys, x0, y1);
+    let _ = write!(
+        out,
+        "<svg class=\"plot\" x=\"{x0}\" y=\"{y0:.1}\" width=\"{:.1}\" height=\"{:.1}\" \
+         viewBox=\"{x0} {y0:.1} {:.1} {:.1}\">",
+        x1 - x0,
+        y1 - y0,
+        x1 - x0,
+        y1 - y0
+    );
     for (i, b) in bins.iter().enumerate() {
         let mut acc = 0u64;
+        let t = t0 + width_ns * i as u64;
+        let (xa, xb) = (tx.x(t), tx.x(t + width_ns));
         for ((cls, label), v) in series.iter().zip(b) {
             if *v == 0 {
                 continue;
             }
-            let ya = y1 - (acc + v) as f64 / max as f64 * (y1 - y0);
-            let hh = *v as f64 / max as f64 * (y1 - y0);
-            let t = t0 + width_ns * i as u64;
+            let ya = ys.px((acc + v) as f64);
+            let hh = ys.px(acc as f64) - ya;
             let _ = write!(
                 out,
-                "<rect class=\"{cls}\" x=\"{:.1}\" y=\"{ya:.1}\" width=\"{:.1}\" height=\"{hh:.1}\">\
+                "<rect class=\"{cls}\" x=\"{xa:.3}\" y=\"{ya:.2}\" width=\"{:.3}\" height=\"{hh:.2}\">\
                  <title>{}: {v} {unit} in {}-{}</title></rect>",
-                x0 + bw * i as f64,
-                (bw - 0.5).max(0.5),
+                (xb - xa - 0.5).max(0.5),
                 label,
                 esc(&rel(t, t0)),
                 esc(&rel(t + width_ns, t0))
@@ -867,7 +887,7 @@ pub fn bar_chart(out: &mut String, b: &Bars<'_>) {
             acc += v;
         }
     }
-    out.push_str("</svg>");
+    out.push_str("</svg></g></svg>");
 }
 
 /// Bins of a graph's panels on one grid of `n` bins over [t0, t1] (each source bin counted
