@@ -4,7 +4,8 @@
 //! zoomed into a time range (the page's own script, driven by the `#zoom=` link it writes),
 //! a graph shows exactly the marks whose frames fall in that range, the frames' times taken
 //! from the capture itself; with JavaScript off the page is the static view, every graph
-//! whole. The spread figures are printed (`--nocapture`).
+//! whole; and real mouse input (the DevTools protocol): a drag zooms, a double-click resets.
+//! The spread figures are printed (`--nocapture`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 mod common;
@@ -453,26 +454,9 @@ fn zoom_case(chromium: &str, dir: &Path, cap: &Path) {
         Some(format!("{lo}-{hi}").as_str()),
         "{name}: the view the script shows"
     );
-    let (mut shown, mut inside) = (0, 0);
-    for p in &zoomed.panels {
-        for m in &p.marks {
-            // Drawn inside the plot: any part of it between its left and right edges.
-            let drawn = m.x_end >= zoomed.left - 0.01 && m.x <= zoomed.right + 0.01;
-            let ts: Vec<u64> = m.frames.iter().map(t).collect();
-            let (a, b) = (*ts.iter().min().unwrap(), *ts.iter().max().unwrap());
-            let wanted = b >= lo && a <= hi;
-            assert_eq!(
-                drawn, wanted,
-                "{name}: {} of frames {:?} (t {a}-{b} ns, x {}-{}) against the range {lo}-{hi} ns",
-                m.class, m.frames, m.x, m.x_end
-            );
-            shown += usize::from(drawn);
-            inside += usize::from(wanted);
-        }
-    }
-    let total: usize = zoomed.panels.iter().map(|p| p.marks.len()).sum();
+    let (shown, total) = marks_in_view(&name, &zoomed, lo, hi, &t);
     println!("zoom {name}: {shown} of {total} marks in {lo}-{hi} ns");
-    assert!(inside > 0 && inside < total, "{name}: the range holds {inside} of {total} marks");
+    assert!(shown > 0 && shown < total, "{name}: the range holds {shown} of {total} marks");
 }
 
 #[test]
@@ -530,4 +514,251 @@ fn static_view_without_javascript() {
         screenshot_nojs(chromium, &page, &png, &dir, (1000, 1400));
         assert!(browser::colours(&png, 64) >= 8, "{name}: blank without JavaScript?");
     }
+}
+
+/// Chromium driven through the DevTools protocol on a pipe (`--remote-debugging-pipe`: it
+/// reads commands on fd 3 and answers on fd 4, here two FIFOs), for real mouse input.
+struct Devtools {
+    child: std::process::Child,
+    to: std::fs::File,
+    from: std::sync::mpsc::Receiver<serde_json::Value>,
+    session: String,
+    id: u64,
+}
+
+impl Devtools {
+    fn open(chromium: &str, page: &Path, dir: &Path) -> Devtools {
+        use std::io::Read as _;
+        let (cmd, out) = (dir.join("cdp-in"), dir.join("cdp-out"));
+        for f in [&cmd, &out] {
+            let _ = std::fs::remove_file(f);
+            assert!(Command::new("mkfifo").arg(f).status().unwrap().success());
+        }
+        let url = format!("file://{}", page.canonicalize().unwrap().display());
+        let child = Command::new("sh")
+            .arg("-c")
+            .arg(
+                "exec \"$0\" --headless --no-sandbox --disable-gpu --disable-dev-shm-usage \
+                 --no-first-run --remote-debugging-pipe --window-size=1200,1000 \
+                 --user-data-dir=\"$3\" \"$4\" 3<\"$1\" 4>\"$2\" 2>/dev/null",
+            )
+            .arg(chromium)
+            .arg(&cmd)
+            .arg(&out)
+            .arg(dir.join("profile-cdp"))
+            .arg(&url)
+            .spawn()
+            .unwrap();
+        let to = std::fs::OpenOptions::new().write(true).open(&cmd).unwrap();
+        let mut reader = std::fs::File::open(&out).unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut buf = Vec::new();
+            let mut chunk = [0u8; 65536];
+            while let Ok(n) = reader.read(&mut chunk) {
+                if n == 0 {
+                    return;
+                }
+                buf.extend_from_slice(&chunk[..n]);
+                while let Some(end) = buf.iter().position(|&b| b == 0) {
+                    let msg: Vec<u8> = buf.drain(..=end).collect();
+                    if let Ok(v) = serde_json::from_slice(&msg[..end]) {
+                        if tx.send(v).is_err() {
+                            return;
+                        }
+                    }
+                }
+            }
+        });
+        let mut d = Devtools { child, to, from: rx, session: String::new(), id: 0 };
+        // The page the command line opened, once loaded.
+        for _ in 0..100 {
+            let t = d.call("Target.getTargets", serde_json::json!({}));
+            let page = t["targetInfos"].as_array().unwrap().iter().find(|i| {
+                i["type"] == "page" && i["url"].as_str().is_some_and(|u| u.starts_with("file:"))
+            });
+            if let Some(p) = page {
+                let id = p["targetId"].clone();
+                let a = d.call(
+                    "Target.attachToTarget",
+                    serde_json::json!({"targetId": id, "flatten": true}),
+                );
+                d.session = a["sessionId"].as_str().unwrap().to_string();
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        assert!(!d.session.is_empty(), "no page in Chromium");
+        for _ in 0..100 {
+            if d.eval("document.documentElement.getAttribute('data-ready')") == "1" {
+                return d;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        panic!("the page's script did not run");
+    }
+
+    /// Sends `method` (to the page once attached) and waits for its answer.
+    fn call(&mut self, method: &str, params: serde_json::Value) -> serde_json::Value {
+        use std::io::Write as _;
+        self.id += 1;
+        let mut m = serde_json::json!({"id": self.id, "method": method, "params": params});
+        if !self.session.is_empty() {
+            m["sessionId"] = serde_json::Value::String(self.session.clone());
+        }
+        let mut bytes = serde_json::to_vec(&m).unwrap();
+        bytes.push(0);
+        self.to.write_all(&bytes).unwrap();
+        loop {
+            let v = self
+                .from
+                .recv_timeout(std::time::Duration::from_secs(30))
+                .expect("Chromium answers");
+            if v["id"] == self.id {
+                assert!(v.get("error").is_none(), "{method}: {v}");
+                return v["result"].clone();
+            }
+        }
+    }
+
+    /// The value of a JavaScript expression in the page, as a string.
+    fn eval(&mut self, expr: &str) -> String {
+        let r = self.call(
+            "Runtime.evaluate",
+            serde_json::json!({"expression": format!("String({expr})"), "returnByValue": true}),
+        );
+        r["result"]["value"].as_str().unwrap_or("").to_string()
+    }
+
+    fn mouse(&mut self, kind: &str, x: f64, y: f64, clicks: u32) {
+        let buttons = if kind == "mouseReleased" { 0 } else { 1 };
+        self.call(
+            "Input.dispatchMouseEvent",
+            serde_json::json!({"type": kind, "x": x, "y": y, "button": "left",
+                               "buttons": buttons, "clickCount": clicks}),
+        );
+    }
+}
+
+impl Drop for Devtools {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The marks a zoomed graph draws inside its plot are exactly those with a frame in
+/// [lo, hi] (ns after the graph's start); (drawn, all).
+fn marks_in_view(
+    name: &str,
+    g: &GraphDom,
+    lo: u64,
+    hi: u64,
+    t: &dyn Fn(&u64) -> u64,
+) -> (usize, usize) {
+    let (mut shown, mut total) = (0, 0);
+    for p in &g.panels {
+        for m in &p.marks {
+            // Drawn inside the plot: any part of it between its left and right edges.
+            let drawn = m.x_end >= g.left - 0.01 && m.x <= g.right + 0.01;
+            let ts: Vec<u64> = m.frames.iter().map(t).collect();
+            let (a, b) = (*ts.iter().min().unwrap(), *ts.iter().max().unwrap());
+            let wanted = b >= lo && a <= hi;
+            assert_eq!(
+                drawn, wanted,
+                "{name}: {} of frames {:?} (t {a}-{b} ns, x {}-{}) against the range {lo}-{hi} ns",
+                m.class, m.frames, m.x, m.x_end
+            );
+            shown += usize::from(drawn);
+            total += 1;
+        }
+    }
+    (shown, total)
+}
+
+/// The time (ns after the graph's start) at pixel `x` of a graph's time axis (`data-tx`).
+fn time_at(tx: &[f64], x: f64) -> f64 {
+    for w in tx.chunks(2).collect::<Vec<_>>().windows(2) {
+        let ((xa, ta), (xb, tb)) = ((w[0][0], w[0][1]), (w[1][0], w[1][1]));
+        if x <= xb {
+            return if xb > xa { ta + (tb - ta) * (x - xa) / (xb - xa) } else { ta };
+        }
+    }
+    tx[tx.len() - 1]
+}
+
+/// Real mouse input: a drag across the middle of the rping failure's graph (or, without the
+/// real captures, of a suite capture's) zooms into that time range: the address names it,
+/// the marks inside the plot are exactly those whose frames fall in it; a double-click
+/// brings back the whole graph.
+#[test]
+fn drag_zooms_and_double_click_resets() {
+    let Some(chromium) = browser::chromium() else { return };
+    let dir = browser::scratch("graphs-drag");
+    let cap = match real::real_dir() {
+        Some(real) => real.join(RPING_FAILURE),
+        None => root().join("pcaps/conformance/req-gbn-retx-same.pcap"),
+    };
+    let name = cap.file_name().unwrap().to_string_lossy().to_string();
+    let page = dir.join("drag.html");
+    let written = report(&cap, &page);
+    let g = &graphs(&written)[0];
+    let times = frame_times(&cap);
+    let t = |f: &u64| times[f] - g.t0;
+    let mut d = Devtools::open(chromium, &page, &dir);
+    let at = d.eval("(function(){var s=document.getElementById('g1');s.scrollIntoView();var r=s.getBoundingClientRect();return r.left+','+r.top;})()");
+    let (left, top) = at
+        .split_once(',')
+        .map(|(a, b)| (a.parse::<f64>().unwrap(), b.parse::<f64>().unwrap()))
+        .unwrap();
+    // From 30% to 60% of the plot's width, across the first panel's middle (a flat box:
+    // time only).
+    let (xa, xb) = (g.left + (g.right - g.left) * 0.3, g.left + (g.right - g.left) * 0.6);
+    let y = (g.panels[0].top + g.panels[0].bottom) / 2.0;
+    d.mouse("mousePressed", left + xa, top + y, 1);
+    for k in 1..=10 {
+        d.mouse("mouseMoved", left + xa + (xb - xa) * f64::from(k) / 10.0, top + y + 1.0, 0);
+    }
+    d.mouse("mouseReleased", left + xb, top + y + 1.0, 1);
+    let hash = d.eval("location.hash");
+    let view = d.eval("document.getElementById('g1').getAttribute('data-view')");
+    let tx = nums(attr(&written[written.find("<svg class=\"seq").unwrap()..], "data-tx").unwrap());
+    let (lo, hi) = view
+        .split_once('-')
+        .map(|(a, b)| (a.parse::<u64>().unwrap(), b.parse::<u64>().unwrap()))
+        .unwrap();
+    // The view is the dragged range, to a pixel's time.
+    let px = |x: f64| time_at(&tx, x);
+    assert!(
+        (lo as f64 - px(xa)).abs() <= (px(xa + 1.0) - px(xa - 1.0)).abs() + 1.0,
+        "{name}: from {lo}, dragged from {}",
+        px(xa)
+    );
+    assert!(
+        (hi as f64 - px(xb)).abs() <= (px(xb + 1.0) - px(xb - 1.0)).abs() + 1.0,
+        "{name}: to {hi}, dragged to {}",
+        px(xb)
+    );
+    assert_eq!(hash, format!("#zoom=g1:{view}"), "{name}: the address");
+    let dom = d.eval("document.documentElement.outerHTML");
+    let zoomed = graphs(&dom).into_iter().find(|z| z.id == "g1").unwrap();
+    let (shown, total) = marks_in_view(&name, &zoomed, lo, hi, &t);
+    println!("drag {name}: {shown} of {total} marks in {lo}-{hi} ns");
+    assert!(shown > 0 && shown < total, "{name}: the drag shows {shown} of {total} marks");
+    // A double-click: the whole graph again, every mark where it was written.
+    d.mouse("mousePressed", left + xa, top + y, 1);
+    d.mouse("mouseReleased", left + xa, top + y, 1);
+    d.mouse("mousePressed", left + xa, top + y, 2);
+    d.mouse("mouseReleased", left + xa, top + y, 2);
+    let dom = d.eval("document.documentElement.outerHTML");
+    let back = graphs(&dom).into_iter().find(|z| z.id == "g1").unwrap();
+    let pos = |g: &GraphDom| -> Vec<(String, f64)> {
+        g.panels
+            .iter()
+            .flat_map(|p| &p.marks)
+            .map(|m| (m.class.clone(), (m.x * 100.0).round() / 100.0))
+            .collect()
+    };
+    assert_eq!(pos(&back), pos(g), "{name}: reset");
+    assert_eq!(d.eval("location.hash"), "", "{name}: the address after the reset");
 }
