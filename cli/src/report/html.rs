@@ -90,7 +90,7 @@ var a=Math.max(Math.min(pa,pb),lo),b=Math.min(Math.max(pa,pb),hi);if(a>b)continu
 var V=function(x){return pb===pa?va:va+(x-pa)*(vb-va)/(pb-pa);},v0=Math.min(V(a),V(b)),v1=Math.max(V(a),V(b));
 var add=function(x,v,st){if(!out.length||Math.abs(out[out.length-1][0]-x)>=gap)out.push([x,v,st]);};
 if(vb<=va){add(S(pa),va,0);continue;}
-var st=nice(v1-v0,Math.max(1,Math.floor(Math.abs(S(b)-S(a))/per)),1);
+var st=nice(v1-v0,Math.floor(Math.abs(S(b)-S(a))/per)+1,1);
 for(var v=Math.ceil(v0/st)*st;v<=v1;v+=st)add(S(pa+(v-va)*(pb-pa)/(vb-va)),v,st);}return out;}
 function r3(v){return String(Math.round(v*1000)/1000);}
 function el(parent,tag,at,text){var e=document.createElementNS(NS,tag);for(var k in at)e.setAttribute(k,typeof at[k]==='number'?r3(at[k]):at[k]);if(text!==undefined)e.textContent=text;parent.appendChild(e);return e;}

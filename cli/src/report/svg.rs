@@ -42,6 +42,8 @@ const BOTTOM: f64 = 34.0;
 /// An idle stretch (no packet of the connection, no CM message, no cited frame) is folded
 /// when it lasts at least this long...
 pub const FOLD_MIN_NS: u64 = 1_000;
+/// ... and at least this many times the median spacing of the packets the graph draws...
+pub const FOLD_TYPICAL: u64 = 10;
 /// ... a stretch of PSNs no packet used, when it is at least this many PSNs...
 pub const FOLD_MIN_PSN: f64 = 64.0;
 /// ... and (both) when it is more than 1/`FOLD_RATIO` of what is left unfolded: active
@@ -159,7 +161,7 @@ impl Axis {
     fn ticks(&self, per_px: f64, gap: f64, step: fn(f64, f64) -> f64) -> Vec<(f64, f64, f64)> {
         let mut out: Vec<(f64, f64, f64)> = Vec::new();
         for (pa, pb, va, vb) in self.active() {
-            let n = ((pb - pa).abs() / per_px).floor().max(1.0);
+            let n = ((pb - pa).abs() / per_px).floor() + 1.0;
             if vb <= va {
                 // One value: its tick, labelled as the axis' range is (step 0).
                 let px = self.px(va);
@@ -286,9 +288,16 @@ fn intersect(a: &[(u64, u64)], b: &[(u64, u64)]) -> Vec<(u64, u64)> {
 /// The idle stretches of `g` over [t0, t1] to fold: when no panel's flow sent anything
 /// (its longest silences, series::Activity) and no other event (`events`: CM messages,
 /// cited frames, the incarnation's bounds) falls; the longest first while each is at least
-/// [`FOLD_MIN_NS`] and more than 1/[`FOLD_RATIO`] of the time left unfolded, at most
+/// `min` ns (or [`FOLD_MIN_NS`] before the first packet drawn or after the last, `data`: CM
+/// set-up and tear-down) and more than 1/[`FOLD_RATIO`] of the time left unfolded, at most
 /// [`MAX_FOLDS`]. In time order.
-pub fn folds(g: &Graph, events: &mut Vec<u64>, t0: u64, t1: u64) -> Vec<(u64, u64)> {
+pub fn folds(
+    g: &Graph,
+    events: &mut Vec<u64>,
+    (t0, t1): (u64, u64),
+    min: u64,
+    data: Option<(u64, u64)>,
+) -> Vec<(u64, u64)> {
     if t1 <= t0 {
         return Vec::new();
     }
@@ -314,6 +323,8 @@ pub fn folds(g: &Graph, events: &mut Vec<u64>, t0: u64, t1: u64) -> Vec<(u64, u6
         }
         pieces.push((from, b));
     }
+    let outside = |a: u64, b: u64| data.is_none_or(|(lo, hi)| b <= lo || a >= hi);
+    pieces.retain(|&(a, b)| b - a >= if outside(a, b) { FOLD_MIN_NS } else { min });
     let rel: Vec<(f64, f64)> =
         pieces.iter().map(|&(a, b)| ((a - t0) as f64, (b - t0) as f64)).collect();
     choose_folds(rel, (t1 - t0) as f64, FOLD_MIN_NS as f64)
@@ -454,7 +465,6 @@ pub fn time_axis(g: &Graph, cm: &[&CmEvent], findings: &[FindingMark<'_>]) -> Ti
     for p in &g.panels {
         events.extend(p.series.marks.all().iter().flat_map(|m| [m.t0, m.t1]));
     }
-    let folds = folds(g, &mut events, t0, t1);
     // The room goes to the connection's packets and findings; CM messages and the
     // incarnation's bounds have the share every active period has.
     let mut drawn: Vec<u64> = findings.iter().flat_map(|f| f.at.iter().map(|a| a.1)).collect();
@@ -464,6 +474,31 @@ pub fn time_axis(g: &Graph, cm: &[&CmEvent], findings: &[FindingMark<'_>]) -> Ti
         drawn.extend(s.marks.all().iter().map(|m| m.t0));
     }
     drawn.sort_unstable();
+    // A silence is idle when long against the usual spacing of the packets drawn (CM
+    // messages, sparse by nature, only when there is nothing else): steady packets a
+    // microsecond apart are not each folded.
+    let gaps = |v: &[u64]| -> Vec<u64> {
+        v.windows(2)
+            .filter_map(|w| w.first().zip(w.get(1)))
+            .map(|(a, b)| b - a)
+            .filter(|&d| d > 0)
+            .collect()
+    };
+    let mut spacing = gaps(&drawn);
+    if spacing.is_empty() {
+        let mut all: Vec<u64> = drawn.iter().chain(events.iter()).copied().collect();
+        all.sort_unstable();
+        spacing = gaps(&all);
+    }
+    let typical = if spacing.is_empty() {
+        0
+    } else {
+        let mid = spacing.len() / 2;
+        *spacing.select_nth_unstable(mid).1
+    };
+    let min = FOLD_MIN_NS.max(typical.saturating_mul(FOLD_TYPICAL));
+    let data = drawn.first().zip(drawn.last()).map(|(a, b)| (*a, *b));
+    let folds = folds(g, &mut events, (t0, t1), min, data);
     TimeAxis::new(t0, t1, &folds, &drawn)
 }
 
