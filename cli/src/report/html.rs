@@ -135,7 +135,7 @@ drag={x:p.x,y:p.y,P:P,pan:ev.shiftKey,xa:G.xa,xb:G.xb,ya:P.ya,yb:P.yb};if(!drag.
 window.addEventListener('mousemove',function(ev){if(!drag)return;var p=at(ev);if(!p)return;var P=drag.P,e2=ends(P),top=e2[0],bot=e2[1];
 if(drag.pan){var dx=(p.x-drag.x)*(drag.xb-drag.xa)/(G.R-G.L),dy=(p.y-drag.y)*(drag.yb-drag.ya)/(bot-top);setY(P,drag.ya-dy,drag.yb-dy);setView(G,drag.xa-dx,drag.xb-dx,true);return;}
 var x=Math.min(Math.max(p.x,G.L),G.R),y=Math.min(Math.max(p.y,top),bot);
-el(drag.box,'title',{});drag.box.setAttribute('x',r3(Math.min(x,drag.x)));drag.box.setAttribute('y',r3(Math.min(y,drag.y)));drag.box.setAttribute('width',r3(Math.abs(x-drag.x)));drag.box.setAttribute('height',r3(Math.abs(y-drag.y)));});
+drag.box.setAttribute('x',r3(Math.min(x,drag.x)));drag.box.setAttribute('y',r3(Math.min(y,drag.y)));drag.box.setAttribute('width',r3(Math.abs(x-drag.x)));drag.box.setAttribute('height',r3(Math.abs(y-drag.y)));});
 window.addEventListener('mouseup',function(){if(!drag)return;var d=drag;drag=null;if(d.pan){setView(G,G.xa,G.xb);return;}
 var P=d.P,e2=ends(P),top=e2[0],bot=e2[1],b=d.box,x=+b.getAttribute('x'),y=+b.getAttribute('y'),w=+b.getAttribute('width'),h=+b.getAttribute('height');svg.removeChild(b);
 if(h>3){var oy=function(v){return P.ya+(v-top)*(P.yb-P.ya)/(bot-top);};setY(P,oy(y),oy(y+h));}
