@@ -689,8 +689,9 @@ fn time_at(tx: &[f64], x: f64) -> f64 {
 
 /// Real mouse input: a drag across the middle of the rping failure's graph (or, without the
 /// real captures, of a suite capture's) zooms into that time range: the address names it,
-/// the marks inside the plot are exactly those whose frames fall in it; a double-click
-/// brings back the whole graph.
+/// the marks inside the plot are exactly those whose frames fall in it, the bytes chart
+/// follows; a double-click brings back the whole graph; `+` zooms into the middle half,
+/// Escape resets, ctrl+wheel zooms around the pointer.
 #[test]
 fn drag_zooms_and_double_click_resets() {
     let Some(chromium) = browser::chromium() else { return };
@@ -745,6 +746,10 @@ fn drag_zooms_and_double_click_resets() {
     let (shown, total) = marks_in_view(&name, &zoomed, lo, hi, &t);
     println!("drag {name}: {shown} of {total} marks in {lo}-{hi} ns");
     assert!(shown > 0 && shown < total, "{name}: the drag shows {shown} of {total} marks");
+    // The connection's bytes chart follows its graph.
+    let bytes =
+        d.eval("document.querySelector('svg.bytes[data-of=\"g1\"]').getAttribute('data-view')");
+    assert_eq!(bytes, view, "{name}: the bytes chart's view");
     // A double-click: the whole graph again, every mark where it was written.
     d.mouse("mousePressed", left + xa, top + y, 1);
     d.mouse("mouseReleased", left + xa, top + y, 1);
@@ -761,4 +766,45 @@ fn drag_zooms_and_double_click_resets() {
     };
     assert_eq!(pos(&back), pos(g), "{name}: reset");
     assert_eq!(d.eval("location.hash"), "", "{name}: the address after the reset");
+    // Keys on the focused graph: `+` zooms into the middle half, Escape resets.
+    let whole = d.eval("document.getElementById('g1').getAttribute('data-view')");
+    let (w0, w1) = whole
+        .split_once('-')
+        .map(|(a, b)| (a.parse::<f64>().unwrap(), b.parse::<f64>().unwrap()))
+        .unwrap();
+    assert_eq!((w0, w1), (0.0, tx[tx.len() - 1]), "{name}: the whole view");
+    d.call(
+        "Input.dispatchKeyEvent",
+        serde_json::json!({"type": "keyDown", "key": "+", "text": "+"}),
+    );
+    let half = d.eval("document.getElementById('g1').getAttribute('data-view')");
+    let (h0, h1) = half
+        .split_once('-')
+        .map(|(a, b)| (a.parse::<f64>().unwrap(), b.parse::<f64>().unwrap()))
+        .unwrap();
+    let quarter = (g.right - g.left) / 4.0;
+    assert!(
+        (h0 - px(g.left + quarter)).abs() <= 1.0 && (h1 - px(g.right - quarter)).abs() <= 1.0,
+        "{name}: + gave {half}"
+    );
+    d.call("Input.dispatchKeyEvent", serde_json::json!({"type": "keyDown", "key": "Escape", "code": "Escape", "windowsVirtualKeyCode": 27}));
+    assert_eq!(
+        d.eval("document.getElementById('g1').getAttribute('data-view')"),
+        whole,
+        "{name}: Escape"
+    );
+    // Ctrl + wheel zooms in around the pointer: the time under it stays under it.
+    let xm = g.left + (g.right - g.left) * 0.7;
+    d.call(
+        "Input.dispatchMouseEvent",
+        serde_json::json!({"type": "mouseWheel", "x": left + xm, "y": top + y, "deltaX": 0, "deltaY": -120, "modifiers": 2}),
+    );
+    let wheel = d.eval("document.getElementById('g1').getAttribute('data-view')");
+    let (z0, z1) = wheel
+        .split_once('-')
+        .map(|(a, b)| (a.parse::<f64>().unwrap(), b.parse::<f64>().unwrap()))
+        .unwrap();
+    // (Both edges move in; in time, a fold in view may keep most of the span.)
+    assert!(z0 > w0 && z1 < w1, "{name}: ctrl+wheel gave {wheel}");
+    assert!(z0 < px(xm) && px(xm) < z1, "{name}: ctrl+wheel gave {wheel} around {}", px(xm));
 }
