@@ -73,16 +73,39 @@ fn attr<'a>(tag: &'a str, name: &str) -> Option<&'a str> {
     Some(&tag[i..i + tag[i..].find('"')?])
 }
 
+/// The text of `s` up to the `</svg>` that closes the `<svg` it is inside (a graph holds a
+/// nested `<svg>` per panel: its plot).
+fn svg_body(s: &str) -> &str {
+    let (mut depth, mut i) = (1, 0);
+    loop {
+        let close = i + s[i..].find("</svg>").unwrap();
+        match s[i..close].find("<svg") {
+            Some(o) => {
+                depth += 1;
+                i += o + 4;
+            }
+            None => {
+                depth -= 1;
+                if depth == 0 {
+                    return &s[..close];
+                }
+                i = close + 6;
+            }
+        }
+    }
+}
+
 /// Per sequence graph (by its data-conn): the packets its marks of each class stand for.
 fn marks(dom: &str) -> BTreeMap<String, [u64; 5]> {
     let mut m = BTreeMap::new();
-    for chunk in dom.split("<svg class=\"seq\"").skip(1) {
+    // `class="seq"` as written, `class="seq zoomable"` once the page's script ran.
+    for chunk in dom.split("<svg class=\"seq").skip(1) {
         let head = &chunk[..chunk.find('>').unwrap()];
         let conn = attr(&format!(" {head}"), "data-conn")
             .unwrap()
             .replace("&lt;", "<")
             .replace("&gt;", ">");
-        let body = &chunk[..chunk.find("</svg>").unwrap()];
+        let body = svg_body(chunk);
         let mut c = [0u64; 5];
         for g in body.split("<g ").skip(1) {
             let tag = format!(" {}", &g[..g.find('>').unwrap()]);

@@ -37,10 +37,10 @@ fn hostile_capture(dir: &Path) -> PathBuf {
 }
 
 /// The template's elements and attributes: anything else came from the capture.
-const TAGS: [&str; 30] = [
+const TAGS: [&str; 31] = [
     "html", "div", "head", "meta", "title", "style", "body", "h1", "h2", "h3", "p", "table",
     "thead", "tbody", "tr", "th", "td", "select", "option", "section", "span", "svg", "g", "path",
-    "line", "circle", "rect", "polyline", "text", "script",
+    "line", "circle", "rect", "polyline", "text", "script", "button",
 ];
 
 fn assert_template_only(dom: &str) {
@@ -87,7 +87,14 @@ fn assert_template_only(dom: &str) {
                     "data-k",
                     "data-v",
                     "data-ready",
-                    "data-dir"
+                    "data-dir",
+                    "data-t0",
+                    "data-tx",
+                    "data-p",
+                    "data-view",
+                    "data-of",
+                    "dx",
+                    "tabindex"
                 ]
                 .contains(&a.as_str()),
                 "<{tag} {a}=...>: an attribute the template does not write"

@@ -208,7 +208,7 @@ impl<'f> Collector<'f> {
         let Some(obs) = self.checker.last_observation() else { return };
         let own = obs.own;
         if let Some(slot) = self.checker.ext_mut(&own) {
-            slot.series.packet();
+            slot.series.packet(t);
         }
         let s = Sample {
             t,

@@ -21,7 +21,6 @@ pub mod html;
 pub mod locate;
 pub mod page;
 pub mod series;
-pub mod sha256;
 pub mod svg;
 pub mod timers;
 

@@ -209,6 +209,8 @@ fn wide(p: &Page<'_>, out: &mut String) {
             bins: &bins,
             series: &series,
             unit: "",
+            axis: None,
+            id: "wide",
         },
     );
     legend(out, &series);
@@ -257,16 +259,13 @@ pub fn marks_of<'a>(
                 .filter_map(|n| {
                     let l = located.get(n)?;
                     let (key, psn, op) = l.flow?;
-                    let panel = g
-                        .panels
-                        .iter()
-                        .position(|p| p.key == key)
-                        .or_else(|| {
-                            g.panels
-                                .iter()
-                                .position(|p| p.key.src == key.dst && p.key.dst == key.src)
-                        })
-                        .unwrap_or(0);
+                    // A response (ACK, READ response, atomic ACK) is drawn in its requester's
+                    // panel, as the collector draws it; a request in its own.
+                    let own = g.panels.iter().position(|p| p.key == key);
+                    let back =
+                        g.panels.iter().position(|p| p.key.src == key.dst && p.key.dst == key.src);
+                    let response = op.contains("ACKNOWLEDGE") || op.contains("READ_RESPONSE");
+                    let panel = if response { back.or(own) } else { own.or(back) }.unwrap_or(0);
                     Some((panel, l.ts, psn, op, *n))
                 })
                 .collect();
@@ -342,9 +341,12 @@ fn graphs(p: &Page<'_>, out: &mut String) {
         );
         let marks = marks_of(g, &c.check.findings, p.located);
         let cm = cm_of(g, &c.cm_events);
-        svg::sequence_graph(out, g, &cm, &marks, &format!("g{}", i + 1));
+        let id = format!("g{}", i + 1);
+        svg::sequence_graph(out, g, &cm, &marks, &id);
         let bins: Vec<_> = g.panels.iter().map(|p| &p.series.bytes).collect();
-        let (t0, t1) = svg::time_range(g, &cm, &marks);
+        // On the graph's time axis (its folds; zoomed with it).
+        let axis = svg::time_axis(g, &cm, &marks);
+        let (t0, t1) = (axis.t0, axis.t1);
         let (width, grid) = svg::regrid(&bins, t0, t1, BYTE_BINS);
         let title = format!(
             "request payload bytes per {}: new (goodput) {} B, retransmitted {} B",
@@ -363,6 +365,8 @@ fn graphs(p: &Page<'_>, out: &mut String) {
                 bins: &grid,
                 series: &series,
                 unit: "bytes",
+                axis: Some((&axis, &id)),
+                id: "",
             },
         );
         out.push_str("</section>\n");

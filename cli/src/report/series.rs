@@ -14,6 +14,8 @@ pub const POINT_BUDGET: usize = 2000;
 pub const MARK_BUDGET: usize = 1000;
 /// READ and atomic requests waiting for their responses, per flow.
 const OPEN_SPANS: usize = 64;
+/// The longest silences kept per flow (candidates for the graph's folded idle stretches).
+pub const GAPS_KEPT: usize = 32;
 
 /// A PSN made monotonic across the 2^24 wrap: each PSN is placed within ±2^23 of the last.
 #[derive(Debug, Clone, Copy, Default)]
@@ -86,6 +88,65 @@ impl Decimated {
     /// Points pushed (kept or not).
     pub fn seen(&self) -> u64 {
         self.seen
+    }
+}
+
+/// When a flow's packets were seen: the first and last time, and the [`GAPS_KEPT`] longest
+/// silences between two of its packets (every packet counts, drawn or thinned out), so a
+/// graph folds only stretches in which nothing of the flow happened. O(1) per packet but
+/// when a silence longer than the shortest kept one ends (then O([`GAPS_KEPT`])).
+#[derive(Debug, Clone, Default)]
+pub struct Activity {
+    span: Option<(u64, u64)>,
+    /// Silences (start, end), unordered; `min` is the shortest one's length once full.
+    gaps: Vec<(u64, u64)>,
+    min: u64,
+}
+
+impl Activity {
+    /// A packet at `t`.
+    pub fn at(&mut self, t: u64) {
+        let Some((first, last)) = self.span else {
+            self.span = Some((t, t));
+            return;
+        };
+        if t < last {
+            // Out of order: a silence it falls in was not one.
+            self.span = Some((first.min(t), last));
+            let before = self.gaps.len();
+            self.gaps.retain(|&(a, b)| !(a < t && t < b));
+            if self.gaps.len() != before {
+                self.min = 0;
+            }
+            return;
+        }
+        self.span = Some((first, t));
+        let len = t - last;
+        if len == 0 || (self.gaps.len() == GAPS_KEPT && len <= self.min) {
+            return;
+        }
+        if self.gaps.len() == GAPS_KEPT {
+            let shortest = self.gaps.iter().enumerate().min_by_key(|(_, (a, b))| b - a);
+            if let Some(i) = shortest.map(|(i, _)| i) {
+                self.gaps.swap_remove(i);
+            }
+        }
+        self.gaps.push((last, t));
+        if self.gaps.len() == GAPS_KEPT {
+            self.min = self.gaps.iter().map(|(a, b)| b - a).min().unwrap_or(0);
+        }
+    }
+
+    /// The first and last packet's times.
+    pub fn span(&self) -> Option<(u64, u64)> {
+        self.span
+    }
+
+    /// The longest silences, in time order.
+    pub fn gaps(&self) -> Vec<(u64, u64)> {
+        let mut v = self.gaps.clone();
+        v.sort_unstable();
+        v
     }
 }
 
@@ -296,6 +357,8 @@ pub struct Series {
     pub acks: Decimated,
     pub marks: Marks,
     pub counts: Counts,
+    /// When its packets were seen (for the idle stretches a graph folds).
+    pub activity: Activity,
     /// Bytes per time bin: [new request payload, retransmitted request payload].
     pub bytes: Bins<2>,
     max_psn: Option<roce_conformance::Psn>,
@@ -334,13 +397,15 @@ impl Series {
         Pt { t: s.t, psn: self.unroll.unroll(s.psn), frame: s.frame }
     }
 
-    /// A packet of this flow (any kind) counted.
-    pub fn packet(&mut self) {
+    /// A packet of this flow (any kind) counted, at `t`.
+    pub fn packet(&mut self, t: u64) {
         self.counts.packets += 1;
+        self.activity.at(t);
     }
 
     /// A request of this flow; `read`/`atomic` open a span to its response.
     pub fn request(&mut self, s: &Sample, span: Option<Kind>) {
+        self.activity.at(s.t);
         self.counts.requests += 1;
         let psn = roce_conformance::Psn::new(s.psn);
         let retx = self.max_psn.is_some_and(|m| psn <= m);
@@ -391,6 +456,7 @@ impl Series {
 
     /// An ACK (or a response carrying one) to this flow's requests: the ACK line.
     pub fn ack(&mut self, s: &Sample, counted: bool) {
+        self.activity.at(s.t);
         self.counts.acks += u64::from(counted);
         let at = Pt { t: s.t, psn: self.unroll.near(s.psn), frame: s.frame };
         self.acks.push(at);
@@ -398,6 +464,7 @@ impl Series {
 
     /// A NAK of `kind` (Nak, Rnr, Fatal) to this flow's requests.
     pub fn nak(&mut self, s: &Sample, kind: Kind) {
+        self.activity.at(s.t);
         match kind {
             Kind::Rnr => self.counts.rnr_naks += 1,
             _ => self.counts.naks += 1,
@@ -409,6 +476,7 @@ impl Series {
     /// A READ response or atomic ACK: extends (or, when `last`, closes) the open span it
     /// answers, the latest one at or below its PSN.
     pub fn span_response(&mut self, s: &Sample, kind: Kind, last: bool) {
+        self.activity.at(s.t);
         let at = Pt { t: s.t, psn: self.unroll.near(s.psn), frame: s.frame };
         let Some(i) = self.open.iter().rposition(|o| o.kind == kind && o.start.psn <= at.psn)
         else {
@@ -426,6 +494,7 @@ impl Series {
 
     /// A CE-marked packet or a CNP, drawn at this flow's PSN `s.psn`.
     pub fn congestion(&mut self, s: &Sample, kind: Kind) {
+        self.activity.at(s.t);
         match kind {
             Kind::Cnp => self.counts.cnps += 1,
             _ => self.counts.ecn_ce += 1,
@@ -483,6 +552,27 @@ mod tests {
         assert_eq!(x.counts.retransmitted, 6);
         assert_eq!(x.marks.all().len(), 2);
         assert_eq!(x.marks.count(Kind::Retx), 6);
+    }
+
+    #[test]
+    fn activity_keeps_the_longest_silences() {
+        let mut a = Activity::default();
+        let mut t = 1_000u64;
+        for i in 0..1000u64 {
+            a.at(t);
+            t += if i % 100 == 99 { 1_000_000 + i } else { 10 };
+        }
+        let g = a.gaps();
+        assert_eq!(g.len(), GAPS_KEPT);
+        // The nine long silences are all there, each exactly.
+        let long: Vec<_> = g.iter().filter(|(x, y)| y - x >= 1_000_000).collect();
+        let lens: Vec<u64> = long.iter().map(|(x, y)| y - x).collect();
+        assert_eq!(lens, (0..9).map(|k| 1_000_099 + 100 * k).collect::<Vec<_>>(), "{g:?}");
+        // A packet out of order inside a silence: that silence is gone.
+        let (x, y) = *long[0];
+        a.at(x + (y - x) / 2);
+        assert!(!a.gaps().contains(&(x, y)));
+        assert_eq!(a.span().map(|s| s.0), Some(1_000));
     }
 
     #[test]
