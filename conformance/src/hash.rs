@@ -2,25 +2,22 @@
 //! flow table five to eight times per packet, and std's SipHash over a flow key (two IP
 //! addresses and a QPN) was 40% of `check`'s time (perf, 200,000 generated frames).
 //!
-//! The hash is foldhash's fast hash (the `foldhash` crate, hashbrown's default: a folded
-//! multiply per word), started from a random seed drawn once per process from std's
-//! `RandomState`, so a capture cannot be built ahead of time to make every flow land in the
-//! same bucket for every run. (rustc-hash 2.1's `FxHasher` was tried: it filled 2,002 of
-//! 4,096 buckets with 4,096 neighbouring QPNs, against 2,400 and more here; see the test.) It is not a keyed cryptographic hash; the tables it serves are bounded
-//! (`Options::max_flows`), which bounds the worst case.
+//! This is the Fx hash (rustc's: rotate, XOR, multiply per word), started from a random seed
+//! drawn once per process from std's `RandomState`, so a capture cannot be built ahead of time
+//! to make every flow land in the same bucket for every run. It is not a keyed cryptographic
+//! hash; the tables it serves are bounded (`Options::max_flows`), which bounds the worst case.
 
 use std::collections::hash_map::RandomState;
 use std::collections::{HashMap, HashSet};
-use std::hash::BuildHasher;
+use std::hash::{BuildHasher, Hasher};
 use std::sync::OnceLock;
-
-/// The hasher [`FastState`] builds.
-pub type FastHasher = foldhash::fast::FoldHasher<'static>;
 
 /// A `HashMap` with [`FastState`].
 pub type FastHashMap<K, V> = HashMap<K, V, FastState>;
 /// A `HashSet` with [`FastState`].
 pub type FastHashSet<K> = HashSet<K, FastState>;
+
+const K: u64 = 0xf135_7aea_2e62_a9c5;
 
 /// Builds [`FastHasher`]s from the process's seed.
 #[derive(Debug, Clone, Copy)]
@@ -40,7 +37,68 @@ impl BuildHasher for FastState {
     type Hasher = FastHasher;
     #[inline]
     fn build_hasher(&self) -> FastHasher {
-        foldhash::fast::FixedState::with_seed(self.seed).build_hasher()
+        FastHasher { hash: self.seed }
+    }
+}
+
+/// Fx: one rotate, XOR and multiply per word written.
+#[derive(Debug, Clone, Copy)]
+pub struct FastHasher {
+    hash: u64,
+}
+
+impl FastHasher {
+    #[inline]
+    fn add(&mut self, word: u64) {
+        self.hash = (self.hash.rotate_left(5) ^ word).wrapping_mul(K);
+    }
+}
+
+impl Hasher for FastHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.add(u64::from_le_bytes(w));
+        }
+        let rest = chunks.remainder();
+        if !rest.is_empty() {
+            let mut w = [0u8; 8];
+            if let Some(d) = w.get_mut(..rest.len()) {
+                d.copy_from_slice(rest);
+            }
+            self.add(u64::from_le_bytes(w) ^ ((rest.len() as u64) << 59));
+        }
+    }
+    #[inline]
+    fn write_u8(&mut self, i: u8) {
+        self.add(u64::from(i));
+    }
+    #[inline]
+    fn write_u16(&mut self, i: u16) {
+        self.add(u64::from(i));
+    }
+    #[inline]
+    fn write_u32(&mut self, i: u32) {
+        self.add(u64::from(i));
+    }
+    #[inline]
+    fn write_u64(&mut self, i: u64) {
+        self.add(i);
+    }
+    #[inline]
+    fn write_usize(&mut self, i: usize) {
+        self.add(i as u64);
+    }
+    #[inline]
+    fn finish(&self) -> u64 {
+        // hashbrown picks the bucket from the low bits and a tag from the top 7, and the
+        // multiplies leave their best bits high: a folded multiply (the 128-bit product's
+        // halves XORed) spreads them over all 64.
+        let full = u128::from(self.hash) * u128::from(K);
+        (full as u64) ^ ((full >> 64) as u64)
     }
 }
 
