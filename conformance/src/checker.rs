@@ -285,9 +285,9 @@ impl<X: Default> Checker<X> {
         }
     }
 
-    /// The connection model alone, each flow keeping an `X`: no rule is judged and the
-    /// report has no finding (`stats` uses it). The connections are those of a checker's
-    /// run.
+    /// The connection model alone, each flow keeping an `X`: no rule is judged, and the
+    /// report has no finding and lists no connection (the caller lists what it keeps from
+    /// [`Checker::take_ended`]; `stats` does). The connections are those of a checker's run.
     pub fn without_rules(opts: Options) -> Self {
         Checker { judging: false, ..Checker::with(opts) }
     }
@@ -662,7 +662,7 @@ impl<X: Default> Checker<X> {
                 self.ended.push(Ended { info: info.clone(), directions: exts });
             }
             if !self.judging {
-                self.listed.push(info, Judged { retransmissions: 0, missing: 0, partly: vec![] });
+                // The caller lists what it keeps (stats' counters): the checker lists nothing.
                 continue;
             }
             if info.ended.how == EndedBy::Evicted {
