@@ -62,4 +62,4 @@ pub use frame::{
     count_undecoded, decode, decode_into, Decoded, ReadSummary, Undecoded, UndecodedGroup,
     UNSUPPORTED_LINK_TYPE,
 };
-pub use pass::{Pass, PROGRESS_EVERY};
+pub use pass::{Pass, WarningSink, PROGRESS_EVERY};

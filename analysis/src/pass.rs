@@ -12,6 +12,9 @@ use roce_parser::{Config, Packet};
 
 use crate::frame::{count_undecoded, decode_into, Decoded, ReadSummary};
 
+/// What [`Pass::on_warning`] is given: a callback taking each warning.
+pub type WarningSink<'a> = &'a mut dyn FnMut(&dyn fmt::Display);
+
 /// Frames between two progress reports ([`Pass::on_progress`]).
 pub const PROGRESS_EVERY: u32 = 65_536;
 
@@ -42,7 +45,7 @@ pub struct Pass<'a> {
     cfg: &'a Config,
     window: Option<&'a dyn Fn(u64) -> bool>,
     last: Option<u64>,
-    on_warning: Option<&'a mut dyn FnMut(&dyn fmt::Display)>,
+    on_warning: Option<WarningSink<'a>>,
     on_progress: Option<&'a mut dyn FnMut(u64)>,
 }
 
@@ -68,7 +71,7 @@ impl<'a> Pass<'a> {
 
     /// Each warning as it is found (damage after the first frame, and at the end one line
     /// per kind of the warnings beyond the first 20).
-    pub fn on_warning(mut self, f: &'a mut dyn FnMut(&dyn fmt::Display)) -> Self {
+    pub fn on_warning(mut self, f: WarningSink<'a>) -> Self {
         self.on_warning = Some(f);
         self
     }

@@ -304,7 +304,9 @@ impl Counters {
             IcrcStatus::Unverifiable => 2,
             IcrcStatus::NotChecked => 3,
         };
-        self.icrc[i] += 1;
+        if let Some(c) = self.icrc.get_mut(i) {
+            *c += 1;
+        }
         if i == 1 && self.nic_host.is_some() && self.nic_host == p.ip.map(|ip| ip.dst) {
             self.nic_host_bad_icrc += 1;
         }
