@@ -12,7 +12,12 @@ use roce_parser::Config;
 use serde::Serialize;
 
 use crate::filter::{DisplayFilter, Selection};
-use crate::gen::suite::{ExpectFile, ExpectOptions, Expected};
+// The expect file (crate::expect), here where `check` has always had it (fuzz/, tests).
+use crate::expect::ExpectOptions;
+pub use crate::expect::{
+    diff, parse_expect, parse_expect_noting, read_expect, to_expect, valid_pmtu, ExpectError,
+    EXPECT_MAX_BYTES, PMTUS,
+};
 use crate::input::{
     for_each_frame, warn_undecoded, Input, InputError, ReadSummary, UndecodedGroup, Window,
 };
@@ -271,7 +276,8 @@ fn is_zero(n: &u64) -> bool {
     *n == 0
 }
 
-fn frames(f: &[u64]) -> String {
+/// Frame numbers as a list: `4,6,9`.
+pub(crate) fn frames(f: &[u64]) -> String {
     let v: Vec<String> = f.iter().map(u64::to_string).collect();
     v.join(",")
 }
@@ -675,278 +681,6 @@ pub fn list_rules() -> String {
     t
 }
 
-/// The PMTUs the IBTA defines (`--pmtu`, `options.pmtu` of an expect file).
-pub const PMTUS: [u32; 5] = [256, 512, 1024, 2048, 4096];
-
-/// `Ok(m)` when `m` is one of [`PMTUS`]; else the message `--pmtu` and expect files give.
-pub fn valid_pmtu(m: u32) -> Result<u32, String> {
-    if PMTUS.contains(&m) {
-        Ok(m)
-    } else {
-        Err(format!("{m} is not a PMTU: use 256, 512, 1024, 2048 or 4096"))
-    }
-}
-
-/// The largest expect file read (64 MiB): a generated file of a busy capture is a few MiB;
-/// anything larger is refused before it is parsed, so a hostile file cannot take the memory.
-pub const EXPECT_MAX_BYTES: u64 = 64 << 20;
-
-/// Why bytes are not an expect file; for a JSON error, where (1-based line and column).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ExpectError {
-    pub message: String,
-    /// Line and column of a JSON syntax or type error.
-    pub position: Option<(usize, usize)>,
-}
-
-impl std::fmt::Display for ExpectError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self.position {
-            Some((line, column)) => write!(f, "line {line}, column {column}: {}", self.message),
-            None => f.write_str(&self.message),
-        }
-    }
-}
-
-impl std::error::Error for ExpectError {}
-
-fn invalid(message: String) -> ExpectError {
-    ExpectError { message, position: None }
-}
-
-/// Parses and validates an expect file's bytes: at most [`EXPECT_MAX_BYTES`], UTF-8 JSON
-/// (a leading UTF-8 BOM is skipped) with no key the format does not have, every finding's
-/// rule an ID of the catalog (exactly as `roce-inspect rules` spells it), `options.pmtu` one
-/// of [`PMTUS`]. Nesting costs nothing: the typed reader refuses the first level that is not
-/// the format's, and serde_json's recursion limit (128) bounds the rest.
-///
-/// A finding's `frames` are 1-based frame numbers: an empty list or a frame 0 is refused;
-/// frames out of order or repeated are read sorted and once each (what the checker means),
-/// and [`parse_expect_noting`] says which findings were. What is accepted has every
-/// finding's frames nonzero, strictly increasing and not empty. Text of the file echoed in
-/// an error is quoted ([`crate::quote::quoted`]).
-pub fn parse_expect(bytes: &[u8]) -> Result<ExpectFile, ExpectError> {
-    parse_expect_noting(bytes).map(|(e, _)| e)
-}
-
-/// Normalised findings noted one by one; the rest are counted in one more note.
-const EXPECT_NOTES: usize = 10;
-
-/// [`parse_expect`], and what it normalised: one note per finding whose frames were out of
-/// order or repeated (the first [`EXPECT_NOTES`], then a count), e.g.
-/// `findings[2] (REQ-PSN): frames 6,4,4 out of order, repeated: read as 4,6`.
-pub fn parse_expect_noting(bytes: &[u8]) -> Result<(ExpectFile, Vec<String>), ExpectError> {
-    use crate::quote::quoted;
-    if bytes.len() as u64 > EXPECT_MAX_BYTES {
-        return Err(invalid(format!(
-            "{} bytes: larger than the {} MiB an expect file may have",
-            bytes.len(),
-            EXPECT_MAX_BYTES >> 20
-        )));
-    }
-    let bytes = bytes.strip_prefix(b"\xef\xbb\xbf").unwrap_or(bytes);
-    let mut e: ExpectFile = serde_json::from_slice(bytes).map_err(|e| {
-        // serde_json's message ends with its own " at line L column C": say it once.
-        let msg = e.to_string();
-        let message = match msg.rfind(" at line ") {
-            Some(i) if e.line() > 0 => msg[..i].to_string(),
-            _ => msg,
-        };
-        let position = (e.line() > 0).then(|| (e.line(), e.column()));
-        ExpectError { message: format!("not an expect file: {message}"), position }
-    })?;
-    if let Some(s) = e.schema.as_deref().filter(|s| *s != roce_conformance::json::SCHEMA_EXPECT) {
-        return Err(invalid(format!(
-            "schema {}: this version reads {:?} expect files",
-            quoted(s),
-            roce_conformance::json::SCHEMA_EXPECT
-        )));
-    }
-    if let Some(m) = e.options.pmtu {
-        valid_pmtu(m).map_err(|why| invalid(format!("options.pmtu: {why}")))?;
-    }
-    if let Some(t) = e.options.qp_timeout.filter(|t| !(1..=31).contains(t)) {
-        return Err(invalid(format!(
-            "options.qp_timeout: {t} is not a local ACK timeout exponent (1..31)"
-        )));
-    }
-    if let Some(t) = e.options.rnr_timer.filter(|t| *t > 31) {
-        return Err(invalid(format!("options.rnr_timer: {t} is not an RNR timer code (0..31)")));
-    }
-    if let Some(c) = &e.options.cnp_min_interval {
-        // The parser's message repeats the text: only for text short enough to be a pacing.
-        if c.chars().count() > crate::quote::QUOTE_MAX_CHARS {
-            return Err(invalid(format!(
-                "options.cnp_min_interval {}: not DURATION[,qp|pair|dest]",
-                quoted(c)
-            )));
-        }
-        roce_conformance::CnpPacing::parse(c)
-            .map_err(|why| invalid(format!("options.cnp_min_interval: {why}")))?;
-    }
-    let mut notes = Vec::new();
-    let mut normalised = 0usize;
-    for (i, f) in e.findings.iter_mut().enumerate() {
-        if !roce_conformance::rules::ALL.iter().any(|r| r.id == f.rule) {
-            let hint = match roce_conformance::rules::find(&f.rule) {
-                Some(r) => format!(" (did you mean '{}'?)", r.id),
-                None => " (`roce-inspect rules` lists them)".to_string(),
-            };
-            return Err(invalid(format!("findings[{i}]: unknown rule {}{hint}", quoted(&f.rule))));
-        }
-        if f.frames.is_empty() {
-            return Err(invalid(format!(
-                "findings[{i}] ({}): no frames (a finding names the frames that prove it)",
-                f.rule
-            )));
-        }
-        if f.frames.contains(&0) {
-            return Err(invalid(format!(
-                "findings[{i}] ({}): frame 0 (frames are numbered from 1, as Wireshark counts)",
-                f.rule
-            )));
-        }
-        if f.frames.windows(2).all(|w| w[0] < w[1]) {
-            continue;
-        }
-        let given = expect_frames(&f.frames);
-        let unordered = f.frames.windows(2).any(|w| w[0] > w[1]);
-        f.frames.sort_unstable();
-        let n = f.frames.len();
-        f.frames.dedup();
-        let what = match (unordered, f.frames.len() < n) {
-            (true, true) => "out of order, repeated",
-            (true, false) => "out of order",
-            _ => "repeated",
-        };
-        normalised += 1;
-        if notes.len() < EXPECT_NOTES {
-            notes.push(format!(
-                "findings[{i}] ({}): frames {given} {what}: read as {}",
-                f.rule,
-                expect_frames(&f.frames)
-            ));
-        }
-    }
-    if normalised > notes.len() {
-        notes.push(format!(
-            "... and {} more findings whose frames were out of order or repeated",
-            normalised - notes.len()
-        ));
-    }
-    Ok((e, notes))
-}
-
-/// A finding's frames in a note: the first 10, then how many in all.
-fn expect_frames(f: &[u64]) -> String {
-    const SHOWN: usize = 10;
-    let head = frames(&f[..f.len().min(SHOWN)]);
-    if f.len() > SHOWN {
-        format!("{head},... ({} in all)", f.len())
-    } else {
-        head
-    }
-}
-
-/// Reads an expect file ([`parse_expect`]); errors name the file, and so do the warnings of
-/// findings whose frames were normalised (on stderr).
-pub fn read_expect(path: &Path) -> Result<ExpectFile, InputError> {
-    use std::io::Read as _;
-    let err = |e: &dyn std::fmt::Display| InputError(format!("{}: {e}", path.display()));
-    let file = std::fs::File::open(path).map_err(|e| err(&e))?;
-    let mut bytes = Vec::new();
-    // One byte past the cap: enough to tell that the file is too large, without reading it.
-    file.take(EXPECT_MAX_BYTES + 1).read_to_end(&mut bytes).map_err(|e| err(&e))?;
-    if bytes.len() as u64 > EXPECT_MAX_BYTES {
-        return Err(err(&format!(
-            "larger than the {} MiB an expect file may have",
-            EXPECT_MAX_BYTES >> 20
-        )));
-    }
-    let (e, notes) = parse_expect_noting(&bytes).map_err(|e| err(&e))?;
-    for n in notes {
-        output::warning(format!("{}: {n}", path.display()));
-    }
-    Ok(e)
-}
-
-/// The findings of a report as an expect file (for review, then commit).
-pub fn to_expect(report: &Report, options: ExpectOptions, description: String) -> ExpectFile {
-    let mut findings: Vec<Expected> = report
-        .findings
-        .iter()
-        .map(|f| Expected { rule: f.rule.to_string(), frames: f.frames.clone() })
-        .collect();
-    findings.sort();
-    let schema = Some(roce_conformance::json::SCHEMA_EXPECT.to_string());
-    ExpectFile { schema, description, options, findings }
-}
-
-/// Compares actual findings with expected ones; `None` when they agree, else a readable diff.
-pub fn diff(expected: &ExpectFile, report: &Report) -> Option<String> {
-    // A multiset of the expected findings: linear in the findings whatever the file holds.
-    let mut want: BTreeMap<(&str, &[u64]), usize> = BTreeMap::new();
-    for e in &expected.findings {
-        *want.entry((e.rule.as_str(), e.frames.as_slice())).or_default() += 1;
-    }
-    let mut unexpected: Vec<&Finding> = Vec::new();
-    // Compared as the expected ones are read: sorted, each frame once.
-    let actual: Vec<std::borrow::Cow<'_, [u64]>> = report
-        .findings
-        .iter()
-        .map(|f| {
-            if f.frames.windows(2).all(|w| w[0] < w[1]) {
-                std::borrow::Cow::Borrowed(f.frames.as_slice())
-            } else {
-                let mut v = f.frames.clone();
-                v.sort_unstable();
-                v.dedup();
-                std::borrow::Cow::Owned(v)
-            }
-        })
-        .collect();
-    for (f, frames) in report.findings.iter().zip(&actual) {
-        match want.get_mut(&(f.rule, &**frames)) {
-            Some(n) if *n > 0 => *n -= 1,
-            _ => unexpected.push(f),
-        }
-    }
-    let missing: Vec<(&str, &[u64])> =
-        want.iter().flat_map(|(k, &n)| std::iter::repeat_n(*k, n)).collect();
-    if missing.is_empty() && unexpected.is_empty() {
-        return None;
-    }
-    let mut t = String::new();
-    let _ = writeln!(
-        t,
-        "findings differ from the expected ones ({} expected, {} found):",
-        expected.findings.len(),
-        report.findings.len()
-    );
-    for (rule, f) in missing.iter().take(DIFF_LINES) {
-        let _ = writeln!(t, "  - missing     {rule:<17} frames {}", frames(f));
-    }
-    if missing.len() > DIFF_LINES {
-        let _ = writeln!(t, "  - ... and {} more missing", missing.len() - DIFF_LINES);
-    }
-    for f in unexpected.iter().take(DIFF_LINES) {
-        let _ = writeln!(
-            t,
-            "  + unexpected  {:<17} frames {}: {}",
-            f.rule,
-            frames(&f.frames),
-            f.message
-        );
-    }
-    if unexpected.len() > DIFF_LINES {
-        let _ = writeln!(t, "  + ... and {} more unexpected", unexpected.len() - DIFF_LINES);
-    }
-    Some(t)
-}
-
-/// Lines of each kind a diff lists; the rest are counted.
-const DIFF_LINES: usize = 1000;
-
 /// `check --expect FILE`: exit 0 when the findings are exactly the expected ones, 1 with a
 /// diff otherwise.
 pub fn run_expect(
@@ -956,21 +690,7 @@ pub fn run_expect(
     mut opts: Options,
 ) -> Result<u8, InputError> {
     let expected = read_expect(expect_path)?;
-    opts.assume_complete |= expected.options.assume_complete;
-    if opts.pmtu.is_none() {
-        opts.pmtu = expected.options.pmtu;
-    }
-    if opts.qp_timeout.is_none() {
-        opts.qp_timeout = expected.options.qp_timeout;
-    }
-    if opts.rnr_timer.is_none() {
-        opts.rnr_timer = expected.options.rnr_timer;
-    }
-    if opts.cnp_min_interval.is_none() {
-        // Validated by read_expect.
-        let c = expected.options.cnp_min_interval.as_deref();
-        opts.cnp_min_interval = c.and_then(|c| roce_conformance::CnpPacing::parse(c).ok());
-    }
+    expected.options.apply(&mut opts);
     // Capture warnings were written to stderr as they were found.
     let (report, _) = check_file(path, cfg, opts)?;
     let (text, code) = match diff(&expected, &report) {
@@ -1033,13 +753,7 @@ pub fn run_write_expect(
 ) -> Result<u8, InputError> {
     refuse_overwrite(path, out)?;
     let file = OutFile::create("--write-expect", out, &[path], Dash::Stdout)?;
-    let options = ExpectOptions {
-        assume_complete: opts.assume_complete,
-        pmtu: opts.pmtu,
-        qp_timeout: opts.qp_timeout,
-        cnp_min_interval: opts.cnp_min_interval.map(|p| p.to_string()),
-        rnr_timer: opts.rnr_timer,
-    };
+    let options = ExpectOptions::of(&opts);
     let (report, _) = check_file(path, cfg, opts)?;
     // The file name only: the expect file is committed, the folder is the author's.
     let name = path

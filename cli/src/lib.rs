@@ -6,6 +6,7 @@ pub mod check;
 pub mod cm_json;
 pub mod cm_text;
 pub mod dissect;
+pub mod expect;
 #[cfg(feature = "parquet")]
 pub mod export;
 pub mod filter;

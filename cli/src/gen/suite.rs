@@ -7,55 +7,12 @@
 use std::net::{IpAddr, Ipv4Addr};
 
 use roce_parser::headers::*;
-use serde::{Deserialize, Serialize};
 
 use super::conn::{frame, op, ud_send, Cm, Sent};
 use super::{scenarios, timers, Endpoint, RcConn, Trace};
 
-/// A finding a scenario must produce.
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Expected {
-    pub rule: String,
-    pub frames: Vec<u64>,
-}
-
-/// How to check a capture, as an expect file records it.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ExpectOptions {
-    #[serde(default)]
-    pub assume_complete: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub pmtu: Option<u32>,
-    /// `--qp-timeout`: the local ACK timeout exponent the QPs were configured with.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub qp_timeout: Option<u8>,
-    /// `--cnp-min-interval`: the NP's configured CNP pacing, `DURATION[,qp|pair|dest]`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cnp_min_interval: Option<String>,
-    /// `--rnr-timer`: the responder QPs' configured minimum RNR NAK timer code (0..31).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub rnr_timer: Option<u8>,
-}
-
-/// The reviewed findings of one capture (`check --expect FILE`, `check --write-expect FILE`).
-///
-/// Unknown keys are refused (a misspelt option would otherwise be ignored without a word);
-/// `check::parse_expect` reads and validates one.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct ExpectFile {
-    /// `roce-inspect/expect/v1` when written by this version; optional when read, refused
-    /// when it names another.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub schema: Option<String>,
-    #[serde(default, skip_serializing_if = "String::is_empty")]
-    pub description: String,
-    #[serde(default)]
-    pub options: ExpectOptions,
-    pub findings: Vec<Expected>,
-}
+// The expect file's types are crate::expect's; here as the suite has always named them.
+pub use crate::expect::{ExpectFile, ExpectOptions, Expected};
 
 pub struct Scenario {
     pub name: &'static str,

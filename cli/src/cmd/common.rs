@@ -1,0 +1,273 @@
+//! The argument groups several commands share, and their conversions to the library's
+//! options: the input (`InputArg`), the connection model (`ModelArgs`: the checker's
+//! `Options` and `ModelOptions` are built from it here, nowhere else), the checker's view,
+//! the shard, NIC counters, and the options common to every capture-reading command.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use roce_conformance::ModelOptions;
+use roce_inspect::check;
+use roce_inspect::input::{Input, Source, Window};
+use roce_parser::Config;
+
+#[derive(Args, Clone)]
+pub struct Common {
+    /// UDP destination port that carries RoCEv2; repeatable, each one decoded as RoCEv2
+    /// (tshark: -d udp.port==N,infiniband). Default 4791; `--port 4792` alone replaces it,
+    /// `--port 4791 --port 4792` decodes both
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    pub port: Vec<u16>,
+    /// Accepted for tshark habits (tshark -n): addresses are never resolved
+    #[arg(short = 'n')]
+    pub no_resolve: bool,
+    /// Threads to use: the capture is read ahead on one while the others work, check splits
+    /// it by host pair over N checkers (docs/threads.md); 1 is the single-thread path.
+    /// Default: every core for dissect, check and export, 1 for the others. At most 4 x the
+    /// cores (more is capped, with a note). report and graph accept it and run on one thread
+    #[arg(long, value_name = "N")]
+    pub threads: Option<roce_inspect::threads::Threads>,
+}
+
+impl Common {
+    pub fn config(&self) -> Config {
+        roce_inspect::tshark::config_for_ports(&self.port)
+    }
+
+    /// `--threads`, by default every core (`dissect`, `check`, `export`).
+    pub fn threads(&self) -> roce_inspect::threads::Threads {
+        self.threads.map_or_else(roce_inspect::threads::Threads::all_cores, capped)
+    }
+
+    /// `--threads`, by default one: for `stats` reading ahead measured no faster
+    /// than one thread (BENCHMARKS.md, "Threads"), so it is only on request.
+    pub fn threads_or_one(&self) -> roce_inspect::threads::Threads {
+        self.threads.map_or(roce_inspect::threads::Threads::ONE, capped)
+    }
+}
+
+/// `--threads N` capped at `Threads::max` (4 x the cores), with a note on stderr when it was.
+pub fn capped(n: roce_inspect::threads::Threads) -> roce_inspect::threads::Threads {
+    let (n, note) = n.capped();
+    if let Some(note) = note {
+        roce_inspect::output::note(format!("roce-inspect: note: {note}"));
+    }
+    n
+}
+
+/// The capture: positional, or `-r FILE` as tshark and tcpdump read one.
+#[derive(Args, Clone)]
+#[group(skip)]
+#[cfg_attr(not(feature = "live"), command(group(input_group(&["file", "read"]))))]
+#[cfg_attr(feature = "live", command(group(input_group(&["file", "read", "interface"]))))]
+pub struct InputArg {
+    /// Capture file (pcap or pcapng, optionally gzip-compressed), or '-' for stdin
+    #[arg(value_name = "FILE")]
+    pub file: Option<PathBuf>,
+    /// The capture file, as tshark -r / tcpdump -r (the same as the positional FILE)
+    #[arg(short = 'r', long = "read", value_name = "FILE")]
+    pub read: Option<PathBuf>,
+    /// Capture from a network interface through libpcap, as tshark -i / tcpdump -i, until
+    /// Ctrl-C (SIGINT), SIGTERM or -a; the report is printed when it ends
+    #[cfg(feature = "live")]
+    #[arg(short = 'i', long = "interface", value_name = "IFACE")]
+    pub interface: Option<String>,
+    #[cfg(feature = "live")]
+    #[command(flatten)]
+    pub live: LiveArgs,
+    #[command(flatten)]
+    pub window: WindowArgs,
+}
+
+/// `-c` and `--frames`: the frames a command reads (roce_inspect::tshark::Window).
+#[derive(Args, Clone)]
+#[group(skip)]
+pub struct WindowArgs {
+    /// Only these frames (1-based, as Wireshark): a list of numbers and ranges,
+    /// `1-10,15,20-` ("A-" runs to the end); reading stops after the last one. stats, check,
+    /// export, report and graph see only these frames, as if the capture held no others
+    #[arg(long, value_parser = roce_inspect::tshark::FrameSelection::parse, value_name = "LIST")]
+    pub frames: Option<roce_inspect::tshark::FrameSelection>,
+    /// Read at most N frames, then stop (tshark -c)
+    #[arg(short = 'c', value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub count: Option<u64>,
+}
+
+/// One of the inputs, exactly one.
+pub fn input_group(args: &[&'static str]) -> clap::ArgGroup {
+    clap::ArgGroup::new("input").required(true).multiple(false).args(args)
+}
+
+/// How `-i` captures (tshark's -f and -a).
+#[cfg(feature = "live")]
+#[derive(Args, Clone)]
+#[group(skip)]
+pub struct LiveArgs {
+    /// Capture filter in libpcap's BPF syntax, as tcpdump's (with -i), e.g. 'udp port 4791'
+    #[arg(short = 'f', value_name = "BPF", conflicts_with_all = ["file", "read"])]
+    pub capture_filter: Option<String>,
+    /// Stop the capture (with -i): duration:SECS or packets:N, repeatable (the first met
+    /// stops it), as tshark -a
+    #[arg(short = 'a', value_name = "COND", conflicts_with_all = ["file", "read"],
+          value_parser = roce_inspect::live::parse_autostop)]
+    pub autostop: Vec<roce_inspect::live::Autostop>,
+}
+
+impl InputArg {
+    pub fn input(self) -> Input {
+        let window = Window { frames: self.window.frames, count: self.window.count };
+        #[cfg(feature = "live")]
+        if let Some(interface) = self.interface {
+            use roce_inspect::live::{Autostop, LiveOptions};
+            let mut o = LiveOptions {
+                interface,
+                capture_filter: self.live.capture_filter,
+                duration: None,
+                packets: None,
+            };
+            for a in self.live.autostop {
+                match a {
+                    Autostop::Duration(d) => o.duration = Some(o.duration.map_or(d, |x| x.min(d))),
+                    Autostop::Packets(n) => o.packets = Some(o.packets.map_or(n, |x| x.min(n))),
+                }
+            }
+            return Input { source: Source::Interface(o), window };
+        }
+        Input { source: Source::File(self.file.or(self.read).unwrap_or_default()), window }
+    }
+}
+
+/// How `stats` and `check` build connections (the one connection model both share).
+#[derive(Args, Clone, Copy)]
+pub struct ModelArgs {
+    /// PMTU in bytes when no CM exchange was captured (otherwise inferred)
+    #[arg(long, value_parser = parse_pmtu)]
+    pub pmtu: Option<u32>,
+    /// Flows tracked at once; beyond, a connection not used recently is evicted (and
+    /// reported), and reports list this many connections (the busiest)
+    #[arg(long, default_value_t = default_max_flows(), value_parser = parse_at_least_one)]
+    pub max_flows: usize,
+    /// Silence, in milliseconds, after which traffic on the same QPNs at unrelated PSNs
+    /// starting a new message is a new connection (QPNs reused without a captured CM exchange)
+    #[arg(long = "reconnect-idle", default_value = "1000", value_parser = parse_millis, value_name = "MS")]
+    pub reconnect_idle_ns: u64,
+}
+
+/// How `check` shows its text report.
+#[derive(Args, Clone, Copy)]
+pub struct ViewArgs {
+    /// Findings listed per rule (the first ones); the rest are counted in a line. 0 lists
+    /// all. Text only: --format json has every finding
+    #[arg(long, default_value_t = check::DEFAULT_MAX_PER_RULE, value_name = "N")]
+    pub max_per_rule: usize,
+    /// The first line and the per-rule summary only; the exit status says the rest
+    #[arg(short, long)]
+    pub quiet: bool,
+    /// Colour severities: auto (a terminal, and NO_COLOR not set), always, never
+    #[arg(long, value_enum, default_value_t, value_name = "WHEN")]
+    pub color: roce_inspect::style::ColorWhen,
+    /// Live (tshark -l): print each finding as soon as it is proven, flushed, then the report
+    /// without them. On by itself when the capture is read from stdin ('-'), as from
+    /// `tcpdump -U -w - | roce-inspect check -`
+    #[arg(short = 'l')]
+    pub live: bool,
+}
+
+impl ViewArgs {
+    pub fn view(&self, input: &Input) -> check::TextView {
+        check::TextView {
+            max_per_rule: (self.max_per_rule > 0).then_some(self.max_per_rule),
+            quiet: self.quiet,
+            paint: roce_inspect::style::Paint::for_stdout(self.color),
+            live: self.live || input.is_stream(),
+        }
+    }
+}
+
+/// Splitting the work (docs/parquet.md).
+#[derive(Args, Clone, Copy)]
+pub struct ScaleArgs {
+    /// Process only the host pairs of shard K of N (0 <= K < N): the stable hash of the
+    /// unordered IP pair modulo N, the same on every machine (docs/parquet.md); frames with
+    /// no address go to shard 0
+    #[arg(long, default_value = "0/1", value_name = "K/N")]
+    pub shard: roce_conformance::Shard,
+}
+
+/// `stats --nic-counters BEFORE AFTER --nic-host IP` (docs/nic-counters.md).
+#[derive(Args, Clone)]
+pub struct NicArgs {
+    /// Two snapshots of a host's RDMA hardware counters (`name value` or `name: value` per
+    /// line: hw_counters, ethtool -S), reconciled with what the capture shows for that host
+    #[arg(long, num_args = 2, value_names = ["BEFORE", "AFTER"], requires = "nic_host")]
+    pub nic_counters: Option<Vec<PathBuf>>,
+    /// The host whose counters these are (its IP address)
+    #[arg(long, value_name = "IP", requires = "nic_counters")]
+    pub nic_host: Option<std::net::IpAddr>,
+}
+
+/// The checker's options `report` and `graph` take (a subset of `check`'s).
+#[derive(Args, Clone, Copy)]
+pub struct CheckingArgs {
+    /// The capture is lossless: PSN gaps are requester faults instead of capture loss
+    #[arg(long)]
+    pub assume_complete: bool,
+}
+
+impl CheckingArgs {
+    /// The checker's options of `export`, `report` and `graph`.
+    pub fn options(&self, model: &ModelArgs) -> roce_conformance::Options {
+        roce_conformance::Options { assume_complete: self.assume_complete, ..model.options() }
+    }
+}
+
+impl ModelArgs {
+    /// The connection model's options (`stats`; the checker's are `options`).
+    pub fn model(&self) -> roce_conformance::ModelOptions {
+        roce_conformance::ModelOptions {
+            max_flows: self.max_flows,
+            pmtu: self.pmtu,
+            reconnect_idle_ns: self.reconnect_idle_ns,
+        }
+    }
+
+    /// The checker's options with this connection model, the others at their defaults: what
+    /// every command that checks starts from (`check`, `export`, `report`, `graph`).
+    pub fn options(&self) -> roce_conformance::Options {
+        let ModelOptions { max_flows, pmtu, reconnect_idle_ns } = self.model();
+        roce_conformance::Options { max_flows, pmtu, reconnect_idle_ns, ..Default::default() }
+    }
+}
+
+/// `--max-flows` when not given: the checker's own default, so that the number is written
+/// in one place (roce_conformance::Options).
+fn default_max_flows() -> usize {
+    roce_conformance::Options::default().max_flows
+}
+
+pub fn parse_millis(s: &str) -> Result<u64, String> {
+    let ms: u64 = s.parse().map_err(|e| format!("'{s}' is not a number of milliseconds: {e}"))?;
+    ms.checked_mul(1_000_000).ok_or_else(|| {
+        format!(
+            "{ms} milliseconds do not fit in the checker's nanosecond clock (at most {} milliseconds)",
+            u64::MAX / 1_000_000
+        )
+    })
+}
+
+/// A count that must be at least 1.
+pub fn parse_at_least_one(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".to_string()),
+        Ok(n) => Ok(n),
+        Err(e) => Err(format!("'{s}' is not a number: {e}")),
+    }
+}
+
+pub fn parse_pmtu(s: &str) -> Result<u32, String> {
+    // The same check as an expect file's options.pmtu.
+    s.parse::<u32>()
+        .ok()
+        .and_then(|m| check::valid_pmtu(m).ok())
+        .ok_or_else(|| format!("'{s}' is not a PMTU: use 256, 512, 1024, 2048 or 4096"))
+}

@@ -1,0 +1,41 @@
+//! `graph`: one connection's time-sequence graph as SVG.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use roce_inspect::report;
+
+use super::common::{CheckingArgs, Common, InputArg, ModelArgs};
+use super::Outcome;
+
+// No doc comment here: the subcommand's help is the one on `Command::Graph` (main.rs).
+#[derive(Args)]
+pub struct GraphArgs {
+    /// (a file: not stdin, it is read twice)
+    #[command(flatten)]
+    pub input: InputArg,
+    /// The connection, as `stats` and `check` name it ("10.0.0.1 QP 0x000011 <-> 10.0.0.2
+    /// QP 0x000012"), or a part of that name that only it has (e.g. "0x000011")
+    #[arg(long, value_name = "NAME")]
+    pub conn: String,
+    /// Output SVG file
+    #[arg(short, long)]
+    pub output: PathBuf,
+    #[command(flatten)]
+    pub checking: CheckingArgs,
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+impl GraphArgs {
+    pub fn run(self) -> Outcome {
+        let Self { input, conn, output, checking, model, common } = self;
+        let (input, cfg) = (input.input(), common.config());
+        let reading = report::Reading { input: &input, cfg: &cfg, filter: None };
+        report::run_graph(&reading, &output, checking.options(&model), &conn)
+            .map(|()| ExitCode::SUCCESS)
+    }
+}

@@ -1,0 +1,51 @@
+//! `report`: the HTML report (docs/report.md).
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use roce_inspect::{check, output, report};
+
+use super::common::{CheckingArgs, Common, InputArg, ModelArgs};
+use super::Outcome;
+
+// No doc comment here: the subcommand's help is the one on `Command::Report` (main.rs).
+#[derive(Args)]
+pub struct ReportArgs {
+    /// (a file: not stdin, it is read twice)
+    #[command(flatten)]
+    pub input: InputArg,
+    /// Output HTML file
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// Connections graphed (the busiest); the others are listed with their counters
+    #[arg(long, default_value_t = roce_inspect::report::DEFAULT_GRAPHS, value_name = "N")]
+    pub graphs: usize,
+    #[command(flatten)]
+    pub checking: CheckingArgs,
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[command(flatten)]
+    pub filter: roce_inspect::filter::FilterArgs,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+impl ReportArgs {
+    pub fn run(self) -> Outcome {
+        let Self { input, output, graphs, checking, model, filter, common } = self;
+        let input = input.input();
+        let opts = checking.options(&model);
+        let (cfg, filter) = (common.config(), filter.filter());
+        let reading = report::Reading { input: &input, cfg: &cfg, filter: filter.as_ref() };
+        let done = report::run_report(&reading, &output, opts, graphs)?;
+        output::note(format_args!(
+            "wrote {}: {} bytes, {} connection(s) graphed, {} finding(s)",
+            check::shown_name(&output),
+            done.bytes,
+            done.graphs,
+            done.findings
+        ));
+        Ok(ExitCode::from(u8::from(done.errors > 0)))
+    }
+}

@@ -1,0 +1,52 @@
+//! `stats`: totals, the opcode histogram and per-connection counters.
+
+use std::process::ExitCode;
+
+use clap::Args;
+use roce_inspect::input::InputError;
+use roce_inspect::nic_counters::NicInput;
+use roce_inspect::stats;
+
+use super::common::{Common, InputArg, ModelArgs, NicArgs, ScaleArgs};
+use super::Outcome;
+
+// No doc comment here: the subcommand's help is the one on `Command::Stats` (main.rs).
+#[derive(Args)]
+pub struct StatsArgs {
+    #[command(flatten)]
+    pub input: InputArg,
+    /// Output format
+    #[arg(long, value_enum, default_value_t = stats::Format::Text)]
+    pub format: stats::Format,
+    #[command(flatten)]
+    pub model: ModelArgs,
+    #[command(flatten)]
+    pub scale: ScaleArgs,
+    #[command(flatten)]
+    pub nic: NicArgs,
+    #[command(flatten)]
+    pub filter: roce_inspect::filter::FilterArgs,
+    #[command(flatten)]
+    pub common: Common,
+}
+
+impl StatsArgs {
+    pub fn run(self) -> Outcome {
+        let Self { input, format, model, scale, nic, filter, common } = self;
+        let nic = match (&nic.nic_counters, nic.nic_host) {
+            (Some(files), Some(host)) if files.len() == 2 => {
+                Some(NicInput::read(&files[0], &files[1], host).map_err(InputError)?)
+            }
+            _ => None,
+        };
+        let cfg = common.config();
+        let filter = filter.filter();
+        let scope = stats::Scope {
+            shard: scale.shard,
+            threads: common.threads_or_one(),
+            filter: filter.as_ref(),
+        };
+        stats::run(&input.input(), format, &cfg, model.model(), nic.as_ref(), scope)
+            .map(|()| ExitCode::SUCCESS)
+    }
+}
