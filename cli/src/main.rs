@@ -107,6 +107,7 @@ impl Command {
             Command::Dissect(cmd::dissect::DissectArgs { common, .. })
             | Command::Stats(cmd::stats::StatsArgs { common, .. })
             | Command::Check(cmd::check::CheckArgs { common, .. })
+            | Command::Export(cmd::export::ExportArgs { common, .. })
             | Command::Report(cmd::report::ReportArgs { common, .. })
             | Command::Graph(cmd::graph::GraphArgs { common, .. }) => Some(common),
             _ => None,

@@ -100,9 +100,23 @@ fn repeatable_port_decodes_each() {
     let (_, err, code) = run(&["stats", "--port", "0", p]);
     assert_eq!(code, 2, "{err}");
     let five = ["--port", "1", "--port", "2", "--port", "3", "--port", "4", "--port", "5"];
-    let (_, err, code) = run(&[&["stats"], &five[..], &[p]].concat());
-    assert_eq!(code, 2);
-    assert!(err.contains("at most 4 RoCEv2 ports"), "{err}");
+    // Every command that takes --port refuses a fifth (export decoded the first four
+    // silently before).
+    let dir = std::env::temp_dir().join(format!("roce-inspect-ports-{}", std::process::id()));
+    let d = dir.to_str().unwrap();
+    for cmd in [
+        &["stats"][..],
+        &["check"],
+        &["dissect"],
+        &["report", "-o", "-"],
+        &["graph", "--conn", "x", "-o", "-"],
+        &["export", "-o", d],
+    ] {
+        let (_, err, code) = run(&[cmd, &five[..], &[p]].concat());
+        assert_eq!(code, 2, "{cmd:?}: {err}");
+        assert!(err.contains("at most 4 RoCEv2 ports"), "{cmd:?}: {err}");
+    }
+    assert!(!dir.exists(), "export wrote its folder before refusing the ports");
 }
 
 /// tshark, or None (with a note) when it is not installed; under CI=true it must be.
