@@ -29,6 +29,7 @@
 //! `connections/`.
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 #![cfg_attr(
     test,
     allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)
