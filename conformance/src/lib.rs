@@ -40,6 +40,8 @@ mod congestion;
 mod connections;
 mod context;
 mod finding;
+// The checker's hasher, shared with the command line's tables: not part of the API.
+#[doc(hidden)]
 pub mod hash;
 pub mod json;
 mod options;
