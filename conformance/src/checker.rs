@@ -23,10 +23,15 @@ use crate::{FrameInfo, Options};
 /// The checker's own accounting of its state, to prove it stays bounded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct StateStats {
+    /// Live flows (one direction to one QP each).
     pub flows: usize,
+    /// Request PSNs of unpaired flows indexed for PSN-echo pairing.
     pub pairing_index: usize,
+    /// Entries of the eviction clock (every flow once, plus stale keys until tidied).
     pub lru_queue: usize,
+    /// CM REQs waiting for their REP.
     pub cm_pending: usize,
+    /// Per-(connection, rule) finding counters held (they start over past their cap).
     pub finding_counters: usize,
     /// Requests and READs remembered across all flows.
     pub remembered_requests: usize,
@@ -34,6 +39,7 @@ pub struct StateStats {
     pub congestion: usize,
     /// Ended incarnations held for the report.
     pub listed_connections: usize,
+    /// Incarnations evicted so far to stay within `max_flows` (CAP-EVICT).
     pub evicted: u64,
 }
 
@@ -41,7 +47,11 @@ pub struct StateStats {
 #[derive(Debug, Clone, Serialize)]
 pub struct ConnectionReport {
     #[serde(flatten)]
+    /// The incarnation as the connection model closed it: names, pairing, PMTU, P_Key, how
+    /// it began and ended.
     pub info: ConnectionInfo,
+    /// Requests whose PSN was not new (retransmissions, whatever their cause), both
+    /// directions together.
     pub retransmissions: u64,
     /// Packets known to be missing from the capture (PSN gaps, ACKs of uncaptured requests).
     pub missing_packets: u64,
@@ -56,18 +66,25 @@ pub struct ConnectionReport {
 pub struct Report {
     /// Every finding not taken before, with its connection's final name.
     pub findings: Vec<Finding>,
+    /// One per incarnation, in capture order: all of them up to `max_flows`, beyond it the
+    /// busiest.
     pub connections: Vec<ConnectionReport>,
     /// Incarnations beyond the cap (the least busy), counted, not listed.
     pub connections_not_listed: u64,
+    /// Frames fed, RoCE or not.
     pub frames: u64,
+    /// Frames that decoded as RoCE (a BTH was found).
     pub roce_frames: u64,
+    /// Findings of severity error, listed and suppressed.
     pub errors: u64,
+    /// Findings of severity warning, listed and suppressed.
     pub warnings: u64,
     /// Findings counted but not kept (beyond the per-rule cap).
     pub suppressed: u64,
     /// Findings per rule (listed and suppressed), in catalog order; rules without any are
     /// left out.
     pub by_rule: Vec<RuleCount>,
+    /// The checker's state sizes at the end, to show they stayed bounded.
     pub state: StateStats,
 }
 
@@ -309,7 +326,7 @@ impl<X: Default> Checker<X> {
     }
 
     /// The incarnations ended since the last call, with the caller's state of each of their
-    /// directions (after each [`Checker::feed`]; [`Checker::finish_ended`] gives the rest).
+    /// directions (after each [`Checker::feed`]; [`Checker::end_all`] ends the rest).
     pub fn take_ended(&mut self) -> Vec<Ended<X>> {
         std::mem::take(&mut self.ended)
     }

@@ -16,9 +16,11 @@ use crate::rules::{self, Rule, RuleSet, Severity, Side};
 /// it is (QPNs are reused: each CM connection, or each reconnect seen without CM, is one).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct ConnId {
+    /// One end's address (IP, or the GID of a GRH when there is no IP header).
     pub a: IpAddr,
     /// QPN on side a (the DestQP of b -> a packets), when known.
     pub qpn_a: Option<u32>,
+    /// The other end's address.
     pub b: IpAddr,
     /// QPN on side b (the DestQP of a -> b packets).
     pub qpn_b: Option<u32>,
@@ -38,8 +40,11 @@ impl fmt::Display for ConnId {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// One rule broken, with the frames that prove it: what `check` prints one line of.
 pub struct Finding {
+    /// The rule's catalog ID (`REQ-GBN`, ...): stable, what users filter and suppress by.
     pub rule: &'static str,
+    /// The rule's severity, or warning for the few rules that also have a warning form.
     pub severity: Severity,
     /// Whom the rule judges (the catalog's side: requester, responder, capture, ...).
     pub side: Side,
@@ -47,7 +52,9 @@ pub struct Finding {
     pub frames: Vec<u64>,
     /// The connection, when the finding belongs to one.
     pub connection: Option<ConnId>,
+    /// The PSN the finding is about, when there is one (24 bits).
     pub psn: Option<u32>,
+    /// One sentence saying what was seen against what the rule expects.
     pub message: String,
 }
 
@@ -78,9 +85,13 @@ pub(crate) struct Judge {
 /// How many findings one rule produced in a run, by severity (listed and suppressed alike).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct RuleCount {
+    /// The rule's catalog ID.
     pub rule: &'static str,
+    /// Whom the rule judges.
     pub side: Side,
+    /// Findings reported as errors.
     pub errors: u64,
+    /// Findings reported as warnings.
     pub warnings: u64,
 }
 

@@ -29,6 +29,7 @@
 //! `connections/`.
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 #![cfg_attr(
     test,
     allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)
@@ -39,6 +40,8 @@ mod congestion;
 mod connections;
 mod context;
 mod finding;
+// The checker's hasher, shared with the command line's tables: not part of the API.
+#[doc(hidden)]
 pub mod hash;
 pub mod json;
 mod options;

@@ -34,6 +34,7 @@ pub struct Options {
     pub max_flows: usize,
     /// PMTU to assume when CM did not announce one.
     pub pmtu: Option<u32>,
+    /// Which rules report (every rule by default; `check --enable` / `--disable` change it).
     pub rules: RuleSet,
     /// Findings kept per (connection, rule); the rest are counted only.
     pub max_findings_per_rule: u32,
@@ -68,6 +69,7 @@ pub enum CnpScope {
 }
 
 impl CnpScope {
+    /// The scope as `--cnp-min-interval` spells it: `qp`, `pair` or `dest`.
     pub fn as_str(self) -> &'static str {
         match self {
             CnpScope::Qp => "qp",
@@ -89,7 +91,9 @@ impl CnpScope {
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CnpPacing {
+    /// CNPs closer than this (ns) in the scope are CC-CNP-PACING.
     pub min_ns: u64,
+    /// Which CNPs are compared with each other.
     pub scope: CnpScope,
 }
 

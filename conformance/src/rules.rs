@@ -4,14 +4,18 @@
 
 use serde::Serialize;
 
+/// How strong a finding is: a spec violation, or a vendor-dependent or heuristic one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Severity {
+    /// Vendor-dependent or heuristic: worth a look, not proof of a spec violation.
     Warning,
+    /// A spec violation the wire proves.
     Error,
 }
 
 impl Severity {
+    /// The name used in JSON and text output.
     pub const fn as_str(self) -> &'static str {
         match self {
             Severity::Warning => "warning",
@@ -28,7 +32,9 @@ pub enum Side {
     Capture,
     /// Whoever sent the packet.
     Sender,
+    /// The QP sending requests (PSN order, go-back-N after a NAK, retries).
     Requester,
+    /// The QP answering them (ACK/NAK, AETH syndrome and MSN, READ responses).
     Responder,
     /// The receiver of CE-marked packets, which owes the sender CNPs (DCQCN notification point).
     NotificationPoint,
@@ -37,6 +43,7 @@ pub enum Side {
 }
 
 impl Side {
+    /// The name used in JSON and text output.
     pub const fn as_str(self) -> &'static str {
         match self {
             Side::Capture => "capture",
@@ -49,18 +56,25 @@ impl Side {
     }
 }
 
+/// One rule of the catalog (docs/rules.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Rule {
+    /// Stable ID, e.g. `REQ-GBN`: never changes once released.
     pub id: &'static str,
+    /// The severity its findings carry (a few rules also report a warning form).
     pub severity: Severity,
+    /// Whom it judges.
     pub side: Side,
+    /// Where the rule comes from: an IBTA section, a driver source file, a tool's check.
     pub source: &'static str,
+    /// One line saying what it checks.
     pub description: &'static str,
 }
 
 macro_rules! rules {
     ($($name:ident = $id:literal, $sev:ident, $side:ident, $source:literal, $desc:literal;)*) => {
-        $(pub const $name: Rule = Rule {
+        $(#[doc = concat!("`", $id, "` (", $source, "): ", $desc, ".")]
+        pub const $name: Rule = Rule {
             id: $id,
             severity: Severity::$sev,
             side: Side::$side,
@@ -227,6 +241,7 @@ impl RuleSet {
         self.disabled = ALL.iter().map(|r| r.id).collect();
     }
 
+    /// Whether findings of `rule` are reported.
     pub fn is_enabled(&self, rule: &Rule) -> bool {
         !self.disabled.contains(&rule.id)
     }

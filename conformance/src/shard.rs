@@ -84,10 +84,12 @@ impl Shard {
         (index < count).then_some(Shard { index, count })
     }
 
+    /// Which shard this is, 0-based.
     pub fn index(self) -> u32 {
         self.index
     }
 
+    /// How many shards the capture is split into.
     pub fn count(self) -> u32 {
         self.count
     }

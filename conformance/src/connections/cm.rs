@@ -35,31 +35,42 @@ pub(crate) struct PendingReq {
 /// One CM exchange, as REQ / REP / RTU / REJ / DREQ / DREP describe it.
 #[derive(Debug, Clone, Serialize)]
 pub struct CmExchange {
+    /// The side that sent the REQ.
     pub active: IpAddr,
+    /// The side that answered it.
     pub passive: IpAddr,
+    /// The REQ's Local QPN: the DestQP of the passive side's packets.
     pub active_qpn: u32,
+    /// The REP's Local QPN: the DestQP of the active side's packets (`None`: no REP).
     pub passive_qpn: Option<u32>,
     /// REQ Starting PSN: the PSN the active side expects to receive first.
     pub req_starting_psn: u32,
     /// REP Starting PSN: the PSN the passive side expects to receive first.
     pub rep_starting_psn: Option<u32>,
+    /// The path MTU in bytes the REQ named (`None`: a reserved code).
     pub pmtu: Option<u16>,
     /// The REQ's path MTU code (1..5 give `pmtu`; others are reserved).
     #[serde(skip)]
     pub pmtu_code: u8,
+    /// The REQ's transport service type (`RC`, `UC`, ...).
     pub transport: &'static str,
     /// "requested", "replied", "established", "rejected", "disconnected".
     pub outcome: &'static str,
+    /// Why the REJ refused it, when it was rejected.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reject_reason: Option<&'static str>,
     /// Frames of the REQ and of the last CM message.
     pub req_frame: u64,
+    /// The frame of the exchange's last CM message.
     pub last_frame: u64,
     /// The REQ's primary path Local ACK Timeout (exponent t: 4.096 us x 2^t), Retry Count
     /// and RNR Retry Count (7: infinite), and the REP's RNR Retry Count.
     pub local_ack_timeout: u8,
+    /// The REQ's Retry Count.
     pub retry_count: u8,
+    /// The REQ's RNR Retry Count (7: infinite).
     pub rnr_retry_count: u8,
+    /// The REP's RNR Retry Count (`None`: no REP captured).
     pub rep_rnr_retry_count: Option<u8>,
 }
 

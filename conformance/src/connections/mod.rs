@@ -63,7 +63,9 @@ pub use cm::{exchange_of, CmExchange, CmTracker};
 /// One direction to one QP.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 pub struct FlowKey {
+    /// The sender's address (IP, or the GRH's source GID when there is no IP header).
     pub src: IpAddr,
+    /// The receiver's address.
     pub dst: IpAddr,
     /// The DestQP of the flow's packets.
     pub dest_qp: u32,
@@ -85,8 +87,12 @@ impl FlowKey {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PmtuSource {
+    /// Announced by CM (the REQ's path MTU).
     Cm,
+    /// Given by the caller (`--pmtu`): CM announced none.
     Option,
+    /// Inferred from the payload of FIRST or MIDDLE packets, which carry exactly one PMTU
+    /// (256 to 4096).
     Inferred,
 }
 
@@ -94,7 +100,9 @@ pub enum PmtuSource {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum PairedBy {
+    /// By a CM REQ / REP pair: exact.
     Cm,
+    /// By PSN echo: a response answered a PSN this flow had just sent.
     Psn,
 }
 
@@ -102,7 +110,9 @@ pub enum PairedBy {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PkeySource {
+    /// Announced by CM (the REQ).
     Cm,
+    /// Taken from the BTH of the flow's first packet.
     FirstPacket,
 }
 
@@ -163,6 +173,7 @@ names! {
 /// One end of an incarnation: how, at which frame, and why in one sentence.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Boundary<H> {
+    /// How it began or ended.
     pub how: H,
     /// The frame that began or ended it (0: none, e.g. the end of the capture; `null` in
     /// JSON).
@@ -205,14 +216,19 @@ const INDEXED: usize = 8;
 pub struct Flow<T> {
     /// The reverse flow (responses to this flow's requests travel there).
     pub peer: Option<FlowKey>,
+    /// How the flow and its peer were paired (`None`: not paired yet).
     pub paired_by: Option<PairedBy>,
+    /// The PMTU in bytes, and where it came from.
     pub pmtu: Option<(u32, PmtuSource)>,
+    /// RC, UC, ... as the first packet's opcode says.
     pub transport: Option<Transport>,
     /// The partition of the connection: requests carrying another P_Key are not its own.
     pub pkey: Option<(u16, PkeySource)>,
     /// The PSN CM announced for the first request of this flow.
     pub cm_start_psn: Option<Psn>,
+    /// The incarnation of the QP pair (1, 2, ...): QPNs are reused.
     pub incarnation: u32,
+    /// How this incarnation began.
     pub began: Boundary<BeganBy>,
     /// The frame of a fatal NAK this flow carried.
     pub fatal_nak: Option<u64>,
@@ -220,10 +236,15 @@ pub struct Flow<T> {
     dreq: Option<u64>,
     /// CM communication IDs (active, passive) of the incarnation, when CM opened it.
     comm_ids: Option<(u32, u32)>,
+    /// Packets of this flow in this incarnation.
     pub packets: u64,
+    /// Frame of the flow's first packet.
     pub first_frame: u64,
+    /// Frame of the flow's last packet.
     pub last_frame: u64,
+    /// Time of the flow's first packet (ns since the epoch, the capture's clock).
     pub first_ts: u64,
+    /// Time of the flow's last packet.
     pub last_ts: u64,
     /// Highest request PSN sent on this flow.
     max_req_psn: Option<Psn>,
@@ -326,21 +347,34 @@ impl<T: Default> Flow<T> {
 /// What an incarnation was, when it ends.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct ConnectionInfo {
+    /// Its name: the two ends, their QPNs, the incarnation.
     pub connection: ConnId,
+    /// RC, UC, ... (`unknown` when no packet told).
     pub transport: &'static str,
+    /// How its directions were paired (`None`: the other direction was not identified).
     pub paired_by: Option<PairedBy>,
+    /// PMTU in bytes, when known.
     pub pmtu: Option<u32>,
+    /// Where the PMTU came from.
     pub pmtu_source: Option<PmtuSource>,
+    /// Its P_Key, when known.
     pub pkey: Option<u16>,
+    /// Where the P_Key came from.
     pub pkey_source: Option<PkeySource>,
+    /// How and where it began.
     pub began: Boundary<BeganBy>,
+    /// How and where it ended.
     pub ended: Boundary<EndedBy>,
+    /// Packets of both directions.
     pub packets: u64,
+    /// Frame of its first packet.
     pub first_frame: u64,
+    /// Frame of its last packet.
     pub last_frame: u64,
     /// Timestamps as strings of decimal seconds (the JSON contract, `json::ts`).
     #[serde(serialize_with = "crate::json::ts")]
     pub first_ts: u64,
+    /// Timestamp of its last packet (decimal seconds in JSON).
     #[serde(serialize_with = "crate::json::ts")]
     pub last_ts: u64,
 }
@@ -348,6 +382,7 @@ pub struct ConnectionInfo {
 /// An incarnation that ended, with the consumer's state of each of its directions.
 #[derive(Debug)]
 pub struct Ended<T> {
+    /// What it was.
     pub info: ConnectionInfo,
     /// One or two directions, the flow whose packets came first first.
     pub directions: Vec<(FlowKey, T)>,
@@ -361,7 +396,10 @@ pub enum Seen {
     /// A request of the flow `stream`.
     Request,
     /// A response to the requests of `stream`, when the model knows which flow that is.
-    Response { stream: Option<FlowKey> },
+    Response {
+        /// The request flow answered (the reverse of the response's own flow).
+        stream: Option<FlowKey>,
+    },
     /// A CNP (congestion notification), or a packet of an unknown opcode.
     Other,
 }
@@ -371,17 +409,22 @@ pub enum Seen {
 pub struct Observation {
     /// The packet's own flow.
     pub own: FlowKey,
+    /// What the packet is to the model.
     pub seen: Seen,
 }
 
 /// The model's own accounting, to prove it stays bounded.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct ModelStats {
+    /// Live flows.
     pub flows: usize,
+    /// Request PSNs of unpaired flows indexed for PSN-echo pairing.
     pub pairing_index: usize,
     /// Entries of the eviction clock (every flow once, plus stale keys until tidied).
     pub lru_queue: usize,
+    /// CM REQs waiting for their REP.
     pub cm_pending: usize,
+    /// Incarnations evicted so far to stay within [`ModelOptions::max_flows`].
     pub evicted: u64,
 }
 
@@ -421,6 +464,7 @@ pub struct Connections<T> {
 }
 
 impl<T: Default> Connections<T> {
+    /// An empty model (`max_flows` of 0 counts as 1).
     pub fn new(opts: ModelOptions) -> Self {
         let cap = opts.max_flows.max(1);
         Connections {
@@ -448,10 +492,12 @@ impl<T: Default> Connections<T> {
         }
     }
 
+    /// The flow `key`, when live.
     pub fn flow(&self, key: &FlowKey) -> Option<&Flow<T>> {
         self.flows.get(key)
     }
 
+    /// The flow `key`, when live, to update its consumer state.
     pub fn flow_mut(&mut self, key: &FlowKey) -> Option<&mut Flow<T>> {
         self.flows.get_mut(key)
     }
@@ -1265,10 +1311,13 @@ pub struct Retained<R> {
 }
 
 impl<R> Retained<R> {
+    /// Keeps at most `cap` (at least 1) incarnations.
     pub fn new(cap: usize) -> Self {
         Retained { cap: cap.max(1), items: Vec::new(), dropped: 0 }
     }
 
+    /// Adds an ended incarnation; past a quarter over the cap, the least busy are dropped
+    /// (counted).
     pub fn push(&mut self, info: ConnectionInfo, r: R) {
         if self.items.capacity() == 0 {
             self.items.reserve_exact(self.cap.min(1024));
@@ -1297,6 +1346,7 @@ impl<R> Retained<R> {
         self.items.len()
     }
 
+    /// Whether nothing is held.
     pub fn is_empty(&self) -> bool {
         self.items.is_empty()
     }

@@ -40,12 +40,18 @@ pub const RATE_WINDOW: &str = "interval between CNPs";
 pub struct Reaction {
     /// The CNP's frame.
     pub cnp_frame: u64,
+    /// Bytes on the wire (frame lengths) of the sender's marked flow from the previous CNP
+    /// (or its first packet) to this one.
     pub before_bytes: u64,
+    /// Length of that interval.
     pub before_ns: u64,
+    /// Bytes of the flow from this CNP to the next (or to its last packet).
     pub after_bytes: u64,
+    /// Length of that interval (0: nothing after the CNP).
     pub after_ns: u64,
     /// bits per second (0 when the interval is empty).
     pub before_bps: u64,
+    /// The rate after the CNP, bits per second.
     pub after_bps: u64,
 }
 
@@ -94,13 +100,16 @@ impl Open {
 /// Every CNP reaction of a flow (or a connection): the first listed, all summarised.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct Reactions {
+    /// What "rate" is measured over ([`RATE_WINDOW`]).
     pub window: &'static str,
     /// CNPs whose before and after rates were measured.
     pub reactions: u64,
     /// Of those, the CNPs after which the sender's rate was lower than before (a CNP with
     /// nothing after it, `after_ns` 0, is not counted).
     pub slowed: u64,
+    /// The first [`REACTIONS_LISTED`] reactions.
     pub listed: Vec<Reaction>,
+    /// Reactions beyond the listed ones, counted (and summarised) only.
     pub not_listed: u64,
 }
 
@@ -131,9 +140,13 @@ impl Reactions {
 /// min / p50 / max of the intervals between CNPs (ns), with how many intervals.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Interval {
+    /// Intervals measured (CNPs less one).
     pub count: u64,
+    /// The shortest interval.
     pub min: u64,
+    /// The median interval (within 1/16 of the value).
     pub p50: u64,
+    /// The longest interval.
     pub max: u64,
 }
 
@@ -274,19 +287,24 @@ impl CongestionReport {
 /// [`CnpScopes`]).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct QpInterval {
+    /// Intervals between consecutive CNPs to the same QP (`None`: fewer than two CNPs).
     pub qp: Option<Interval>,
 }
 
 /// A connection's `congestion` object in `stats --format json`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CongestionJson {
+    /// Packets of the connection whose IP header carried ECN Congestion Experienced (CE).
     pub ce_marked: u64,
+    /// CNPs of the connection (BTH opcode 0x81).
     pub cnps: u64,
     /// CNPs on a flow whose reverse (marked) flow the model had not paired.
     pub cnps_unpaired: u64,
     /// First CE mark since the previous CNP to its sender QP, to the next CNP to that QP.
     pub ce_to_cnp_ns: Option<Summary>,
+    /// Intervals between the connection's CNPs, per QP.
     pub cnp_interval_ns: QpInterval,
+    /// The RP's rate before and after each CNP.
     pub rate_before_after_cnp: Reactions,
 }
 
@@ -333,6 +351,7 @@ pub struct CnpScopes {
 }
 
 impl CnpScopes {
+    /// At most `cap` IP pairs and `cap` destinations are tracked.
     pub fn new(cap: usize) -> Self {
         CnpScopes {
             cap: cap.max(1),
@@ -406,25 +425,35 @@ impl CnpScopes {
 /// CNPs from one NP address to one RP address.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PairPacing {
+    /// The NP (the CNPs' source address).
     pub src: IpAddr,
+    /// The RP (the CNPs' destination address).
     pub dst: IpAddr,
+    /// CNPs counted between them.
     pub cnps: u64,
+    /// Intervals between consecutive CNPs (`None`: fewer than two).
     pub cnp_interval_ns: Option<Interval>,
 }
 
 /// CNPs to one RP address, from any NP.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct DestinationPacing {
+    /// The RP.
     pub dst: IpAddr,
+    /// CNPs counted to it.
     pub cnps: u64,
+    /// Intervals between consecutive CNPs (`None`: fewer than two).
     pub cnp_interval_ns: Option<Interval>,
 }
 
 /// `stats --format json`'s top-level `congestion` object.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CnpScopesJson {
+    /// One per (NP, RP) address pair, in order of first CNP.
     pub ip_pairs: Vec<PairPacing>,
+    /// One per RP address, in order of first CNP.
     pub destinations: Vec<DestinationPacing>,
+    /// CNPs of pairs or destinations first seen beyond the cap: counted, not paced.
     pub cnps_not_tracked: u64,
 }
 

@@ -77,15 +77,18 @@ const DOUBLING_TOLERANCE: f64 = 0.20;
 pub struct RnrWait {
     /// The RNR NAK, then the retry.
     pub frames: [u64; 2],
+    /// The PSN the RNR NAK named, and the retry resent.
     pub psn: u32,
     /// The AETH timer code, in ns (IBTA table 45).
     pub advertised_ns: u64,
+    /// From the RNR NAK to the retry.
     pub waited_ns: u64,
 }
 
 /// A retransmission after silence: no NAK asked for it, nothing acknowledged its PSN.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct TimeoutRetransmission {
+    /// The PSN retransmitted.
     pub psn: u32,
     /// The PSN's previous transmission, then this one.
     pub frames: [u64; 2],
@@ -104,7 +107,9 @@ pub struct InferredTimeout {
     pub timeout_ns: u64,
     /// First retries it rests on (the first-retry timeouts measured), and the shortest.
     pub first_retries: u64,
+    /// The shortest first-retry timeout measured.
     pub shortest_ns: u64,
+    /// The longest first-retry timeout measured.
     pub longest_ns: u64,
 }
 
@@ -165,11 +170,20 @@ struct Nak {
 /// The timers of one request flow (and its responses).
 #[derive(Debug, Clone, Default)]
 pub struct Timing {
+    /// Request with AckReq set to the ACK that covers its PSN (coalesced ACKs count for
+    /// every request they cover).
     pub ack_latency: Quantiles,
+    /// READ request to the first packet of its response.
     pub read_first_response: Quantiles,
+    /// READ request to the last packet of its response.
     pub read_last_response: Quantiles,
+    /// Atomic request to its Atomic Acknowledge.
     pub atomic_latency: Quantiles,
+    /// The responder's NAK of a PSN hole (PSN sequence error): from the first request
+    /// after the hole to the NAK.
     pub nak_generation: Quantiles,
+    /// The requester's reaction to a NAK other than RNR: from the NAK to its first
+    /// retransmission.
     pub nak_reaction: Quantiles,
     rnr_waits: Vec<RnrWait>,
     rnr_not_listed: u64,
@@ -477,25 +491,38 @@ fn list<T>(v: &mut Vec<T>, not_listed: &mut u64, item: T) {
 /// READ request to its first and to its last response.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ReadLatency {
+    /// First response packet (`None`: no READ answered).
     pub first_response: Option<Summary>,
+    /// Last response packet.
     pub last_response: Option<Summary>,
 }
 
 /// What `stats` reports of a connection's timers (docs/json.md, `timing`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TimingReport {
+    /// Request with AckReq to the ACK covering it.
     pub ack_latency_ns: Option<Summary>,
+    /// READ request to its responses.
     pub read_latency_ns: ReadLatency,
+    /// Atomic request to its Atomic Acknowledge.
     pub atomic_latency_ns: Option<Summary>,
+    /// First request after a PSN hole to the responder's PSN sequence error NAK.
     pub nak_generation_ns: Option<Summary>,
+    /// NAK (other than RNR) to the requester's first retransmission.
     pub nak_reaction_ns: Option<Summary>,
+    /// RNR NAKs and the retries after them, the first listed.
     pub rnr_waits: Vec<RnrWait>,
+    /// RNR waits beyond the listed ones, counted only.
     pub rnr_waits_not_listed: u64,
+    /// Retransmissions after silence (no NAK asked for them), the first listed.
     pub timeout_retransmissions: Vec<TimeoutRetransmission>,
+    /// Timeout retransmissions beyond the listed ones, counted only.
     pub timeout_retransmissions_not_listed: u64,
     /// "constant", "exponential" or "irregular" across retries of one PSN (null: no PSN
     /// was retried twice).
     pub backoff: Option<&'static str>,
+    /// The local ACK timeout exponent the first retries are consistent with (`None`: no
+    /// first retry measured).
     pub inferred_timeout_exponent: Option<InferredTimeout>,
     /// What the connection's CM exchange negotiated against what was measured (null: no
     /// CM exchange captured for it). Set by the consumer, which knows the exchange.

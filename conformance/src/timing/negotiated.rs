@@ -23,11 +23,28 @@ const RNR_INFINITE: u8 = 7;
 pub enum Disagreement {
     /// First retries came after `shortest_ns` to `longest_ns`, outside `range` (the REQ's
     /// Local ACK Timeout, 1x to 4x, with the tolerance; `None`: t = 0, no timeout).
-    AckTimeout { first_retries: u64, shortest_ns: u64, longest_ns: u64, range: Option<(u64, u64)> },
+    AckTimeout {
+        /// First retries measured.
+        first_retries: u64,
+        /// The shortest first-retry timeout.
+        shortest_ns: u64,
+        /// The longest first-retry timeout.
+        longest_ns: u64,
+        /// What the Local ACK Timeout allows, in ns, tolerance included.
+        range: Option<(u64, u64)>,
+    },
     /// A PSN was retransmitted `retries` times after timeouts, more than the Retry Count.
-    RetryCount { retries: u32 },
+    RetryCount {
+        /// The most timeout retries of one PSN.
+        retries: u32,
+    },
     /// A PSN was retried `retries` times after RNR NAKs, more than `limit`.
-    RnrRetryCount { retries: u32, limit: u8 },
+    RnrRetryCount {
+        /// The most RNR retries of one PSN.
+        retries: u32,
+        /// The RNR Retry Count that applies (the larger of the REQ's and the REP's).
+        limit: u8,
+    },
 }
 
 /// The timeouts 4.096 us x 2^t may fire after and still agree: 1x to 4x (C9-141), less and
@@ -69,14 +86,19 @@ impl Disagreement {
 pub struct Negotiated {
     /// The REQ frame these come from.
     pub req_frame: u64,
+    /// The REQ's primary path Local ACK Timeout exponent t.
     pub local_ack_timeout: u8,
     /// 4.096 us x 2^t (null: t = 0, no timeout).
     pub local_ack_timeout_ns: Option<u64>,
+    /// The REQ's Retry Count: retransmissions allowed after timeouts.
     pub retry_count: u8,
+    /// The REQ's RNR Retry Count (7: infinite).
     pub rnr_retry_count: u8,
+    /// The REP's RNR Retry Count, when the REP was captured.
     pub rep_rnr_retry_count: Option<u8>,
     /// The most retries of one PSN measured after timeouts, and after RNR NAKs.
     pub max_timeout_retry: u32,
+    /// The most retries of one PSN measured after RNR NAKs.
     pub max_rnr_retry: u32,
     /// True when nothing measured contradicts what CM negotiated.
     pub agrees: bool,

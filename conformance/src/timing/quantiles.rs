@@ -43,11 +43,17 @@ fn range(b: u16) -> (u64, u64) {
 /// count, p50, p90, p99 and max of a set of durations in nanoseconds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct Summary {
+    /// Durations recorded.
     pub count: u64,
+    /// The shortest, exact.
     pub min: u64,
+    /// The median (within 1/16 of the value).
     pub p50: u64,
+    /// The 90th percentile (within 1/16 of the value).
     pub p90: u64,
+    /// The 99th percentile (within 1/16 of the value).
     pub p99: u64,
+    /// The longest, exact.
     pub max: u64,
 }
 
@@ -113,6 +119,7 @@ impl Quantiles {
         self.count += o.count;
     }
 
+    /// Durations recorded.
     pub fn count(&self) -> u64 {
         self.count
     }
