@@ -51,6 +51,13 @@ cmds=(
   "export|export FILE -o OUT/export"
 )
 
+# The arguments of command "name|arguments" on capture $2 with output folder $3.
+expand() {
+  local args="${1#*|}"
+  args="${args//FILE/$2}"
+  echo "${args//OUT/$3}"
+}
+
 results="$out/results.txt"
 : > "$results"
 for ((r = 1; r <= runs; r++)); do
@@ -60,9 +67,7 @@ for ((r = 1; r <= runs; r++)); do
       bin="${!build}"
       dir="$out/run-$build"
       rm -rf "$dir" && mkdir -p "$dir/export"
-      args="${c#*|}"
-      args="${args//FILE/$cap}"
-      args="${args//OUT/$dir}"
+      args=$(expand "$c" "$cap" "$dir")
       load=$(cut -d' ' -f1 /proc/loadavg)
       # shellcheck disable=SC2086
       /usr/bin/time -f "%e %U %M" -o "$out/time" "$bin" $args > /dev/null 2>"$out/stderr" || {
@@ -111,9 +116,7 @@ if $callgrind; then
       bin="${!build}"
       dir="$out/cg-$build"
       rm -rf "$dir" && mkdir -p "$dir/export"
-      args="${c#*|}"
-      args="${args//FILE/$small}"
-      args="${args//OUT/$dir}"
+      args=$(expand "$c" "$small" "$dir")
       # shellcheck disable=SC2086
       valgrind --tool=callgrind --callgrind-out-file="$out/cg.out" "$bin" $args > /dev/null 2>"$out/cg.err" || true
       ir=$(grep -m1 '^summary:' "$out/cg.out" | awk '{print $2}')

@@ -431,6 +431,25 @@ impl Counters {
         self.listed.push(info, directions);
     }
 
+    /// After each [`Checker::feed`] of a model whose flows keep [`FlowStats`] alone (`stats`,
+    /// `export`): the incarnations it ended go to the list ([`Counters::ended`]), and an idle
+    /// reconnect it undid gives the provisional incarnation's counts back to the old one.
+    #[inline]
+    pub fn settle(&mut self, model: &mut Checker<FlowStats>) {
+        if model.has_ended() {
+            for e in model.take_ended() {
+                self.ended(e.info, e.directions);
+            }
+        }
+        if model.has_resumed() {
+            for (k, provisional) in model.take_resumed() {
+                if let Some(f) = model.ext_mut(&k) {
+                    f.resume(&provisional);
+                }
+            }
+        }
+    }
+
     /// Ended incarnations listed now.
     pub fn listed_len(&self) -> usize {
         self.listed.len()
@@ -575,18 +594,7 @@ impl Stats {
     /// not reset): the old incarnation counts what the provisional one counted.
     #[inline]
     fn settle(&mut self) {
-        if self.model.has_ended() {
-            for e in self.model.take_ended() {
-                self.counters.ended(e.info, e.directions);
-            }
-        }
-        if self.model.has_resumed() {
-            for (k, provisional) in self.model.take_resumed() {
-                if let Some(f) = self.model.ext_mut(&k) {
-                    f.resume(&provisional);
-                }
-            }
-        }
+        self.counters.settle(&mut self.model);
     }
 
     /// The sizes of what `stats` holds (to prove they stay within the cap): the model's

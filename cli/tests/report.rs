@@ -159,21 +159,8 @@ fn check_counts(path: &Path, dom: &str) {
     }
 }
 
-const SUITE: [&str; 8] = [
-    "req-gbn-retx-same",
-    "req-gbn-new-psn",
-    "req-rnr-wait",
-    "cc-cnp",
-    "clean-psn-wrap-interleaved",
-    "req-read-retry",
-    "clean-recoveries",
-    "cm-reconnect-faults",
-];
-
 fn suite_captures() -> Vec<PathBuf> {
-    let mut v = vec![root().join("pcaps/sample.pcap")];
-    v.extend(SUITE.iter().map(|n| root().join(format!("pcaps/conformance/{n}.pcap"))));
-    v
+    common::graphed::sample_and_suite(&root())
 }
 
 /// Without a browser: the written page itself has the marks `stats` and `check` count.

@@ -345,20 +345,8 @@ fn spreads(dom: &str) -> Vec<(String, Option<f64>, Option<f64>)> {
         .collect()
 }
 
-const SUITE: [&str; 8] = [
-    "req-gbn-retx-same",
-    "req-gbn-new-psn",
-    "req-rnr-wait",
-    "cc-cnp",
-    "clean-psn-wrap-interleaved",
-    "req-read-retry",
-    "clean-recoveries",
-    "cm-reconnect-faults",
-];
-
 fn captures() -> Vec<PathBuf> {
-    let mut v = vec![root().join("pcaps/sample.pcap")];
-    v.extend(SUITE.iter().map(|n| root().join(format!("pcaps/conformance/{n}.pcap"))));
+    let mut v = common::graphed::sample_and_suite(&root());
     if let Some(real) = real::real_dir() {
         v.extend(real::ground_truth(&real).into_iter().map(|(f, _)| real.join(f)));
     }

@@ -150,18 +150,7 @@ fn export(
             Some(p) => checker.feed(&info, p),
             None => checker.feed_undecoded(&info),
         }
-        if checker.has_ended() {
-            for e in checker.take_ended() {
-                stats.ended(e.info, e.directions);
-            }
-        }
-        if checker.has_resumed() {
-            for (k, provisional) in checker.take_resumed() {
-                if let Some(live) = checker.ext_mut(&k) {
-                    live.resume(&provisional);
-                }
-            }
-        }
+        stats.settle(&mut checker);
         stats.add(&mut checker, &info, packet);
         let (incarnation, retransmission) = match checker.last_observation() {
             Some(obs) => (checker.incarnation_of(&obs.own), checker.last_retransmission()),
@@ -185,9 +174,7 @@ fn export(
     let packet_files = files.len();
     files.into_iter().for_each(|f| tables.push(f));
     checker.end_all();
-    for e in checker.take_ended() {
-        stats.ended(e.info, e.directions);
-    }
+    stats.settle(&mut checker);
     let (counted, _) = stats.connections(checker.cm_exchanges());
     let mut report = checker.finish();
     if let Some(sel) = &selection {

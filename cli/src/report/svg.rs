@@ -576,15 +576,7 @@ fn panel(
         y1 - y0
     );
     ticks(out, &sc.axis.axis, &sc.psns, x0, y1);
-    let _ = write!(
-        out,
-        "<svg class=\"plot\" x=\"{x0}\" y=\"{y0:.1}\" width=\"{:.1}\" height=\"{:.1}\" \
-         viewBox=\"{x0} {y0:.1} {:.1} {:.1}\">",
-        x1 - x0,
-        y1 - y0,
-        x1 - x0,
-        y1 - y0
-    );
+    open_plot(out, x0, y0, x1, y1);
     // Each fold's length is written in it, but where it would cover the one before (its
     // hover text has it).
     let mut written = f64::NEG_INFINITY;
@@ -660,6 +652,20 @@ fn panel(
 /// The axes' ticks and labels: round times and values (PSNs relative, counts) in each
 /// active range ([`Axis::ticks`]). The page's script writes them again, the same way, for a
 /// zoomed view.
+/// Opens a panel's plot: a nested `<svg>` over `x0..x1`, `y0..y1` that clips what is drawn
+/// in it (the zoom script moves its viewBox).
+fn open_plot(out: &mut String, x0: f64, y0: f64, x1: f64, y1: f64) {
+    let _ = write!(
+        out,
+        "<svg class=\"plot\" x=\"{x0}\" y=\"{y0:.1}\" width=\"{:.1}\" height=\"{:.1}\" \
+         viewBox=\"{x0} {y0:.1} {:.1} {:.1}\">",
+        x1 - x0,
+        y1 - y0,
+        x1 - x0,
+        y1 - y0
+    );
+}
+
 fn ticks(out: &mut String, xs: &Axis, ys: &Axis, x0: f64, y1: f64) {
     out.push_str("<g class=\"axis\">");
     for (x, v, st) in xs.ticks(120.0, 70.0, |span, n| nice(span, n, 1.0)) {
@@ -891,15 +897,7 @@ pub fn bar_chart(out: &mut String, b: &Bars<'_>) {
         y1 - y0,
     );
     ticks(out, &tx.axis, &ys, x0, y1);
-    let _ = write!(
-        out,
-        "<svg class=\"plot\" x=\"{x0}\" y=\"{y0:.1}\" width=\"{:.1}\" height=\"{:.1}\" \
-         viewBox=\"{x0} {y0:.1} {:.1} {:.1}\">",
-        x1 - x0,
-        y1 - y0,
-        x1 - x0,
-        y1 - y0
-    );
+    open_plot(out, x0, y0, x1, y1);
     for (i, b) in bins.iter().enumerate() {
         let mut acc = 0u64;
         let t = t0 + width_ns * i as u64;

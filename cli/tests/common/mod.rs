@@ -1,6 +1,7 @@
 //! Helpers shared by the tests (report, annotation, live output).
 #![allow(dead_code)]
 pub mod browser;
+pub mod graphed;
 pub mod names;
 pub mod pcapng;
 pub mod sends;
