@@ -54,12 +54,20 @@
     allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)
 )]
 
+mod documents;
+mod event;
 mod frame;
 mod pass;
 pub mod stats;
 
+pub use documents::{
+    CheckDocument, CheckSummary, IcrcCounts, ProblemCount, StatsDocument, SCHEMA_CHECK,
+    SCHEMA_STATS,
+};
+pub use event::{feed, feed_packet, PacketEvent};
 pub use frame::{
     count_undecoded, decode, decode_into, Decoded, ReadSummary, Undecoded, UndecodedGroup,
     UNSUPPORTED_LINK_TYPE,
 };
 pub use pass::{Pass, WarningSink, PROGRESS_EVERY};
+pub use stats::{Connection, Counters, Direction, FlowStats, NakCounts, Stats};

@@ -11,6 +11,8 @@ use std::net::IpAddr;
 use roce_parser::headers::{AethKind, NakCode};
 use roce_parser::opcode::{self, Operation, Role, Transport};
 use roce_parser::{IcrcStatus, Packet, Problem, Roce};
+
+use crate::PacketEvent;
 use serde::Serialize;
 
 use roce_conformance::timing::{
@@ -18,7 +20,7 @@ use roce_conformance::timing::{
 };
 use roce_conformance::{
     exchange_of, Checker, CmExchange, ConnectionInfo, FlowKey, FrameInfo, ModelOptions, Options,
-    Psn, Retained, Seen, Timing, TimingReport,
+    Retained, Seen, Timing, TimingReport,
 };
 
 /// Addresses `--nic-host` counts frames of, for its error (memory stays bounded).
@@ -65,8 +67,6 @@ pub struct FlowStats {
     pub last_ts: u64,
     #[serde(skip)]
     transport: Option<Transport>,
-    #[serde(skip)]
-    max_req_psn: Option<Psn>,
     /// Payload of requests that were not retransmissions (for goodput).
     #[serde(skip)]
     new_payload: u64,
@@ -130,8 +130,8 @@ impl NakCounts {
 }
 
 impl FlowStats {
-    /// Counts the packet; true when it is a CE-marked request or response.
-    fn add(&mut self, p: &Packet<'_>, r: &Roce<'_>, ts: u64, len: u32) -> bool {
+    /// Counts the packet, with what the model decided of it (`ev`).
+    fn add(&mut self, ev: &PacketEvent<'_, '_>, r: &Roce<'_>, ts: u64, len: u32) {
         if self.packets == 0 {
             self.first_ts = ts;
         }
@@ -139,20 +139,16 @@ impl FlowStats {
         self.last_ts = self.last_ts.max(ts);
         self.bytes += u64::from(len);
         self.payload_bytes += r.payload_len as u64;
-        let ce = p.ecn_ce();
-        self.ecn_ce += u64::from(ce);
-        let Some(info) = r.info else { return false };
+        self.ecn_ce += u64::from(ev.ecn_ce);
+        let Some(info) = r.info else { return };
         self.transport.get_or_insert(info.transport);
-        let psn = Psn::new(r.bth.psn);
         match info.role {
             Role::Congestion => self.cnps += 1,
             Role::Request => {
                 self.requests += 1;
-                let retx = self.max_req_psn.is_some_and(|m| psn <= m);
-                if retx {
+                if ev.retransmitted() {
                     self.retransmissions += 1;
                 } else {
-                    self.max_req_psn = Some(psn);
                     self.new_payload += r.payload_len as u64;
                     if info.position.ends_message() {
                         self.messages += 1;
@@ -172,7 +168,6 @@ impl FlowStats {
                 }
             }
         }
-        ce && info.role != Role::Congestion
     }
 
     /// An idle reconnect undone (the QP was not reset): this flow, the old incarnation's,
@@ -271,20 +266,20 @@ impl Counters {
         }
     }
 
-    /// Counts one frame, once `model` took it ([`Checker::feed`]) and the incarnations it
-    /// ended were handed to [`Counters::ended`] (and those it resumed merged,
-    /// [`FlowStats::resume`]).
+    /// Counts one frame, once `model` took it ([`crate::feed`], which made `ev`) and the
+    /// incarnations it ended were handed to [`Counters::ended`] (and those it resumed merged,
+    /// [`FlowStats::resume`]): [`Counters::settle`].
     pub fn add<X: AsMut<FlowStats> + Default>(
         &mut self,
         model: &mut Checker<X>,
-        frame: &FrameInfo,
-        packet: Option<&Packet<'_>>,
+        ev: &PacketEvent<'_, '_>,
     ) {
+        let frame = &ev.info;
         let (number, ts, len) = (frame.number, frame.ts_ns, frame.len);
         self.frames += 1;
         self.first_ts.get_or_insert(ts);
         self.last_ts = self.last_ts.max(ts);
-        let Some(p) = packet else {
+        let Some(p) = ev.packet else {
             self.undecoded += 1;
             return;
         };
@@ -316,17 +311,17 @@ impl Counters {
         if let Some(c) = self.opcodes.get_mut(usize::from(r.bth.opcode)) {
             *c += 1;
         }
-        let Some(obs) = model.last_observation() else { return };
+        let Some(obs) = ev.observation else { return };
         let mut cnp_peer = None;
         if let Some(f) = model.ext_mut(&obs.own).map(AsMut::as_mut) {
-            let ce = f.add(p, r, ts, len);
+            f.add(ev, r, ts, len);
             if obs.seen == Seen::Request {
-                f.timing.get_or_insert_with(Box::default).request(frame, r);
+                f.timing.get_or_insert_with(Box::default).request(frame, r, obs.retransmitted);
             }
-            if ce {
+            if ev.ecn_ce && !ev.cnp && r.info.is_some() {
                 f.congestion.get_or_insert_with(Box::default).ce_mark(number, ts);
             }
-            if r.info.is_some_and(|i| i.role == Role::Congestion) {
+            if ev.cnp {
                 f.congestion.get_or_insert_with(Box::default).cnp(ts);
                 cnp_peer = Some(model.peer_of(&obs.own));
             }
@@ -582,12 +577,22 @@ impl Stats {
         packet: Option<&Packet<'_>>,
     ) {
         let frame = FrameInfo { number, ts_ns: ts, caplen, len };
-        match packet {
-            Some(p) => self.model.feed(&frame, p),
-            None => self.model.feed_undecoded(&frame),
-        }
+        let ev = crate::feed_packet(&mut self.model, frame, packet);
         self.settle();
-        self.counters.add(&mut self.model, &frame, packet);
+        self.counters.add(&mut self.model, &ev);
+    }
+
+    /// Counts one frame of the pass when its host pair is in `shard` (`--shard K/N`,
+    /// `Shard::ALL` for every frame); the event the model made of it, for other consumers.
+    pub fn frame<'e, 'a>(
+        &mut self,
+        shard: roce_conformance::Shard,
+        d: &'e crate::Decoded<'a>,
+    ) -> Option<PacketEvent<'e, 'a>> {
+        let ev = crate::feed(&mut self.model, shard, d)?;
+        self.settle();
+        self.counters.add(&mut self.model, &ev);
+        Some(ev)
     }
 
     /// The incarnations the model ended go to the list; an idle reconnect undone (the QP was

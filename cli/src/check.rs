@@ -18,9 +18,7 @@ pub use crate::expect::{
     diff, parse_expect, parse_expect_noting, read_expect, to_expect, valid_pmtu, ExpectError,
     EXPECT_MAX_BYTES, PMTUS,
 };
-use crate::input::{
-    for_each_frame, warn_undecoded, Input, InputError, ReadSummary, UndecodedGroup, Window,
-};
+use crate::input::{for_each_frame, warn_undecoded, Input, InputError, ReadSummary, Window};
 use crate::outfile::{Dash, OutFile};
 use crate::output;
 use crate::style::Paint;
@@ -114,37 +112,16 @@ fn check_one(
     Ok((checker.finish(), summary.of_shard(shard)))
 }
 
-/// `check --format json` (docs/json.md, docs/schema/check.schema.json).
+/// The members of `check --format json` only the command line has, after the library's
+/// (roce_analysis::CheckDocument; docs/json.md, docs/schema/check.schema.json).
 #[derive(Serialize)]
-struct JsonOut<'a> {
-    schema: &'static str,
-    findings: &'a [Finding],
-    summary: Summary<'a>,
-    connections: &'a [roce_conformance::ConnectionReport],
-    #[serde(skip_serializing_if = "is_zero")]
-    connections_not_listed: u64,
-    #[serde(skip_serializing_if = "<[String]>::is_empty")]
-    capture_warnings: &'a [String],
-    /// Frames not decoded, by reason and link type (absent when every frame was decoded).
-    #[serde(skip_serializing_if = "<[UndecodedGroup]>::is_empty")]
-    undecoded: &'a [UndecodedGroup],
+struct CheckExtra<'a> {
     /// `-c`, `--frames`: the frames read (absent: all).
     #[serde(skip_serializing_if = "Window::is_all")]
     window: &'a Window,
     /// `-Y`, `--conn`: what the filter selected (absent without one).
     #[serde(skip_serializing_if = "Option::is_none")]
     selection: Option<crate::filter::SelectionJson<'a>>,
-}
-
-#[derive(Serialize)]
-struct Summary<'a> {
-    frames: u64,
-    roce_frames: u64,
-    errors: u64,
-    warnings: u64,
-    suppressed: u64,
-    /// Findings per rule that fired, listed or not, in catalog order.
-    by_rule: &'a [RuleCount],
 }
 
 /// What `check` writes besides the findings themselves: the format, the text view, the
@@ -193,35 +170,21 @@ pub fn run(input: &Input, cfg: &Config, opts: Options, how: &Output<'_>) -> Resu
         return Ok(u8::from(report.errors > 0));
     }
     warn_undecoded(&summary.undecoded);
-    let warnings = summary.warnings;
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let res = match format {
         Format::Json => {
-            let j = JsonOut {
-                schema: roce_conformance::json::SCHEMA_CHECK,
-                findings: &report.findings,
-                summary: Summary {
-                    frames: report.frames,
-                    roce_frames: report.roce_frames,
-                    errors: report.errors,
-                    warnings: report.warnings,
-                    suppressed: report.suppressed,
-                    by_rule: &report.by_rule,
-                },
-                connections: &report.connections,
-                connections_not_listed: report.connections_not_listed,
-                capture_warnings: &warnings,
-                undecoded: &summary.undecoded,
+            let extra = CheckExtra {
                 window: &input.window,
                 selection: selection.as_ref().map(|s| s.json(report.connections.len())),
             };
+            let j = roce_analysis::CheckDocument::new(&report, &summary, extra);
             serde_json::to_writer_pretty(&mut out, &j)
                 .map_err(io::Error::from)
                 .and_then(|()| writeln!(out))
         }
         Format::Text => {
-            let mut t = text(input, &report, &warnings, &how.view);
+            let mut t = text(input, &report, &summary.warnings, &how.view);
             if let Some(sel) = &selection {
                 let _ = writeln!(t, "\n{}", sel.describe(report.connections.len()));
             }
@@ -270,10 +233,6 @@ pub fn shown_name(p: &Path) -> String {
     } else {
         p.display().to_string()
     }
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
 
 /// Frame numbers as a list: `4,6,9`.

@@ -4,43 +4,23 @@
 
 use roce_parser::Config;
 use serde::Serialize;
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use roce_conformance::{CmExchange, EndedBy, ModelOptions, Shard};
+use roce_conformance::{EndedBy, ModelOptions, Shard};
 
 pub use roce_analysis::stats::{
     Connection, Counters, Direction, FlowStats, NakCounts, Stats, NIC_HOSTS_MAX, NIC_HOSTS_SHOWN,
 };
+use roce_analysis::StatsDocument;
 
-use crate::input::{warn_undecoded, Input, InputError, UndecodedGroup, Window};
+use crate::input::{warn_undecoded, Input, InputError, Window};
 use crate::nic_counters::{NicInput, Reconciliation};
 
-/// `stats --format json` (docs/json.md, docs/schema/stats.schema.json).
+/// The members of `stats --format json` only the command line has, after the library's
+/// (roce_analysis::StatsDocument; docs/json.md, docs/schema/stats.schema.json).
 #[derive(Serialize)]
-struct StatsJson<'a> {
-    schema: &'static str,
-    frames: u64,
-    roce_frames: u64,
-    rocev2_frames: u64,
-    rocev1_frames: u64,
-    undecoded_frames: u64,
-    /// The undecoded frames by reason and link type (absent when every frame was decoded).
-    #[serde(skip_serializing_if = "<[UndecodedGroup]>::is_empty")]
-    undecoded: &'a [UndecodedGroup],
-    icrc: IcrcCounts,
-    opcodes: BTreeMap<&'static str, u64>,
-    /// Frames with each problem, in the problems' order.
-    problems: Vec<ProblemCount>,
-    duration_ns: u64,
-    connections: Vec<Connection>,
-    #[serde(skip_serializing_if = "is_zero")]
-    connections_not_listed: u64,
-    cm_connections: &'a [CmExchange],
-    /// CNP pacing per IP pair and per destination IP, across connections.
-    congestion: roce_conformance::timing::congestion::CnpScopesJson,
-    warnings: &'a [String],
+struct StatsExtra<'a> {
     /// `--nic-counters`: the host's counter deltas against the capture (docs/nic-counters.md).
     #[serde(skip_serializing_if = "Option::is_none")]
     nic_counters: Option<&'a Reconciliation>,
@@ -52,29 +32,10 @@ struct StatsJson<'a> {
     selection: Option<crate::filter::SelectionJson<'a>>,
 }
 
-#[derive(Serialize)]
-struct ProblemCount {
-    code: &'static str,
-    message: &'static str,
-    frames: u64,
-}
-
-#[derive(Serialize)]
-struct IcrcCounts {
-    ok: u64,
-    bad: u64,
-    unverifiable: u64,
-    not_checked: u64,
-}
-
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
     Text,
     Json,
-}
-
-fn is_zero(n: &u64) -> bool {
-    *n == 0
 }
 
 /// Which part of the capture `stats` counts, and on how many threads.
@@ -109,11 +70,9 @@ pub fn run(
     stats.counters.nic_host = nic.map(|n| n.host);
     let mut selection = filter.map(crate::filter::Selection::new);
     let summary = crate::threads::for_each_frame_on(threads, input, cfg, |d| {
-        if !shard.owns(d.packet.as_ref().ok()) {
+        if stats.frame(shard, d).is_none() {
             return;
         }
-        let f = &d.frame;
-        stats.add(f.number, f.ts_ns, f.len, f.caplen, d.packet.as_ref().ok());
         if let Some(sel) = &mut selection {
             sel.observe(d, |k| stats.incarnation_of(k));
         }
@@ -142,37 +101,12 @@ pub fn run(
     let mut out = stdout.lock();
     let res = match format {
         Format::Json => {
-            let j = StatsJson {
-                schema: roce_conformance::json::SCHEMA_STATS,
-                frames: stats.counters.frames,
-                roce_frames: stats.counters.roce_frames(),
-                rocev2_frames: stats.counters.roce_v2,
-                rocev1_frames: stats.counters.roce_v1,
-                undecoded_frames: stats.counters.undecoded,
-                undecoded: &summary.undecoded,
-                icrc: IcrcCounts {
-                    ok: stats.counters.icrc[0],
-                    bad: stats.counters.icrc[1],
-                    unverifiable: stats.counters.icrc[2],
-                    not_checked: stats.counters.icrc[3],
-                },
-                opcodes: stats.counters.opcode_histogram().into_iter().collect(),
-                problems: stats
-                    .counters
-                    .problem_counts()
-                    .into_iter()
-                    .map(|(p, n)| ProblemCount { code: p.code(), message: p.message(), frames: n })
-                    .collect(),
-                duration_ns: stats.counters.duration_ns(),
-                connections,
-                connections_not_listed: not_listed,
-                cm_connections: stats.cm_exchanges(),
-                congestion: stats.counters.cnp_scopes(),
-                warnings: &summary.warnings,
+            let extra = StatsExtra {
                 nic_counters: nic.as_ref(),
                 window: &input.window,
                 selection: selection.as_ref().map(|s| s.json(connections_listed)),
             };
+            let j = StatsDocument::new(&stats, connections, not_listed, &summary, extra);
             serde_json::to_writer_pretty(&mut out, &j)
                 .map_err(io::Error::from)
                 .and_then(|()| writeln!(out))

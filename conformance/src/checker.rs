@@ -589,9 +589,10 @@ impl<X: Default> Checker<X> {
                     cm_start: sh.cm_start,
                     opts,
                 };
-                if sh.stream.request(&old, &mut sh.judge).is_some() && sh.timed {
+                let new = sh.stream.request(&old, &mut sh.judge);
+                if let Some(new) = new.filter(|_| sh.timed) {
                     let timing = sh.stream.timing.get_or_insert_with(Box::default);
-                    if let (Some(retx), Some(t)) = (timing.request(f, r), opts.qp_timeout) {
+                    if let (Some(retx), Some(t)) = (timing.request(f, r, !new), opts.qp_timeout) {
                         crate::requester::qp_timeout(&retx, t, &old, &mut sh.judge);
                     }
                 }
@@ -609,13 +610,15 @@ impl<X: Default> Checker<X> {
             cm_start: flow.cm_start_psn,
             opts,
         };
+        let mut retransmitted = false;
         if request {
             let Some(new) = flow.state.stream().request(&x, judge) else {
                 // From another partition: no transmission of this requester's (timers
                 // included).
                 return;
             };
-            *last_retransmission = Some(!new);
+            retransmitted = !new;
+            *last_retransmission = Some(retransmitted);
         } else {
             flow.state.stream().response(&x, judge);
         }
@@ -628,7 +631,7 @@ impl<X: Default> Checker<X> {
             let timing = flow.state.stream().timing.get_or_insert_with(Box::default);
             if !request {
                 timing.response(f, r);
-            } else if let Some(retx) = timing.request(f, r) {
+            } else if let Some(retx) = timing.request(f, r, retransmitted) {
                 if let Some(t) = opts.qp_timeout {
                     crate::requester::qp_timeout(&retx, t, &x, judge);
                 }

@@ -24,7 +24,7 @@ mod table;
 use std::path::Path;
 
 use roce_conformance::hash::FastHashMap;
-use roce_conformance::{Checker, ConnId, FrameInfo, Options, Shard};
+use roce_conformance::{Checker, ConnId, Options, Shard};
 use roce_parser::Config;
 
 use crate::input::{warn_undecoded, Input, InputError};
@@ -139,23 +139,15 @@ fn export(
     // warnings are printed) and is returned.
     let mut failed: Option<InputError> = None;
     let summary = crate::threads::for_each_frame_on(threads, input, cfg, |d| {
-        let packet = d.packet.as_ref().ok();
-        let f = &d.frame;
-        if failed.is_some() || !shard.owns(packet) {
-            checker.tick(f.ts_ns);
+        if failed.is_some() {
+            checker.tick(d.frame.ts_ns);
             return;
         }
-        let info = FrameInfo { number: f.number, ts_ns: f.ts_ns, caplen: f.caplen, len: f.len };
-        match packet {
-            Some(p) => checker.feed(&info, p),
-            None => checker.feed_undecoded(&info),
-        }
+        let Some(ev) = roce_analysis::feed(&mut checker, shard, d) else { return };
         stats.settle(&mut checker);
-        stats.add(&mut checker, &info, packet);
-        let (incarnation, retransmission) = match checker.last_observation() {
-            Some(obs) => (checker.incarnation_of(&obs.own), checker.last_retransmission()),
-            None => (None, None),
-        };
+        stats.add(&mut checker, &ev);
+        let incarnation = ev.incarnation;
+        let retransmission = ev.observation.and(checker.last_retransmission());
         if !selection.as_mut().is_none_or(|s| s.observe(d, |k| checker.incarnation_of(k))) {
             return;
         }

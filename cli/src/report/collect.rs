@@ -9,16 +9,18 @@ use std::net::IpAddr;
 
 use roce_conformance::{
     Checker, ConnId, ConnectionInfo, Ended, FlowKey, FrameInfo, Options, Report, Retained, Seen,
+    Shard,
 };
 use roce_parser::headers::{AethKind, NakCode};
 use roce_parser::opcode::{Operation, Role};
-use roce_parser::{IcrcStatus, Packet, Roce};
+use roce_parser::{IcrcStatus, Roce};
 
 use super::bins::Bins;
 use super::series::{Counts, Kind, Sample, Series};
 use crate::filter::{DisplayFilter, Selection};
 use crate::input::Decoded;
 use crate::stats::{Connection, Counters, FlowStats};
+use roce_analysis::PacketEvent;
 use roce_conformance::timing::congestion::CnpScopesJson;
 
 /// Which connections get a graph.
@@ -157,16 +159,12 @@ impl<'f> Collector<'f> {
     /// One frame, in capture order.
     pub fn frame(&mut self, d: &Decoded<'_>) {
         let f = &d.frame;
-        let info = FrameInfo { number: f.number, ts_ns: f.ts_ns, caplen: f.caplen, len: f.len };
         if self.first_ts.is_none() {
             self.first_ts = Some(f.ts_ns);
             self.wide.start(f.ts_ns);
         }
         self.last_ts = self.last_ts.max(f.ts_ns);
-        match &d.packet {
-            Ok(p) => self.checker.feed(&info, p),
-            Err(_) => self.checker.feed_undecoded(&info),
-        }
+        let Some(ev) = roce_analysis::feed(&mut self.checker, Shard::ALL, d) else { return };
         // The incarnations this packet ended: their counters listed now, their series once
         // the filter saw the packet (a DREP the filter selects selects its connection).
         let series = if self.checker.has_ended() { self.take_ended() } else { Vec::new() };
@@ -180,18 +178,21 @@ impl<'f> Collector<'f> {
                 }
             }
         }
-        self.stats.add(&mut self.checker, &info, d.packet.as_ref().ok());
-        let Ok(p) = &d.packet else { return };
+        self.stats.add(&mut self.checker, &ev);
+        if ev.packet.is_none() {
+            return;
+        }
         if let Some(sel) = &mut self.selection {
             sel.observe(d, |k| self.checker.incarnation_of(k));
         }
         self.settle(series);
-        if let Some(r) = &p.roce {
-            self.roce(&info, p, r);
+        if let Some(r) = ev.roce() {
+            self.roce(&ev, r);
         }
     }
 
-    fn roce(&mut self, f: &FrameInfo, p: &Packet<'_>, r: &Roce<'_>) {
+    fn roce(&mut self, ev: &PacketEvent<'_, '_>, r: &Roce<'_>) {
+        let f = &ev.info;
         let t = f.ts_ns;
         let verdict = match r.icrc_status {
             IcrcStatus::Ok => 0,
@@ -205,7 +206,7 @@ impl<'f> Collector<'f> {
         if verdict == 1 {
             self.wide.add(t, WIDE_BAD_ICRC, 1);
         }
-        let Some(obs) = self.checker.last_observation() else { return };
+        let Some(obs) = ev.observation else { return };
         let own = obs.own;
         if let Some(slot) = self.checker.ext_mut(&own) {
             slot.series.packet(t);
@@ -221,7 +222,7 @@ impl<'f> Collector<'f> {
             self.cm_event(f, own, r);
             return;
         }
-        let ce = p.ecn_ce();
+        let ce = ev.ecn_ce;
         // Where the packet is drawn: a response in its requester's graph.
         let target = match obs.seen {
             Seen::Response { stream: Some(s) } if self.checker.ext_mut(&s).is_some() => s,
@@ -248,7 +249,7 @@ impl<'f> Collector<'f> {
                     _ => None,
                 };
                 if let Some(slot) = self.checker.ext_mut(&own) {
-                    slot.series.request(&s, span);
+                    slot.series.request(&s, span, obs.retransmitted);
                 }
             }
             (Seen::Response { .. }, _) => self.response(target, r, info, &s),

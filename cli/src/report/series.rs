@@ -361,7 +361,6 @@ pub struct Series {
     pub activity: Activity,
     /// Bytes per time bin: [new request payload, retransmitted request payload].
     pub bytes: Bins<2>,
-    max_psn: Option<roce_conformance::Psn>,
     /// The last request was a retransmission (the next one may join its run).
     in_retx_run: bool,
     open: VecDeque<Open>,
@@ -403,14 +402,13 @@ impl Series {
         self.activity.at(t);
     }
 
-    /// A request of this flow; `read`/`atomic` open a span to its response.
-    pub fn request(&mut self, s: &Sample, span: Option<Kind>) {
+    /// A request of this flow, `retransmitted` or not (the connection model's verdict,
+    /// `Observation::retransmitted`); `read`/`atomic` open a span to its response.
+    pub fn request(&mut self, s: &Sample, span: Option<Kind>, retransmitted: bool) {
         self.activity.at(s.t);
         self.counts.requests += 1;
-        let psn = roce_conformance::Psn::new(s.psn);
-        let retx = self.max_psn.is_some_and(|m| psn <= m);
         let at = self.pt(s);
-        if retx {
+        if retransmitted {
             self.counts.retransmitted += 1;
             self.counts.retx_payload += s.payload;
             self.bytes.add(s.t, 1, s.payload);
@@ -418,7 +416,6 @@ impl Series {
             self.mark(Kind::Retx, at, 1, s.opcode, join);
             self.in_retx_run = true;
         } else {
-            self.max_psn = Some(psn);
             self.counts.new_payload += s.payload;
             self.bytes.add(s.t, 0, s.payload);
             self.requests.push(at);
@@ -542,13 +539,13 @@ mod tests {
     fn retransmission_runs_join_and_count() {
         let mut x = Series::default();
         for p in 0..10 {
-            x.request(&s(p as u64, p), None);
+            x.request(&s(p as u64, p), None, false);
         }
         for p in 5..10 {
-            x.request(&s(100 + p as u64, p), None);
+            x.request(&s(100 + p as u64, p), None, true);
         }
-        x.request(&s(200, 10), None);
-        x.request(&s(300, 3), None);
+        x.request(&s(200, 10), None, false);
+        x.request(&s(300, 3), None, true);
         assert_eq!(x.counts.retransmitted, 6);
         assert_eq!(x.marks.all().len(), 2);
         assert_eq!(x.marks.count(Kind::Retx), 6);
@@ -579,7 +576,7 @@ mod tests {
     fn budgets_hold_and_counts_stay() {
         let mut x = Series::default();
         for i in 0..200_000u32 {
-            x.request(&s(u64::from(i) * 2, i), None);
+            x.request(&s(u64::from(i) * 2, i), None, false);
             if i % 7 == 0 {
                 x.nak(&s(u64::from(i) * 2 + 1, i), Kind::Nak);
             }

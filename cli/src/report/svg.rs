@@ -1011,12 +1011,12 @@ mod tests {
             let mut s = Series::default();
             for i in 0..10_000_000u32 {
                 let t = u64::from(i) * 100;
-                s.request(&sample(t, i & 0xff_ffff), None);
+                s.request(&sample(t, i & 0xff_ffff), None, false);
                 s.ack(&sample(t + 50, i & 0xff_ffff), true);
                 if i % 1000 == 999 {
                     s.nak(&sample(t + 60, (i - 5) & 0xff_ffff), Kind::Nak);
                     for k in (1..=5).rev() {
-                        s.request(&sample(t + 70, (i - k) & 0xff_ffff), None);
+                        s.request(&sample(t + 70, (i - k) & 0xff_ffff), None, true);
                     }
                 }
                 if i % 997 == 0 {
@@ -1041,9 +1041,9 @@ mod tests {
     fn an_idle_stretch_is_folded() {
         let mut s = Series::default();
         for i in 0..300u32 {
-            s.request(&sample(1_000_000_000 + u64::from(i) * 10_000, 100 + i), None);
+            s.request(&sample(1_000_000_000 + u64::from(i) * 10_000, 100 + i), None, false);
         }
-        s.request(&sample(10_000_000_000, 400), None);
+        s.request(&sample(10_000_000_000, 400), None, false);
         let g = graph(vec![s], 1_000_000_000, 10_000_000_000);
         let axis = time_axis(&g, &[], &[]);
         assert_eq!(axis.axis.folds.len(), 1, "{:?}", axis.axis.folds);
@@ -1063,7 +1063,7 @@ mod tests {
     fn steady_traffic_is_not_folded() {
         let mut s = Series::default();
         for i in 0..10_000u32 {
-            s.request(&sample(u64::from(i) * 1_000_000, i), None);
+            s.request(&sample(u64::from(i) * 1_000_000, i), None, false);
         }
         let g = graph(vec![s], 0, 9_999_000_000);
         let axis = time_axis(&g, &[], &[]);
@@ -1077,7 +1077,7 @@ mod tests {
     fn a_far_psn_folds_the_psn_axis() {
         let mut s = Series::default();
         for i in 0..100u32 {
-            s.request(&sample(u64::from(i) * 1_000, 1_000_000 + i), None);
+            s.request(&sample(u64::from(i) * 1_000, 1_000_000 + i), None, false);
         }
         let (a, b) =
             (IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)), IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)));

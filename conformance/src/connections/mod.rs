@@ -411,6 +411,13 @@ pub struct Observation {
     pub own: FlowKey,
     /// What the packet is to the model.
     pub seen: Seen,
+    /// A request (of any transport, CM MADs included) whose PSN is not newer than the
+    /// highest its flow's own requests reached in this incarnation: a go-back-N or timeout
+    /// retransmission, a duplicated READ. Decided here once for every consumer (`stats`'
+    /// counters, the timers, the report's series, the packets table). A request the
+    /// responder drops (another partition's P_Key, a late one of the incarnation before)
+    /// is judged against the flow's PSNs but does not move them.
+    pub retransmitted: bool,
 }
 
 /// The model's own accounting, to prove it stays bounded.
@@ -582,16 +589,17 @@ impl<T: Default> Connections<T> {
                 if let (Some(info), Some(fl)) = (r.info, self.flows.get_mut(&own)) {
                     fl.transport.get_or_insert(info.transport);
                 }
+                let retransmitted = self.other_request(own, r);
                 self.cm_message(f, own, &m);
-                return Observation { own, seen: Seen::Cm };
+                return Observation { own, seen: Seen::Cm, retransmitted };
             }
         }
         if let Some(info) = r.info {
-            if let Some(seen) = self.live_flow(own, f, r, info) {
+            if let Some((seen, retransmitted)) = self.live_flow(own, f, r, info) {
                 if let Seen::Response { stream: Some(s) } = seen {
                     self.infer_pmtu(s, r, info.position);
                 }
-                return Observation { own, seen };
+                return Observation { own, seen, retransmitted };
             }
         }
         // The peer's first packet after a provisional idle reconnect (never on the fast path:
@@ -601,14 +609,15 @@ impl<T: Default> Connections<T> {
         }
         let Some(info) = r.info else {
             self.touch(own, f);
-            return Observation { own, seen: Seen::Other };
+            return Observation { own, seen: Seen::Other, retransmitted: false };
         };
         let connected = matches!(info.transport, Transport::Rc | Transport::Uc | Transport::Xrc);
+        let mut retransmitted = false;
         let seen = match info.role {
             Role::Request if connected => {
                 self.maybe_reconnect(own, f, r, info.position);
                 self.touch(own, f);
-                self.request(own, r, info);
+                retransmitted = self.request(own, r, info);
                 Seen::Request
             }
             Role::Response if connected => {
@@ -624,10 +633,21 @@ impl<T: Default> Connections<T> {
                 if let Some(flow) = self.flows.get_mut(&own) {
                     flow.transport.get_or_insert(info.transport);
                 }
+                if info.role == Role::Request {
+                    retransmitted = self.other_request(own, r);
+                }
                 Seen::Other
             }
         };
-        Observation { own, seen }
+        Observation { own, seen, retransmitted }
+    }
+
+    /// A request the model does not follow as a connection's (UD, CM MADs, other transports):
+    /// whether its PSN is not newer than its flow's highest, which it moves.
+    fn other_request(&mut self, key: FlowKey, r: &Roce<'_>) -> bool {
+        let psn = Psn::new(r.bth.psn);
+        let Some(flow) = self.flows.get_mut(&key) else { return false };
+        newest_request(&mut flow.max_req_psn, psn, true)
     }
 
     /// Ends every live incarnation (the capture is over); they come out of `take_ended`,
@@ -684,11 +704,12 @@ impl<T: Default> Connections<T> {
         f: &FrameInfo,
         r: &Roce<'_>,
         info: &OpcodeInfo,
-    ) -> Option<Seen> {
+    ) -> Option<(Seen, bool)> {
         let Connections { flows, pairing, opts, .. } = self;
         let flow = flows.get_mut(&key).filter(|fl| fl.packets > 0 && fl.decides.is_none())?;
         let connected = matches!(info.transport, Transport::Rc | Transport::Uc | Transport::Xrc);
         let psn = Psn::new(r.bth.psn);
+        let mut retransmitted = false;
         let seen = match info.role {
             Role::Request if connected => {
                 let idle = f.ts_ns.saturating_sub(flow.last_ts) >= opts.reconnect_idle_ns;
@@ -702,9 +723,7 @@ impl<T: Default> Connections<T> {
                 // Another partition's, or a late one of the incarnation before: not the
                 // flow's own request (its PSN neither).
                 let own = !foreign(pkey.0, r.bth.pkey) && !flow.stale(psn);
-                if own && flow.max_req_psn.is_none_or(|m| m < psn) {
-                    flow.max_req_psn = Some(psn);
-                }
+                retransmitted = newest_request(&mut flow.max_req_psn, psn, own);
                 if flow.peer.is_none() && own {
                     flow.indexed.push_back(psn);
                     if flow.indexed.len() > INDEXED {
@@ -726,6 +745,10 @@ impl<T: Default> Connections<T> {
                 }
                 Seen::Response { stream: Some(peer) }
             }
+            Role::Request => {
+                retransmitted = newest_request(&mut flow.max_req_psn, psn, true);
+                Seen::Other
+            }
             _ => Seen::Other,
         };
         flow.transport.get_or_insert(info.transport);
@@ -733,7 +756,7 @@ impl<T: Default> Connections<T> {
         flow.packets += 1;
         flow.last_frame = f.number;
         flow.last_ts = flow.last_ts.max(f.ts_ns);
-        Some(seen)
+        Some((seen, retransmitted))
     }
 
     /// Counts a packet of `key` (creating the flow, evicting beyond the cap).
@@ -851,20 +874,20 @@ impl<T: Default> Connections<T> {
         }
     }
 
-    fn request(&mut self, key: FlowKey, r: &Roce<'_>, info: &OpcodeInfo) {
+    /// A request of a connection's flow; whether it is a retransmission
+    /// ([`Observation::retransmitted`]).
+    fn request(&mut self, key: FlowKey, r: &Roce<'_>, info: &OpcodeInfo) -> bool {
         let psn = Psn::new(r.bth.psn);
         let pos = info.position;
-        let Some(flow) = self.flows.get_mut(&key) else { return };
+        let Some(flow) = self.flows.get_mut(&key) else { return false };
         flow.transport.get_or_insert(info.transport);
         let pkey = *flow.pkey.get_or_insert((r.bth.pkey, PkeySource::FirstPacket));
         if foreign(pkey.0, r.bth.pkey) || flow.stale(psn) {
             // Another partition's request, or a late one of the incarnation before: the
             // responder drops it; it is not the flow's own.
-            return;
+            return newest_request(&mut flow.max_req_psn, psn, false);
         }
-        if flow.max_req_psn.is_none_or(|m| m < psn) {
-            flow.max_req_psn = Some(psn);
-        }
+        let retransmitted = newest_request(&mut flow.max_req_psn, psn, true);
         if flow.peer.is_none() {
             flow.indexed.push_back(psn);
             let old = (flow.indexed.len() > INDEXED).then(|| flow.indexed.pop_front()).flatten();
@@ -874,6 +897,7 @@ impl<T: Default> Connections<T> {
             self.pairing.insert((key.src, key.dst, psn), key);
         }
         self.infer_pmtu(key, r, pos);
+        retransmitted
     }
 
     /// A response: finds (or pairs) the request flow it answers; notes a fatal NAK.
@@ -1260,6 +1284,18 @@ impl<T: Default> Connections<T> {
 
 /// A request P_Key outside the connection's partition (`own`): the membership bit aside, the
 /// keys differ.
+/// Whether a request at `psn` is a retransmission: its PSN is not newer than `max`, the
+/// highest its flow's own requests reached (the one place this is decided,
+/// [`Observation::retransmitted`]). An `own` request that is newer moves `max`.
+#[inline]
+fn newest_request(max: &mut Option<Psn>, psn: Psn, own: bool) -> bool {
+    let retransmitted = max.is_some_and(|m| psn <= m);
+    if own && !retransmitted {
+        *max = Some(psn);
+    }
+    retransmitted
+}
+
 fn foreign(own: u16, pkey: u16) -> bool {
     own & 0x7fff != pkey & 0x7fff
 }

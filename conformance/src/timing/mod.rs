@@ -196,7 +196,6 @@ pub struct Timing {
     ackreq: VecDeque<Pending>,
     reads: VecDeque<Pending>,
     atomics: VecDeque<Pending>,
-    max_psn: Option<Psn>,
     last_psn: Option<Psn>,
     acked: Option<Psn>,
     nak: Option<Nak>,
@@ -222,16 +221,21 @@ fn restart(q: &mut VecDeque<Pending>, p: Pending) {
 }
 
 impl Timing {
-    /// A request of the flow; the timeout it ends, when it is a timeout retransmission.
-    pub fn request(&mut self, f: &FrameInfo, r: &Roce<'_>) -> Option<TimeoutRetransmission> {
+    /// A request of the flow, `retransmitted` or not (decided by whoever feeds the timers:
+    /// the connection model's [`crate::Observation::retransmitted`] for `stats`, the judged
+    /// requester for the checker); the timeout it ends, when it is a timeout retransmission.
+    pub fn request(
+        &mut self,
+        f: &FrameInfo,
+        r: &Roce<'_>,
+        retransmitted: bool,
+    ) -> Option<TimeoutRetransmission> {
         let info = r.info?;
         let psn = Psn::new(r.bth.psn);
-        let retransmission = self.max_psn.is_some_and(|m| psn <= m);
         let mut timeout = None;
-        if retransmission {
+        if retransmitted {
             timeout = self.retransmission(f, psn);
         } else {
-            self.max_psn = Some(psn);
             self.replaying = false;
             self.chain = None;
         }
