@@ -363,7 +363,7 @@ fn finding_line(t: &mut String, f: &Finding, paint: Paint) {
         Severity::Error => "error  ",
         Severity::Warning => "warning",
     };
-    let psn = f.psn.map_or(String::new(), |p| format!(" PSN {p}"));
+    let psn = f.psn.map_or(String::new(), |p| format!(" PSN {}", p.value()));
     let _ = writeln!(
         t,
         "  {} {:<16} frames {}{psn}: {}",

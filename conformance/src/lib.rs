@@ -57,11 +57,11 @@ pub mod timing;
 
 pub use checker::{Checker, ConnectionReport, Report, StateStats};
 pub use connections::{
-    exchange_of, BeganBy, Boundary, CmExchange, ConnectionInfo, Connections, Ended, EndedBy, Flow,
-    FlowKey, ModelOptions, ModelStats, Observation, PairedBy, PkeySource, PmtuSource, Retained,
-    Seen, RECONNECT_PSN_DISTANCE,
+    exchange_of, BeganBy, Boundary, CmExchange, ConnId, ConnectionInfo, Connections, Ended,
+    EndedBy, Flow, FlowKey, ModelOptions, ModelStats, Observation, PairedBy, PkeySource,
+    PmtuSource, Retained, Seen, RECONNECT_PSN_DISTANCE,
 };
-pub use finding::{ConnId, Finding, RuleCount};
+pub use finding::{Finding, RuleCount};
 pub use options::{CnpPacing, CnpScope, FrameInfo, Options};
 pub use psn::{read_psns, Psn, PSN_MASK};
 pub use rules::{Rule, RuleSet, Severity, Side};

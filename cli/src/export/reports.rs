@@ -124,6 +124,6 @@ conn_id_table! {
     "side" Str true "The side the rule judges (requester, responder, packet, capture, ...)" => |f| rules::find(f.rule).map(|r| r.side.as_str());
     "frame" Int true "The first frame that proves it" => |f| f.frames.first().copied();
     "frames" Str false "Every frame that proves it, comma-separated" => |f| Joined(f.frames.iter());
-    "psn" Int true "The PSN concerned, when one is" => |f| f.psn;
+    "psn" Int true "The PSN concerned, when one is" => |f| f.psn.map(|p| p.value());
     "message" Str false "One sentence on what was found" => |f| f.message.as_str();
 }}

@@ -167,7 +167,7 @@ fn findings(p: &Page<'_>, out: &mut String) {
             esc(f.rule),
             esc(&conn)
         );
-        let psn = f.psn.map(|v| v.to_string()).unwrap_or_default();
+        let psn = f.psn.map(|v| v.value().to_string()).unwrap_or_default();
         row(
             out,
             &attrs,

@@ -78,7 +78,8 @@ pub struct RnrWait {
     /// The RNR NAK, then the retry.
     pub frames: [u64; 2],
     /// The PSN the RNR NAK named, and the retry resent.
-    pub psn: u32,
+    #[serde(serialize_with = "crate::json::psn")]
+    pub psn: Psn,
     /// The AETH timer code, in ns (IBTA table 45).
     pub advertised_ns: u64,
     /// From the RNR NAK to the retry.
@@ -89,7 +90,8 @@ pub struct RnrWait {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct TimeoutRetransmission {
     /// The PSN retransmitted.
-    pub psn: u32,
+    #[serde(serialize_with = "crate::json::psn")]
+    pub psn: Psn,
     /// The PSN's previous transmission, then this one.
     pub frames: [u64; 2],
     /// 1 for the first retransmission of the PSN, 2 for the next...
@@ -260,7 +262,7 @@ impl Timing {
                 Some(advertised_ns) => {
                     let w = RnrWait {
                         frames: [nak.frame, f.number],
-                        psn: nak.psn.value(),
+                        psn: nak.psn,
                         advertised_ns,
                         waited_ns: waited,
                     };
@@ -291,7 +293,7 @@ impl Timing {
         self.chain = Some((psn, retry, measured));
         self.replaying = true;
         let t = TimeoutRetransmission {
-            psn: psn.value(),
+            psn,
             frames: [prev.frame, f.number],
             retry,
             measured_ns: measured,

@@ -810,7 +810,9 @@ pub fn sharded_checker(data: &[u8], reach: &mut Reach) {
     if capped(&whole) || parts.iter().any(capped) {
         return;
     }
-    let key = |f: &Finding| (f.frames.clone(), f.rule, f.psn, f.connection, f.message.clone());
+    let key = |f: &Finding| {
+        (f.frames.clone(), f.rule, f.psn.map(|p| p.value()), f.connection, f.message.clone())
+    };
     // CAP-TIME is one finding per capture; each shard reports the steps back it saw on its own
     // frames, so the union splits it (a known limit of --shard, docs/parquet.md): compare
     // whether it fired, and every other finding exactly.
