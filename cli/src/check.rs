@@ -199,7 +199,7 @@ pub fn run(input: &Input, cfg: &Config, opts: Options, how: &Output<'_>) -> Resu
     let res = match format {
         Format::Json => {
             let j = JsonOut {
-                schema: roce_conformance::json::SCHEMA_CHECK,
+                schema: roce_conformance::internal::json::SCHEMA_CHECK,
                 findings: &report.findings,
                 summary: Summary {
                     frames: report.frames,
@@ -659,15 +659,17 @@ pub fn list_rules_json() -> String {
         schema: &'static str,
         rules: &'static [roce_conformance::Rule],
     }
-    let doc =
-        Rules { schema: roce_conformance::json::SCHEMA_RULES, rules: roce_conformance::rules::ALL };
+    let doc = Rules {
+        schema: roce_conformance::internal::json::SCHEMA_RULES,
+        rules: roce_conformance::RULES,
+    };
     serde_json::to_string_pretty(&doc).map_or_else(|e| format!("{e}\n"), |j| j + "\n")
 }
 
 /// `roce-inspect rules`: the catalog.
 pub fn list_rules() -> String {
     let mut t = String::new();
-    for r in roce_conformance::rules::ALL {
+    for r in roce_conformance::RULES {
         let _ = writeln!(
             t,
             "{:<17} {:<8} {:<10} {}  [{}]",

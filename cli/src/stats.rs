@@ -39,7 +39,7 @@ struct StatsJson<'a> {
     connections_not_listed: u64,
     cm_connections: &'a [CmExchange],
     /// CNP pacing per IP pair and per destination IP, across connections.
-    congestion: roce_conformance::timing::congestion::CnpScopesJson,
+    congestion: roce_conformance::internal::timing::congestion::CnpScopesJson,
     warnings: &'a [String],
     /// `--nic-counters`: the host's counter deltas against the capture (docs/nic-counters.md).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -143,7 +143,7 @@ pub fn run(
     let res = match format {
         Format::Json => {
             let j = StatsJson {
-                schema: roce_conformance::json::SCHEMA_STATS,
+                schema: roce_conformance::internal::json::SCHEMA_STATS,
                 frames: stats.counters.frames,
                 roce_frames: stats.counters.roce_frames(),
                 rocev2_frames: stats.counters.roce_v2,

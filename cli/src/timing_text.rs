@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use roce_conformance::timing::congestion::{CnpScopesJson, CongestionJson, Interval};
+use roce_conformance::internal::timing::congestion::{CnpScopesJson, CongestionJson, Interval};
 use roce_conformance::{Summary, TimingReport};
 
 /// Retransmissions and RNR waits written one per line before "... more".

@@ -61,18 +61,18 @@ pub fn ts_string(ns: u64) -> String {
     format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000)
 }
 
-/// `#[serde(serialize_with = "roce_conformance::json::hex64")]`.
+/// `#[serde(serialize_with = "roce_conformance::internal::json::hex64")]`.
 pub fn hex64<S: Serializer>(v: &u64, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&hex64_string(*v))
 }
 
-/// `#[serde(serialize_with = "roce_conformance::json::ts")]`.
+/// `#[serde(serialize_with = "roce_conformance::internal::json::ts")]`.
 pub fn ts<S: Serializer>(ns: &u64, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&ts_string(*ns))
 }
 
 /// A PSN as the number its BTH field holds (24 bits):
-/// `#[serde(serialize_with = "roce_conformance::json::psn")]`.
+/// `#[serde(serialize_with = "roce_conformance::internal::json::psn")]`.
 pub fn psn<S: Serializer>(p: &Psn, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_u32(p.value())
 }

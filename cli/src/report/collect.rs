@@ -7,8 +7,9 @@
 
 use std::net::IpAddr;
 
+use roce_conformance::internal::{Retained, Seen};
 use roce_conformance::{
-    Checker, ConnId, ConnectionInfo, Ended, FlowKey, FrameInfo, Options, Report, Retained, Seen,
+    Checker, ConnId, ConnectionInfo, Ended, FlowKey, FrameInfo, Options, Report,
 };
 use roce_parser::headers::{AethKind, NakCode};
 use roce_parser::opcode::{Operation, Role};
@@ -19,7 +20,7 @@ use super::series::{Counts, Kind, Sample, Series};
 use crate::filter::{DisplayFilter, Selection};
 use crate::input::Decoded;
 use crate::stats::{Connection, Counters, FlowStats};
-use roce_conformance::timing::congestion::CnpScopesJson;
+use roce_conformance::internal::timing::congestion::CnpScopesJson;
 
 /// Which connections get a graph.
 #[derive(Debug, Clone)]

@@ -12,7 +12,9 @@
 
 use std::fmt::Write as _;
 
-use roce_conformance::timing::congestion::{CnpScopesJson, Interval, Reactions, REACTIONS_LISTED};
+use roce_conformance::internal::timing::congestion::{
+    CnpScopesJson, Interval, Reactions, REACTIONS_LISTED,
+};
 use roce_conformance::{Summary, TimingReport};
 
 use super::html::esc;
@@ -379,7 +381,7 @@ pub fn section(out: &mut String, conns: &[Connection], pacing: &CnpScopesJson) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use roce_conformance::timing::congestion::{DestinationPacing, PairPacing};
+    use roce_conformance::internal::timing::congestion::{DestinationPacing, PairPacing};
     use std::net::{IpAddr, Ipv4Addr};
 
     fn ip(d: u32) -> IpAddr {

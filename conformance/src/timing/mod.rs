@@ -46,7 +46,7 @@ pub const ACK_TIMEOUT_UNIT_NS: u64 = 4096;
 /// The local ACK timeout a QP attribute `timeout = t` stands for (t = 0: none, `None`).
 ///
 /// ```
-/// use roce_conformance::timing::local_ack_timeout_ns;
+/// use roce_conformance::local_ack_timeout_ns;
 /// assert_eq!(local_ack_timeout_ns(14), Some(67_108_864));
 /// assert_eq!(local_ack_timeout_ns(0), None);
 /// ```
