@@ -27,7 +27,7 @@
 
 use std::collections::BTreeMap;
 
-use roce_conformance::timing::congestion::CnpScopesJson;
+use roce_conformance::internal::timing::congestion::CnpScopesJson;
 use roce_conformance::{CmExchange, ConnectionReport, Finding, Report, RuleCount};
 use serde::Serialize;
 
@@ -35,9 +35,9 @@ use crate::frame::{ReadSummary, UndecodedGroup};
 use crate::stats::{Connection, Stats};
 
 /// The `schema` of the `stats --format json` document.
-pub const SCHEMA_STATS: &str = roce_conformance::json::SCHEMA_STATS;
+pub const SCHEMA_STATS: &str = roce_conformance::internal::json::SCHEMA_STATS;
 /// The `schema` of the `check --format json` document.
-pub const SCHEMA_CHECK: &str = roce_conformance::json::SCHEMA_CHECK;
+pub const SCHEMA_CHECK: &str = roce_conformance::internal::json::SCHEMA_CHECK;
 
 fn is_zero(n: &u64) -> bool {
     *n == 0

@@ -15,12 +15,13 @@ use roce_parser::{IcrcStatus, Packet, Problem, Roce};
 use crate::PacketEvent;
 use serde::Serialize;
 
-use roce_conformance::timing::{
+use roce_conformance::internal::timing::{
     compare, CnpScopes, CongestionJson, CongestionReport, FlowCongestion,
 };
+use roce_conformance::internal::{exchange_of, Retained, Seen};
 use roce_conformance::{
-    exchange_of, Checker, CmExchange, ConnectionInfo, FlowKey, FrameInfo, ModelOptions, Options,
-    Retained, Seen, Timing, TimingReport,
+    Checker, CmExchange, ConnectionInfo, FlowKey, FrameInfo, ModelOptions, Options, Timing,
+    TimingReport,
 };
 
 /// Addresses `--nic-host` counts frames of, for its error (memory stays bounded).
@@ -410,7 +411,7 @@ impl Counters {
     }
 
     /// The top-level `congestion` object: CNP pacing per IP pair and per destination.
-    pub fn cnp_scopes(&self) -> roce_conformance::timing::congestion::CnpScopesJson {
+    pub fn cnp_scopes(&self) -> roce_conformance::internal::timing::congestion::CnpScopesJson {
         self.cnp_scopes.json()
     }
 
@@ -639,10 +640,10 @@ pub struct Direction {
     /// Its packets.
     pub packets: u64,
     /// Its first packet's time (ns).
-    #[serde(serialize_with = "roce_conformance::json::ts")]
+    #[serde(serialize_with = "roce_conformance::internal::json::ts")]
     pub first_ts: u64,
     /// Its last packet's time (ns).
-    #[serde(serialize_with = "roce_conformance::json::ts")]
+    #[serde(serialize_with = "roce_conformance::internal::json::ts")]
     pub last_ts: u64,
     /// The timers of this direction's requests alone (null when it sent none): when both
     /// sides of a connection send requests, which side's timer each measurement is

@@ -322,7 +322,7 @@ fn finding_line(t: &mut String, f: &Finding, paint: Paint) {
         Severity::Error => "error  ",
         Severity::Warning => "warning",
     };
-    let psn = f.psn.map_or(String::new(), |p| format!(" PSN {p}"));
+    let psn = f.psn.map_or(String::new(), |p| format!(" PSN {}", p.value()));
     let _ = writeln!(
         t,
         "  {} {:<16} frames {}{psn}: {}",
@@ -618,15 +618,17 @@ pub fn list_rules_json() -> String {
         schema: &'static str,
         rules: &'static [roce_conformance::Rule],
     }
-    let doc =
-        Rules { schema: roce_conformance::json::SCHEMA_RULES, rules: roce_conformance::rules::ALL };
+    let doc = Rules {
+        schema: roce_conformance::internal::json::SCHEMA_RULES,
+        rules: roce_conformance::RULES,
+    };
     serde_json::to_string_pretty(&doc).map_or_else(|e| format!("{e}\n"), |j| j + "\n")
 }
 
 /// `roce-inspect rules`: the catalog.
 pub fn list_rules() -> String {
     let mut t = String::new();
-    for r in roce_conformance::rules::ALL {
+    for r in roce_conformance::RULES {
         let _ = writeln!(
             t,
             "{:<17} {:<8} {:<10} {}  [{}]",

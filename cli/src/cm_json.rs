@@ -4,7 +4,7 @@
 
 use std::net::IpAddr;
 
-use roce_conformance::json::hex64;
+use roce_conformance::internal::json::hex64;
 use roce_parser::cm::{CmMessage, CmPath, Mad};
 use roce_parser::Roce;
 use serde::Serialize;

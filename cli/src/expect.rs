@@ -173,11 +173,13 @@ pub fn parse_expect_noting(bytes: &[u8]) -> Result<(ExpectFile, Vec<String>), Ex
         let position = (e.line() > 0).then(|| (e.line(), e.column()));
         ExpectError { message: format!("not an expect file: {message}"), position }
     })?;
-    if let Some(s) = e.schema.as_deref().filter(|s| *s != roce_conformance::json::SCHEMA_EXPECT) {
+    if let Some(s) =
+        e.schema.as_deref().filter(|s| *s != roce_conformance::internal::json::SCHEMA_EXPECT)
+    {
         return Err(invalid(format!(
             "schema {}: this version reads {:?} expect files",
             quoted(s),
-            roce_conformance::json::SCHEMA_EXPECT
+            roce_conformance::internal::json::SCHEMA_EXPECT
         )));
     }
     if let Some(m) = e.options.pmtu {
@@ -205,8 +207,8 @@ pub fn parse_expect_noting(bytes: &[u8]) -> Result<(ExpectFile, Vec<String>), Ex
     let mut notes = Vec::new();
     let mut normalised = 0usize;
     for (i, f) in e.findings.iter_mut().enumerate() {
-        if !roce_conformance::rules::ALL.iter().any(|r| r.id == f.rule) {
-            let hint = match roce_conformance::rules::find(&f.rule) {
+        if !roce_conformance::RULES.iter().any(|r| r.id == f.rule) {
+            let hint = match roce_conformance::find_rule(&f.rule) {
                 Some(r) => format!(" (did you mean '{}'?)", r.id),
                 None => " (`roce-inspect rules` lists them)".to_string(),
             };
@@ -296,7 +298,7 @@ pub fn to_expect(report: &Report, options: ExpectOptions, description: String) -
         .map(|f| Expected { rule: f.rule.to_string(), frames: f.frames.clone() })
         .collect();
     findings.sort();
-    let schema = Some(roce_conformance::json::SCHEMA_EXPECT.to_string());
+    let schema = Some(roce_conformance::internal::json::SCHEMA_EXPECT.to_string());
     ExpectFile { schema, description, options, findings }
 }
 

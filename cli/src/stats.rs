@@ -230,13 +230,13 @@ fn text_report(
         let _ = writeln!(t, "\nCM connections ({})", cm.len());
         for c in cm {
             let pq = c.passive_qpn.map_or("?".to_string(), |q| format!("0x{q:06x}"));
-            let ppsn = c.rep_starting_psn.map_or("?".to_string(), |q| q.to_string());
+            let ppsn = c.rep_starting_psn.map_or("?".to_string(), |q| q.value().to_string());
             let _ = writeln!(
                 t,
                 "  {} QP 0x{:06x} (start PSN {}) -> {} QP {pq} (start PSN {ppsn}), {}, PMTU {}, {}{}  [frames {}..{}]",
                 c.active,
                 c.active_qpn,
-                c.req_starting_psn,
+                c.req_starting_psn.value(),
                 c.passive,
                 c.transport,
                 c.pmtu.map_or_else(|| format!("code {} (reserved)", c.pmtu_code), |m| m.to_string()),

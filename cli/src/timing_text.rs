@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 
-use roce_conformance::timing::congestion::{CnpScopesJson, CongestionJson, Interval};
+use roce_conformance::internal::timing::congestion::{CnpScopesJson, CongestionJson, Interval};
 use roce_conformance::{Summary, TimingReport};
 
 /// Retransmissions and RNR waits written one per line before "... more".
@@ -63,7 +63,7 @@ pub fn write(t: &mut String, r: &TimingReport) {
         let _ = writeln!(
             t,
             "      RNR NAK PSN {}: advertised {}, waited {}  [frames {}, {}]",
-            w.psn,
+            w.psn.value(),
             duration(w.advertised_ns),
             duration(w.waited_ns),
             w.frames[0],
@@ -78,7 +78,7 @@ pub fn write(t: &mut String, r: &TimingReport) {
         let _ = writeln!(
             t,
             "      timeout: PSN {} retry {} after {}  [frames {}, {}]",
-            x.psn,
+            x.psn.value(),
             x.retry,
             duration(x.measured_ns),
             x.frames[0],

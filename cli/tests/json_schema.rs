@@ -226,7 +226,7 @@ fn the_schemas_refuse_what_the_contract_does_not_say() {
 fn findings_name_their_rules_side(doc: &Value, name: &str) {
     let findings = doc["findings"].as_array().unwrap();
     for f in findings {
-        let rule = roce_conformance::rules::find(f["rule"].as_str().unwrap()).unwrap();
+        let rule = roce_conformance::find_rule(f["rule"].as_str().unwrap()).unwrap();
         let side = serde_json::to_value(rule.side).unwrap();
         assert_eq!(f["side"], side, "{name}: {} has the side of its rule", f["rule"]);
     }
@@ -247,7 +247,7 @@ fn rules_json_is_the_catalog() {
     assert_valid(&v, &doc, "rules --format json");
     let ids: Vec<&str> =
         doc["rules"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
-    let want: Vec<&str> = roce_conformance::rules::ALL.iter().map(|r| r.id).collect();
+    let want: Vec<&str> = roce_conformance::RULES.iter().map(|r| r.id).collect();
     assert_eq!(ids, want);
 }
 
@@ -269,7 +269,7 @@ fn the_schemas_enums_are_the_codes_of_the_parser_and_the_catalog() {
         frame["$defs"]["problem_code"]["enum"],
         "docs/schema/stats.schema.json: problem codes"
     );
-    let ids: Vec<&str> = roce_conformance::rules::ALL.iter().map(|r| r.id).collect();
+    let ids: Vec<&str> = roce_conformance::RULES.iter().map(|r| r.id).collect();
     let (check, _) = schema("check");
     let (expect, _) = schema("expect");
     for (name, rules) in [
@@ -283,11 +283,11 @@ fn the_schemas_enums_are_the_codes_of_the_parser_and_the_catalog() {
     }
     // Every document names its schema, and the schema says the same.
     for (name, id) in [
-        ("frame", roce_conformance::json::SCHEMA_FRAME),
-        ("stats", roce_conformance::json::SCHEMA_STATS),
-        ("check", roce_conformance::json::SCHEMA_CHECK),
-        ("expect", roce_conformance::json::SCHEMA_EXPECT),
-        ("rules", roce_conformance::json::SCHEMA_RULES),
+        ("frame", roce_conformance::internal::json::SCHEMA_FRAME),
+        ("stats", roce_conformance::internal::json::SCHEMA_STATS),
+        ("check", roce_conformance::internal::json::SCHEMA_CHECK),
+        ("expect", roce_conformance::internal::json::SCHEMA_EXPECT),
+        ("rules", roce_conformance::internal::json::SCHEMA_RULES),
     ] {
         assert_eq!(schema(name).0["properties"]["schema"]["const"], id, "{name}");
     }

@@ -8,12 +8,13 @@ use roce_parser::opcode::{OpcodeInfo, Role};
 use roce_parser::{Packet, Roce};
 
 use crate::congestion::{CeMark, Cnp, Congestion};
+use crate::connections::ConnId;
 use crate::connections::{
     exchange_of, BeganBy, CmExchange, ConnectionInfo, Connections, Ended, EndedBy, FlowKey,
     Observation, Retained, Seen,
 };
 use crate::context::{CmTimers, Pkt};
-use crate::finding::{ConnId, Finding, Judge, RuleCount};
+use crate::finding::{Finding, Judge, RuleCount};
 use crate::psn::Psn;
 use crate::rules;
 use crate::stream::{Shadow, Stream, SHADOW_REPORTED};

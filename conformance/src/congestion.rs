@@ -9,7 +9,8 @@
 use crate::hash::FastHashMap;
 use std::net::IpAddr;
 
-use crate::finding::{ConnId, Judge};
+use crate::connections::ConnId;
+use crate::finding::Judge;
 use crate::options::{CnpPacing, CnpScope};
 use crate::rules;
 

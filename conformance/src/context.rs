@@ -5,8 +5,7 @@ use roce_parser::headers::{AethKind, NakCode};
 use roce_parser::opcode::OpcodeInfo;
 use roce_parser::Roce;
 
-use crate::connections::CmExchange;
-use crate::finding::ConnId;
+use crate::connections::{CmExchange, ConnId};
 use crate::psn::Psn;
 use crate::timing::{Negotiated, Timing};
 use crate::{FrameInfo, Options};
@@ -56,17 +55,6 @@ impl Pkt<'_> {
             a.kind() == AethKind::Nak && NakCode::from_value(a.value()) == NakCode::PsnSequenceError
         })
     }
-}
-
-/// A fatal NAK: invalid request, remote access or remote operational error (the responder's
-/// QP goes to the error state).
-pub(crate) fn fatal_nak(r: &Roce<'_>) -> bool {
-    r.headers.aeth.and_then(|a| a.nak_code()).is_some_and(|c| {
-        matches!(
-            c,
-            NakCode::InvalidRequest | NakCode::RemoteAccessError | NakCode::RemoteOperationalError
-        )
-    })
 }
 
 /// An incarnation that ended whose CM exchange was captured: the REQ, the timers measured on

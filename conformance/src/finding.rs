@@ -3,41 +3,12 @@
 //! own, for the few rules that have a warning form); the judge applies the rule set, caps
 //! each (connection, rule) so a broken capture cannot grow memory, and counts what it drops.
 
-use std::fmt;
-use std::net::IpAddr;
-
 use serde::Serialize;
 
+use crate::connections::ConnId;
 use crate::hash::FastHashMap;
 use crate::psn::Psn;
 use crate::rules::{self, Rule, RuleSet, Severity, Side};
-
-/// The two ends of a connection as reports name them, and which incarnation of that QP pair
-/// it is (QPNs are reused: each CM connection, or each reconnect seen without CM, is one).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
-pub struct ConnId {
-    /// One end's address (IP, or the GID of a GRH when there is no IP header).
-    pub a: IpAddr,
-    /// QPN on side a (the DestQP of b -> a packets), when known.
-    pub qpn_a: Option<u32>,
-    /// The other end's address.
-    pub b: IpAddr,
-    /// QPN on side b (the DestQP of a -> b packets).
-    pub qpn_b: Option<u32>,
-    /// 1 for the first connection seen on these QPs, 2 for the next, ...
-    pub incarnation: u32,
-}
-
-impl fmt::Display for ConnId {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let q = |q: Option<u32>| q.map_or("?".to_string(), |q| format!("0x{q:06x}"));
-        write!(f, "{} QP {} <-> {} QP {}", self.a, q(self.qpn_a), self.b, q(self.qpn_b))?;
-        if self.incarnation > 1 {
-            write!(f, " (incarnation {})", self.incarnation)?;
-        }
-        Ok(())
-    }
-}
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 /// One rule broken, with the frames that prove it: what `check` prints one line of.
@@ -52,8 +23,9 @@ pub struct Finding {
     pub frames: Vec<u64>,
     /// The connection, when the finding belongs to one.
     pub connection: Option<ConnId>,
-    /// The PSN the finding is about, when there is one (24 bits).
-    pub psn: Option<u32>,
+    /// The PSN the finding is about, when there is one.
+    #[serde(serialize_with = "crate::json::psn_or_null")]
+    pub psn: Option<Psn>,
     /// One sentence saying what was seen against what the rule expects.
     pub message: String,
 }
@@ -190,7 +162,7 @@ impl Judge {
             side: rule.side,
             frames: frames.to_vec(),
             connection,
-            psn: psn.map(Psn::value),
+            psn,
             message: message(),
         });
     }
@@ -204,7 +176,7 @@ impl Judge {
     pub(crate) fn absorb(&mut self, f: Finding) {
         let Some(rule) = rules::ALL.iter().find(|r| r.id == f.rule) else { return };
         let Finding { severity, frames, connection, psn, message, .. } = f;
-        self.report_as(rule, severity, &frames, connection, psn.map(Psn::new), || message);
+        self.report_as(rule, severity, &frames, connection, psn, || message);
     }
 
     /// Findings reported and not taken yet.

@@ -15,6 +15,8 @@
 
 use serde::Serializer;
 
+use crate::psn::Psn;
+
 /// The `schema` of a frame object (`dissect --format json` elements and `jsonl` lines).
 pub const SCHEMA_FRAME: &str = "roce-inspect/frame/v1";
 /// The `schema` of the `stats --format json` document.
@@ -59,14 +61,28 @@ pub fn ts_string(ns: u64) -> String {
     format!("{}.{:09}", ns / 1_000_000_000, ns % 1_000_000_000)
 }
 
-/// `#[serde(serialize_with = "roce_conformance::json::hex64")]`.
+/// `#[serde(serialize_with = "roce_conformance::internal::json::hex64")]`.
 pub fn hex64<S: Serializer>(v: &u64, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&hex64_string(*v))
 }
 
-/// `#[serde(serialize_with = "roce_conformance::json::ts")]`.
+/// `#[serde(serialize_with = "roce_conformance::internal::json::ts")]`.
 pub fn ts<S: Serializer>(ns: &u64, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&ts_string(*ns))
+}
+
+/// A PSN as the number its BTH field holds (24 bits):
+/// `#[serde(serialize_with = "roce_conformance::internal::json::psn")]`.
+pub fn psn<S: Serializer>(p: &Psn, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_u32(p.value())
+}
+
+/// [`psn`] or `null`, as an `Option<u32>` serializes.
+pub fn psn_or_null<S: Serializer>(p: &Option<Psn>, s: S) -> Result<S::Ok, S::Error> {
+    match p {
+        Some(p) => s.serialize_some(&p.value()),
+        None => s.serialize_none(),
+    }
 }
 
 /// A frame number where 0 means "none" (frames are numbered from 1): `null` for 0.

@@ -6,7 +6,8 @@
 //!   REQ/REP to DREQ/DREP or REJ, reconnects on reused QPNs with or without CM), bounded by a
 //!   cap with reported eviction.
 //! - [`Checker`] feeds each packet through the model and the rules of the catalog
-//!   ([`rules`]): streaming, memory bounded by the live connections, never by packets.
+//!   ([`RULES`], [`find_rule`]): streaming, memory bounded by the live connections, never by
+//!   packets.
 //!   [`Checker::finish`] returns the final findings and one report per incarnation.
 //! - [`Psn`] is a 24-bit PSN whose order and arithmetic wrap.
 //! - [`Timing`] measures a request flow's timers from the wire (ACK, READ, atomic and NAK
@@ -40,31 +41,62 @@ mod congestion;
 mod connections;
 mod context;
 mod finding;
-// The checker's hasher, shared with the command line's tables: not part of the API.
-#[doc(hidden)]
-pub mod hash;
-pub mod json;
+mod hash;
+mod json;
 mod options;
 mod packet_rules;
 mod psn;
 mod requester;
 mod responder;
-pub mod rules;
+mod rules;
 mod shard;
 mod sharded;
 mod stream;
-pub mod timing;
+mod timing;
 
 pub use checker::{Checker, ConnectionReport, Report, StateStats};
 pub use connections::{
-    exchange_of, BeganBy, Boundary, CmExchange, ConnectionInfo, Connections, Ended, EndedBy, Flow,
-    FlowKey, ModelOptions, ModelStats, Observation, PairedBy, PkeySource, PmtuSource, Retained,
-    Seen, RECONNECT_PSN_DISTANCE,
+    BeganBy, Boundary, CmExchange, ConnId, ConnectionInfo, Connections, Ended, EndedBy, Flow,
+    FlowKey, ModelOptions, ModelStats, Observation, PairedBy, PkeySource, PmtuSource, Seen,
+    RECONNECT_PSN_DISTANCE,
 };
-pub use finding::{ConnId, Finding, RuleCount};
+pub use finding::{Finding, RuleCount};
 pub use options::{CnpPacing, CnpScope, FrameInfo, Options};
 pub use psn::{read_psns, Psn, PSN_MASK};
-pub use rules::{Rule, RuleSet, Severity, Side};
+pub use rules::{find as find_rule, Rule, RuleSet, Severity, Side, ALL as RULES};
 pub use shard::{host_pair, host_pair_hash, Shard, ShardOfPair};
 pub use sharded::{can_split, merge_shards, NotMergeable, ShardReport};
-pub use timing::{Quantiles, Summary, Timing, TimingReport};
+pub use timing::{
+    local_ack_timeout_ns, CnpScopes, CongestionReport, Disagreement, FlowCongestion,
+    InferredTimeout, Negotiated, Quantiles, ReadLatency, RnrWait, Summary, TimeoutRetransmission,
+    Timing, TimingReport, ACK_TIMEOUT_UNIT_NS,
+};
+
+/// Not part of the API: what roce-inspect, roce-analysis and the fuzz targets use beside it
+/// (the model's per-packet answers, the hasher of their tables, the JSON contract's value
+/// formats and shapes, the rule catalog's generator). It may change in any release.
+#[doc(hidden)]
+pub mod internal {
+    pub use crate::connections::{exchange_of, Retained};
+    pub use crate::connections::{Observation, Seen};
+
+    /// The checker's hasher, shared with the command line's tables.
+    pub mod hash {
+        pub use crate::hash::*;
+    }
+
+    /// The value formats of the JSON contract (docs/json.md).
+    pub mod json {
+        pub use crate::json::*;
+    }
+
+    /// The rule catalog: [`crate::RULES`], one constant per rule, and its Markdown.
+    pub mod rules {
+        pub use crate::rules::*;
+    }
+
+    /// Timers and congestion, with the JSON shapes of `stats`.
+    pub mod timing {
+        pub use crate::timing::*;
+    }
+}

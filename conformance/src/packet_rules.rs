@@ -3,7 +3,8 @@
 use roce_parser::opcode::Position;
 use roce_parser::{IcrcStatus, Packet, Problem, Roce};
 
-use crate::finding::{ConnId, Judge};
+use crate::connections::ConnId;
+use crate::finding::Judge;
 use crate::psn::Psn;
 use crate::rules::{self, Severity};
 use crate::FrameInfo;

@@ -901,11 +901,11 @@ pub(crate) fn qp_timeout(retx: &TimeoutRetransmission, t: u8, x: &Pkt<'_>, judge
         &rules::REQ_QP_TIMEOUT,
         &retx.frames,
         x.conn,
-        Some(Psn::new(retx.psn)),
+        Some(retx.psn),
         || {
             format!(
                 "PSN {} resent after {measured} ns of silence (retry {retry}), earlier than the configured local ACK timeout 4.096 us x 2^{t} = {configured} ns (--qp-timeout {t}, {QP_TIMEOUT_TOLERANCE_PERCENT} % tolerance)",
-                retx.psn
+                retx.psn.value()
             )
         },
     );
@@ -915,7 +915,7 @@ pub(crate) fn qp_timeout(retx: &TimeoutRetransmission, t: u8, x: &Pkt<'_>, judge
 /// it (the PSN's previous transmission, or the RNR NAK) and the retransmission, and what the
 /// message says of it.
 struct Cited {
-    psn: u32,
+    psn: Psn,
     frames: [u64; 2],
     detail: String,
 }
@@ -935,7 +935,7 @@ fn report_cm(
         Some(c) => vec![req, c.frames[0], c.frames[1]],
         None => vec![req],
     };
-    let psn = cited.as_ref().map(|c| Psn::new(c.psn));
+    let psn = cited.as_ref().map(|c| c.psn);
     let cm = x.cm;
     judge.report(rule, &frames, x.conn, psn, || {
         let detail = cited.map(|c| c.detail).unwrap_or_default();
@@ -965,7 +965,9 @@ pub(crate) fn cm_ack_timeout(x: &CmTimers<'_>, judge: &mut Judge) {
         frames: t.frames,
         detail: format!(
             "; first: PSN {} resent {} ns after frame {}",
-            t.psn, t.measured_ns, t.frames[0]
+            t.psn.value(),
+            t.measured_ns,
+            t.frames[0]
         ),
     });
     report_cm(&rules::REQ_CM_ACK_TIMEOUT, x, d, cited, judge);
@@ -985,7 +987,9 @@ pub(crate) fn cm_retry_count(x: &CmTimers<'_>, judge: &mut Judge) {
         frames: t.frames,
         detail: format!(
             ": retry {} of PSN {} (frame {}) is one the requester should not have sent",
-            t.retry, t.psn, t.frames[1]
+            t.retry,
+            t.psn.value(),
+            t.frames[1]
         ),
     });
     report_cm(&rules::REQ_CM_RETRY_COUNT, x, d, cited, judge);
@@ -1006,7 +1010,7 @@ pub(crate) fn cm_rnr_retry_count(x: &CmTimers<'_>, judge: &mut Judge) {
         frames: w.frames,
         detail: format!(
             ": retry {n} of PSN {} (frame {}, after the RNR NAK in frame {}) is one the requester should not have sent",
-            w.psn, w.frames[1], w.frames[0]
+            w.psn.value(), w.frames[1], w.frames[0]
         ),
     });
     report_cm(&rules::REQ_CM_RNR_RETRY_COUNT, x, d, cited, judge);

@@ -25,8 +25,9 @@ use std::collections::VecDeque;
 use roce_parser::headers::AethKind;
 use roce_parser::opcode::{Operation, Position};
 
+use crate::connections::ConnId;
 use crate::context::Pkt;
-use crate::finding::{ConnId, Judge};
+use crate::finding::Judge;
 use crate::psn::{Psn, PSN_MASK};
 use crate::requester::Seen;
 use crate::rules;

@@ -8,8 +8,9 @@
 //! goes on to answer PSNs below it. A held response that proves a fault changes no state, so
 //! nothing cascades from it.
 
+use crate::connections::ConnId;
 use crate::context::Pkt;
-use crate::finding::{ConnId, Judge};
+use crate::finding::Judge;
 use crate::requester::{Held, Requester};
 use crate::responder::Responder;
 use crate::rules;

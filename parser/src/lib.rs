@@ -63,6 +63,7 @@ pub use headers::{ExtHeader, ExtHeaders};
 pub use opcode::{OpcodeInfo, Operation, PayloadRule, Position, Role, Transport};
 pub mod icrc;
 pub mod packet;
+mod prefix;
 mod psn;
 pub mod roce;
 pub mod segments;
@@ -73,6 +74,7 @@ pub use packet::{
     Config, Ecn, EthernetInfo, IpInfo, Packet, UdpInfo, VlanTag, MAX_EXTRA_UDP_PORTS,
     ROCEV2_UDP_PORT,
 };
+pub use prefix::{parse_ethertype_prefix, parse_prefix, Prefix};
 pub use psn::{read_psns, Psn, PSN_MASK};
 pub use roce::{Roce, RoceVersion};
 pub use segments::{parse_ethernet_segments, SegmentScratch, Segmented};

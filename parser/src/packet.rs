@@ -30,7 +30,7 @@ pub const ETHERTYPE_IPV6: u16 = 0x86dd;
 /// VLAN tags recorded in [`Packet::vlans`]; deeper stacks are skipped.
 pub const MAX_VLANS: usize = 2;
 /// VLAN tags walked before the frame is called malformed.
-const VLAN_LIMIT: usize = 8;
+pub(crate) const VLAN_LIMIT: usize = 8;
 
 /// Ports that [`Config::extra_udp_ports`] can hold besides [`Config::udp_port`].
 pub const MAX_EXTRA_UDP_PORTS: usize = 3;
@@ -552,7 +552,7 @@ const fn is_ipv6_extension(n: u8) -> bool {
     matches!(n, 135 | 139 | 140 | 253 | 254)
 }
 
-fn ip_error<E: IpSliceError>(e: E, layer: Layer, off: usize) -> Error {
+pub(crate) fn ip_error<E: IpSliceError>(e: E, layer: Layer, off: usize) -> Error {
     match e.len_error() {
         Some((needed, available)) => Error::truncated(layer, off, needed, available),
         None => Error::malformed(layer, off, "bad version or header length"),
@@ -560,7 +560,7 @@ fn ip_error<E: IpSliceError>(e: E, layer: Layer, off: usize) -> Error {
 }
 
 /// etherparse's IPv4 and IPv6 header errors, seen the same way.
-trait IpSliceError {
+pub(crate) trait IpSliceError {
     fn len_error(&self) -> Option<(usize, usize)>;
 }
 

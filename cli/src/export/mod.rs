@@ -23,7 +23,7 @@ mod table;
 
 use std::path::Path;
 
-use roce_conformance::hash::FastHashMap;
+use roce_conformance::internal::hash::FastHashMap;
 use roce_conformance::{Checker, ConnId, Options, Shard};
 use roce_parser::Config;
 

@@ -10,8 +10,8 @@
 //! and a row joins them on the connection's id ([`ConnId`]); the counters are `stats`' own
 //! values, not a second count of them.
 
-use roce_conformance::timing::CongestionJson;
-use roce_conformance::{rules, ConnId, ConnectionReport, Finding, TimingReport};
+use roce_conformance::internal::timing::CongestionJson;
+use roce_conformance::{find_rule, ConnId, ConnectionReport, Finding, TimingReport};
 
 use super::table::{table, Joined};
 use crate::stats::{Connection, FlowStats};
@@ -121,9 +121,9 @@ conn_id_table! {
     FINDING_COLUMNS, write_finding(Finding), |f| f.connection, {
     "rule" Str false "Rule ID (`roce-inspect rules`, docs/rules.md)" => |f| f.rule;
     "severity" Str false "error or warning" => |f| f.severity.as_str();
-    "side" Str true "The side the rule judges (requester, responder, packet, capture, ...)" => |f| rules::find(f.rule).map(|r| r.side.as_str());
+    "side" Str true "The side the rule judges (requester, responder, packet, capture, ...)" => |f| find_rule(f.rule).map(|r| r.side.as_str());
     "frame" Int true "The first frame that proves it" => |f| f.frames.first().copied();
     "frames" Str false "Every frame that proves it, comma-separated" => |f| Joined(f.frames.iter());
-    "psn" Int true "The PSN concerned, when one is" => |f| f.psn;
+    "psn" Int true "The PSN concerned, when one is" => |f| f.psn.map(|p| p.value());
     "message" Str false "One sentence on what was found" => |f| f.message.as_str();
 }}

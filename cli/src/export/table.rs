@@ -32,7 +32,7 @@ use parquet::file::properties::WriterProperties;
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::parser::parse_message_type;
 use parquet::schema::types::ColumnPath;
-use roce_conformance::hash::FastHashMap;
+use roce_conformance::internal::hash::FastHashMap;
 
 use crate::input::InputError;
 use crate::outfile::OutFile;

@@ -116,7 +116,7 @@ impl<'f> Selection<'f> {
         r.connections.retain(|c| self.selects(&c.info.connection));
         r.errors = r.findings.iter().filter(|f| f.severity == Severity::Error).count() as u64;
         r.warnings = r.findings.len() as u64 - r.errors;
-        r.by_rule = roce_conformance::rules::ALL
+        r.by_rule = roce_conformance::RULES
             .iter()
             .map(|rule| {
                 let of = || r.findings.iter().filter(|f| f.rule == rule.id);

@@ -1037,7 +1037,7 @@ impl Scenario {
         let (t, mut findings) = (self.build)();
         findings.sort();
         let expect = ExpectFile {
-            schema: Some(roce_conformance::json::SCHEMA_EXPECT.to_string()),
+            schema: Some(roce_conformance::internal::json::SCHEMA_EXPECT.to_string()),
             description: self.description.to_string(),
             options: ExpectOptions {
                 assume_complete: self.assume_complete,

@@ -7,9 +7,9 @@
 
 use std::net::IpAddr;
 
+use roce_conformance::internal::{Retained, Seen};
 use roce_conformance::{
-    Checker, ConnId, ConnectionInfo, Ended, FlowKey, FrameInfo, Options, Report, Retained, Seen,
-    Shard,
+    Checker, ConnId, ConnectionInfo, Ended, FlowKey, FrameInfo, Options, Report, Shard,
 };
 use roce_parser::headers::{AethKind, NakCode};
 use roce_parser::opcode::{Operation, Role};
@@ -21,7 +21,7 @@ use crate::filter::{DisplayFilter, Selection};
 use crate::input::Decoded;
 use crate::stats::{Connection, Counters, FlowStats};
 use roce_analysis::PacketEvent;
-use roce_conformance::timing::congestion::CnpScopesJson;
+use roce_conformance::internal::timing::congestion::CnpScopesJson;
 
 /// Which connections get a graph.
 #[derive(Debug, Clone)]

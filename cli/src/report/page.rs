@@ -158,7 +158,7 @@ fn findings(p: &Page<'_>, out: &mut String) {
     }
     out.push_str("</select> (click a column to sort)</p>\n<div class=\"scroll\"><table id=\"ftable\"><thead><tr><th>rule</th><th>severity</th><th>side</th><th>frames</th><th>PSN</th><th>connection</th><th>message</th></tr></thead><tbody>\n");
     for f in fs.iter().take(FINDING_ROWS) {
-        let side = roce_conformance::rules::find(f.rule).map_or("", |r| r.side.as_str());
+        let side = roce_conformance::find_rule(f.rule).map_or("", |r| r.side.as_str());
         let frames: Vec<String> = f.frames.iter().map(u64::to_string).collect();
         let conn = conn_name(f);
         let attrs = format!(
@@ -167,7 +167,7 @@ fn findings(p: &Page<'_>, out: &mut String) {
             esc(f.rule),
             esc(&conn)
         );
-        let psn = f.psn.map(|v| v.to_string()).unwrap_or_default();
+        let psn = f.psn.map(|v| v.value().to_string()).unwrap_or_default();
         row(
             out,
             &attrs,

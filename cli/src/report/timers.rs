@@ -12,7 +12,9 @@
 
 use std::fmt::Write as _;
 
-use roce_conformance::timing::congestion::{CnpScopesJson, Interval, Reactions, REACTIONS_LISTED};
+use roce_conformance::internal::timing::congestion::{
+    CnpScopesJson, Interval, Reactions, REACTIONS_LISTED,
+};
 use roce_conformance::{Summary, TimingReport};
 
 use super::html::esc;
@@ -144,7 +146,7 @@ fn timeouts(out: &mut String, t: &TimingReport) {
     for (i, x) in t.timeout_retransmissions.iter().enumerate().take(SHOWN) {
         let k = format!("timing.timeout_retransmissions.{i}");
         out.push_str("<tr>");
-        cell(out, &format!("{k}.psn"), u64::from(x.psn), &x.psn.to_string());
+        cell(out, &format!("{k}.psn"), u64::from(x.psn.value()), &x.psn.value().to_string());
         cell(out, &format!("{k}.retry"), u64::from(x.retry), &x.retry.to_string());
         time(out, &format!("{k}.measured_ns"), x.measured_ns);
         let _ = writeln!(out, "<td>{}, {}</td></tr>", x.frames[0], x.frames[1]);
@@ -181,7 +183,7 @@ fn rnr_waits(out: &mut String, t: &TimingReport) {
     for (i, w) in t.rnr_waits.iter().enumerate().take(SHOWN) {
         let k = format!("timing.rnr_waits.{i}");
         out.push_str("<tr>");
-        cell(out, &format!("{k}.psn"), u64::from(w.psn), &w.psn.to_string());
+        cell(out, &format!("{k}.psn"), u64::from(w.psn.value()), &w.psn.value().to_string());
         time(out, &format!("{k}.advertised_ns"), w.advertised_ns);
         time(out, &format!("{k}.waited_ns"), w.waited_ns);
         let _ = writeln!(out, "<td>{}, {}</td></tr>", w.frames[0], w.frames[1]);
@@ -379,7 +381,7 @@ pub fn section(out: &mut String, conns: &[Connection], pacing: &CnpScopesJson) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use roce_conformance::timing::congestion::{DestinationPacing, PairPacing};
+    use roce_conformance::internal::timing::congestion::{DestinationPacing, PairPacing};
     use std::net::{IpAddr, Ipv4Addr};
 
     fn ip(d: u32) -> IpAddr {

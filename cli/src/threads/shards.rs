@@ -9,8 +9,9 @@
 //! and judges the frames routed to it. The last worker done with a batch gives it back to
 //! the reader, so at most [`super::IN_FLIGHT`] batches exist.
 //!
-//! The router reads only the link and IP headers, so it could disagree with the parser on a
-//! frame the parser decodes in some other way: each worker checks, for every RoCE packet it
+//! The router reads only the link and network headers (roce-parser's [`parse_prefix`], the
+//! parser's own decode of them), so it could disagree with the whole parse only on a frame
+//! the parser decodes in some other way: each worker checks, for every RoCE packet it
 //! parses, that the packet's host pair is in its shard. Frames that are not RoCE change no
 //! state but the counts, which add up wherever they are judged.
 //!
@@ -19,7 +20,7 @@
 //! so, with the capture's warnings not written, and the caller checks the capture again on
 //! one thread. Workers stop early once their flows together pass `--max-flows`.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::IpAddr;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::sync::Arc;
@@ -30,7 +31,7 @@ use roce_conformance::{
     merge_shards, Checker, FrameInfo, NotMergeable, Options, Report, Shard, ShardOfPair,
     ShardReport,
 };
-use roce_parser::{Config, Packet};
+use roce_parser::{parse_ethertype_prefix, parse_prefix, Config, Packet};
 
 use super::{channels, read_batches, Batch, ConsumerEnds, Threads, IN_FLIGHT};
 use crate::input::{
@@ -290,56 +291,17 @@ impl Router {
     }
 }
 
-/// The host pair of a frame from its link and network headers alone, as the parser would
-/// find it (IPv4, IPv6 or RoCEv1's GRH after Ethernet with up to 8 VLAN tags, or after
-/// another link header); `None` when there is none (the frame goes to shard 0).
+/// The host pair of a frame from its link and network headers alone, as the parser finds
+/// it (IPv4, IPv6 or RoCEv1's GRH after Ethernet with up to 8 VLAN tags, or after another
+/// link header): roce-parser's [`parse_prefix`], which reads those headers and no more.
+/// `None` when there is none (the frame goes to shard 0).
 pub(crate) fn route(frame: &Frame<'_>) -> Option<(IpAddr, IpAddr)> {
-    let (mut ethertype, data, mut at) = match frame.l2() {
-        L2Start::Ethernet(b) => (u16::from_be_bytes([*b.get(12)?, *b.get(13)?]), b, 14),
-        L2Start::Network { ethertype, data } => {
-            return network_pair(ethertype, data);
-        }
+    let prefix = match frame.l2() {
+        L2Start::Ethernet(b) => parse_prefix(b),
+        L2Start::Network { ethertype, data } => parse_ethertype_prefix(ethertype, data),
         L2Start::Unsupported(_) => return None,
     };
-    let mut tags = 0;
-    while matches!(ethertype, 0x8100 | 0x88a8 | 0x9100) {
-        if tags == 8 {
-            return None;
-        }
-        ethertype = u16::from_be_bytes([*data.get(at + 2)?, *data.get(at + 3)?]);
-        at += 4;
-        tags += 1;
-    }
-    network_pair(ethertype, data.get(at..)?)
-}
-
-fn network_pair(ethertype: u16, data: &[u8]) -> Option<(IpAddr, IpAddr)> {
-    let v6 = |b: &[u8]| -> Option<IpAddr> {
-        let o: [u8; 16] = b.try_into().ok()?;
-        Some(IpAddr::V6(Ipv6Addr::from(o)))
-    };
-    match ethertype {
-        roce_capture::ETHERTYPE_IPV4 => {
-            let h = data.get(..20)?;
-            let v4 = |b: &[u8]| -> Option<IpAddr> {
-                let o: [u8; 4] = b.try_into().ok()?;
-                Some(IpAddr::V4(Ipv4Addr::from(o)))
-            };
-            (h.first()? >> 4 == 4).then_some(())?;
-            Some((v4(h.get(12..16)?)?, v4(h.get(16..20)?)?))
-        }
-        roce_capture::ETHERTYPE_IPV6 => {
-            let h = data.get(..40)?;
-            (h.first()? >> 4 == 6).then_some(())?;
-            Some((v6(h.get(8..24)?)?, v6(h.get(24..40)?)?))
-        }
-        // RoCEv1: the GRH's source and destination GIDs.
-        roce_capture::ETHERTYPE_ROCEV1 => {
-            let h = data.get(..40)?;
-            Some((v6(h.get(8..24)?)?, v6(h.get(24..40)?)?))
-        }
-        _ => None,
-    }
+    Some(prefix.ok()??.host_pair())
 }
 
 /// The workers' undecoded frames as one run counts them: one group per reason and link
@@ -394,6 +356,89 @@ mod tests {
         assert!(disagree > 0, "the lying router must place some frame elsewhere");
         let split = check_routed(&input, &cfg, &opts, Shard::ALL, Router::new(two, lying));
         assert!(split.unwrap().is_none(), "a misrouted packet makes the split give up");
+    }
+
+    /// The router before it used roce-parser: the Ethernet, VLAN and IP offsets of its own.
+    fn offsets_route(frame: &Frame<'_>) -> Option<(IpAddr, IpAddr)> {
+        use std::net::{Ipv4Addr, Ipv6Addr};
+        let network_pair = |ethertype: u16, data: &[u8]| -> Option<(IpAddr, IpAddr)> {
+            let v4 = |b: &[u8]| Some(IpAddr::V4(Ipv4Addr::from(<[u8; 4]>::try_from(b).ok()?)));
+            let v6 = |b: &[u8]| Some(IpAddr::V6(Ipv6Addr::from(<[u8; 16]>::try_from(b).ok()?)));
+            match ethertype {
+                0x0800 => {
+                    let h = data.get(..20)?;
+                    (h[0] >> 4 == 4).then_some(())?;
+                    Some((v4(&h[12..16])?, v4(&h[16..20])?))
+                }
+                0x86dd => {
+                    let h = data.get(..40)?;
+                    (h[0] >> 4 == 6).then_some(())?;
+                    Some((v6(&h[8..24])?, v6(&h[24..40])?))
+                }
+                0x8915 => {
+                    let h = data.get(..40)?;
+                    Some((v6(&h[8..24])?, v6(&h[24..40])?))
+                }
+                _ => None,
+            }
+        };
+        let (mut ethertype, data, mut at) = match frame.l2() {
+            L2Start::Ethernet(b) => (u16::from_be_bytes([*b.get(12)?, *b.get(13)?]), b, 14),
+            L2Start::Network { ethertype, data } => return network_pair(ethertype, data),
+            L2Start::Unsupported(_) => return None,
+        };
+        let mut tags = 0;
+        while matches!(ethertype, 0x8100 | 0x88a8 | 0x9100) {
+            if tags == 8 {
+                return None;
+            }
+            ethertype = u16::from_be_bytes([*data.get(at + 2)?, *data.get(at + 3)?]);
+            at += 4;
+            tags += 1;
+        }
+        network_pair(ethertype, data.get(at..)?)
+    }
+
+    /// Every frame of the shipped captures (RoCE or not, decoded or not) gets the host pair,
+    /// hence the shard, that the router's own offsets gave before it used roce-parser.
+    #[test]
+    fn the_router_places_every_frame_as_its_offsets_did() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../pcaps");
+        let (mut frames, mut paired, mut cuts, mut unpaired) = (0, 0, 0, 0);
+        let damaged = root.join("../testdata/capture");
+        for dir in [root.clone(), root.join("conformance"), damaged] {
+            for e in std::fs::read_dir(dir).unwrap() {
+                let path = e.unwrap().path();
+                let name = path.to_string_lossy();
+                if !(name.ends_with(".pcap") || name.ends_with(".pcapng")) {
+                    continue;
+                }
+                let Ok(mut cap) = roce_capture::open(&path) else { continue };
+                while let Some(f) = cap.next_frame() {
+                    let Ok(f) = f else { break };
+                    frames += 1;
+                    let pair = route(&f);
+                    paired += usize::from(pair.is_some());
+                    assert_eq!(pair, offsets_route(&f), "{} frame {}", path.display(), f.number);
+                    // The frame cut short anywhere in its first 100 bytes (link, VLAN and
+                    // network headers): the same pair, or none, as the offsets gave.
+                    for cut in 0..f.data.len().min(100) {
+                        let c = Frame { data: &f.data[..cut], ..f };
+                        cuts += 1;
+                        unpaired += usize::from(route(&c).is_none());
+                        assert_eq!(
+                            route(&c),
+                            offsets_route(&c),
+                            "{} frame {} cut at {cut}",
+                            path.display(),
+                            f.number
+                        );
+                    }
+                }
+            }
+        }
+        assert!(frames > 1000 && paired > 1000, "{paired} of {frames} frames paired");
+        assert!(unpaired > 1000 && unpaired < cuts, "{unpaired} of {cuts} cut frames unpaired");
     }
 
     /// The router finds the parser's host pair on every frame of the shipped captures where

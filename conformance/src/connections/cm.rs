@@ -17,6 +17,7 @@ use serde::Serialize;
 
 use super::{BeganBy, ConnectionInfo, FlowKey};
 use crate::hash::FastHashMap;
+use crate::psn::Psn;
 
 /// A REQ waiting for its REP.
 #[derive(Debug, Clone, Copy)]
@@ -26,7 +27,7 @@ pub(crate) struct PendingReq {
     pub(crate) active: IpAddr,
     pub(crate) passive: IpAddr,
     pub(crate) qpn: u32,
-    pub(crate) starting_psn: u32,
+    pub(crate) starting_psn: Psn,
     pub(crate) pmtu: Option<u32>,
     pub(crate) transport: Transport,
     pub(crate) pkey: u16,
@@ -44,9 +45,11 @@ pub struct CmExchange {
     /// The REP's Local QPN: the DestQP of the active side's packets (`None`: no REP).
     pub passive_qpn: Option<u32>,
     /// REQ Starting PSN: the PSN the active side expects to receive first.
-    pub req_starting_psn: u32,
+    #[serde(serialize_with = "crate::json::psn")]
+    pub req_starting_psn: Psn,
     /// REP Starting PSN: the PSN the passive side expects to receive first.
-    pub rep_starting_psn: Option<u32>,
+    #[serde(serialize_with = "crate::json::psn_or_null")]
+    pub rep_starting_psn: Option<Psn>,
     /// The path MTU in bytes the REQ named (`None`: a reserved code).
     pub pmtu: Option<u16>,
     /// The REQ's path MTU code (1..5 give `pmtu`; others are reserved).
@@ -167,7 +170,7 @@ impl CmTracker {
                     passive: dst,
                     active_qpn: q.local_qpn,
                     passive_qpn: None,
-                    req_starting_psn: q.starting_psn,
+                    req_starting_psn: Psn::new(q.starting_psn),
                     rep_starting_psn: None,
                     pmtu: q.pmtu_bytes(),
                     pmtu_code: q.path_mtu,
@@ -202,7 +205,7 @@ impl CmTracker {
                 match other {
                     CmMessage::Rep(p) => {
                         c.passive_qpn = Some(p.local_qpn);
-                        c.rep_starting_psn = Some(p.starting_psn);
+                        c.rep_starting_psn = Some(Psn::new(p.starting_psn));
                         c.rep_rnr_retry_count = Some(p.rnr_retry_count);
                         c.outcome = "replied";
                         if self.log_ids.len() < 2 * self.log_cap {
@@ -245,7 +248,7 @@ impl CmTracker {
                 active: src,
                 passive: dst,
                 qpn: q.local_qpn,
-                starting_psn: q.starting_psn,
+                starting_psn: Psn::new(q.starting_psn),
                 pmtu: q.pmtu_bytes().map(u32::from),
                 transport,
                 pkey: q.pkey,

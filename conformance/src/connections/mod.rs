@@ -47,18 +47,46 @@
 mod cm;
 
 use std::collections::VecDeque;
+use std::fmt;
 use std::net::{IpAddr, Ipv6Addr};
 
+use roce_parser::headers::NakCode;
 use roce_parser::opcode::{OpcodeInfo, Position, Role, Transport};
 use roce_parser::{Packet, Roce};
 use serde::Serialize;
 
-use crate::finding::ConnId;
 use crate::hash::FastHashMap;
 use crate::psn::Psn;
 use crate::FrameInfo;
 
 pub use cm::{exchange_of, CmExchange, CmTracker};
+
+/// The two ends of a connection as reports name them, and which incarnation of that QP pair
+/// it is (QPNs are reused: each CM connection, or each reconnect seen without CM, is one).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+pub struct ConnId {
+    /// One end's address (IP, or the GID of a GRH when there is no IP header).
+    pub a: IpAddr,
+    /// QPN on side a (the DestQP of b -> a packets), when known.
+    pub qpn_a: Option<u32>,
+    /// The other end's address.
+    pub b: IpAddr,
+    /// QPN on side b (the DestQP of a -> b packets).
+    pub qpn_b: Option<u32>,
+    /// 1 for the first connection seen on these QPs, 2 for the next, ...
+    pub incarnation: u32,
+}
+
+impl fmt::Display for ConnId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let q = |q: Option<u32>| q.map_or("?".to_string(), |q| format!("0x{q:06x}"));
+        write!(f, "{} QP {} <-> {} QP {}", self.a, q(self.qpn_a), self.b, q(self.qpn_b))?;
+        if self.incarnation > 1 {
+            write!(f, " (incarnation {})", self.incarnation)?;
+        }
+        Ok(())
+    }
+}
 
 /// One direction to one QP.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
@@ -737,7 +765,7 @@ impl<T: Default> Connections<T> {
             }
             Role::Response if connected => {
                 let peer = flow.peer?;
-                if crate::context::fatal_nak(r) {
+                if fatal_nak(r) {
                     flow.fatal_nak.get_or_insert(f.number);
                 }
                 if let Some(a) = r.headers.aeth {
@@ -908,7 +936,7 @@ impl<T: Default> Connections<T> {
         r: &Roce<'_>,
         transport: Transport,
     ) -> Option<FlowKey> {
-        let fatal = crate::context::fatal_nak(r);
+        let fatal = fatal_nak(r);
         let flow = self.flows.get_mut(&key)?;
         flow.transport.get_or_insert(transport);
         if fatal {
@@ -1235,7 +1263,9 @@ impl<T: Default> Connections<T> {
                         self.end(k, EndedBy::Reconnect, f.number, why, Some(began.clone()));
                     }
                 }
-                for (k, first) in [(to_passive, p.starting_psn), (to_active, req.starting_psn)] {
+                for (k, first) in
+                    [(to_passive, Psn::new(p.starting_psn)), (to_active, req.starting_psn)]
+                {
                     if !self.flows.contains_key(&k) {
                         self.insert(k, f.number, Flow::new(1, began.clone()));
                     }
@@ -1247,7 +1277,7 @@ impl<T: Default> Connections<T> {
                         fl.pmtu = Some((m, PmtuSource::Cm));
                     }
                     fl.pkey = Some((req.pkey, PkeySource::Cm));
-                    fl.cm_start_psn = Some(Psn::new(first));
+                    fl.cm_start_psn = Some(first);
                     fl.comm_ids = Some(ids);
                 }
                 self.pair(to_passive, to_active, PairedBy::Cm);
@@ -1393,4 +1423,15 @@ impl<R> Retained<R> {
         self.items.sort_by(|(a, _), (b, _)| capture_order(a, b));
         (self.items, self.dropped)
     }
+}
+
+/// A fatal NAK: invalid request, remote access or remote operational error (the responder's
+/// QP goes to the error state).
+fn fatal_nak(r: &Roce<'_>) -> bool {
+    r.headers.aeth.and_then(|a| a.nak_code()).is_some_and(|c| {
+        matches!(
+            c,
+            NakCode::InvalidRequest | NakCode::RemoteAccessError | NakCode::RemoteOperationalError
+        )
+    })
 }

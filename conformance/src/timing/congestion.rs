@@ -166,7 +166,7 @@ impl Interval {
 /// CNPs to its DestQP.
 ///
 /// ```
-/// use roce_conformance::timing::FlowCongestion;
+/// use roce_conformance::FlowCongestion;
 /// let (mut data, mut cnps) = (FlowCongestion::default(), FlowCongestion::default());
 /// data.ce_mark(4, 10_000);
 /// data.ce_mark(5, 11_000); // covered by the same CNP
@@ -334,7 +334,7 @@ impl Scope {
 /// are counted in `cnps_not_tracked`, never stored.
 ///
 /// ```
-/// use roce_conformance::timing::CnpScopes;
+/// use roce_conformance::CnpScopes;
 /// let (np, rp) = ("10.0.0.2".parse().unwrap(), "10.0.0.1".parse().unwrap());
 /// let mut s = CnpScopes::new(16);
 /// s.cnp(7, 1_000, np, rp);

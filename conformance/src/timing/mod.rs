@@ -46,7 +46,7 @@ pub const ACK_TIMEOUT_UNIT_NS: u64 = 4096;
 /// The local ACK timeout a QP attribute `timeout = t` stands for (t = 0: none, `None`).
 ///
 /// ```
-/// use roce_conformance::timing::local_ack_timeout_ns;
+/// use roce_conformance::local_ack_timeout_ns;
 /// assert_eq!(local_ack_timeout_ns(14), Some(67_108_864));
 /// assert_eq!(local_ack_timeout_ns(0), None);
 /// ```
@@ -78,7 +78,8 @@ pub struct RnrWait {
     /// The RNR NAK, then the retry.
     pub frames: [u64; 2],
     /// The PSN the RNR NAK named, and the retry resent.
-    pub psn: u32,
+    #[serde(serialize_with = "crate::json::psn")]
+    pub psn: Psn,
     /// The AETH timer code, in ns (IBTA table 45).
     pub advertised_ns: u64,
     /// From the RNR NAK to the retry.
@@ -89,7 +90,8 @@ pub struct RnrWait {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 pub struct TimeoutRetransmission {
     /// The PSN retransmitted.
-    pub psn: u32,
+    #[serde(serialize_with = "crate::json::psn")]
+    pub psn: Psn,
     /// The PSN's previous transmission, then this one.
     pub frames: [u64; 2],
     /// 1 for the first retransmission of the PSN, 2 for the next...
@@ -264,7 +266,7 @@ impl Timing {
                 Some(advertised_ns) => {
                     let w = RnrWait {
                         frames: [nak.frame, f.number],
-                        psn: nak.psn.value(),
+                        psn: nak.psn,
                         advertised_ns,
                         waited_ns: waited,
                     };
@@ -295,7 +297,7 @@ impl Timing {
         self.chain = Some((psn, retry, measured));
         self.replaying = true;
         let t = TimeoutRetransmission {
-            psn: psn.value(),
+            psn,
             frames: [prev.frame, f.number],
             retry,
             measured_ns: measured,

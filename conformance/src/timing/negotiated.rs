@@ -174,6 +174,7 @@ fn rnr_retries(t: &TimingReport) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::psn::Psn;
 
     fn cm(req: u8, rep: Option<u8>) -> CmExchange {
         let ip = std::net::IpAddr::from([10, 0, 0, 1]);
@@ -182,8 +183,8 @@ mod tests {
             passive: ip,
             active_qpn: 0x11,
             passive_qpn: Some(0x22),
-            req_starting_psn: 0,
-            rep_starting_psn: Some(0),
+            req_starting_psn: Psn::new(0),
+            rep_starting_psn: Some(Psn::new(0)),
             pmtu: Some(1024),
             pmtu_code: 3,
             transport: "RC",
@@ -199,7 +200,12 @@ mod tests {
     }
 
     fn wait(psn: u32, nak: u64) -> RnrWait {
-        RnrWait { frames: [nak, nak + 1], psn, advertised_ns: 10_000, waited_ns: 20_000 }
+        RnrWait {
+            frames: [nak, nak + 1],
+            psn: Psn::new(psn),
+            advertised_ns: 10_000,
+            waited_ns: 20_000,
+        }
     }
 
     /// RNR waits `psns` (one per retry, NAK frames 10, 12, ...) under the REQ's and REP's counts.
@@ -212,7 +218,7 @@ mod tests {
     #[test]
     fn retries_of_one_psn_are_numbered_in_a_run() {
         let w = [wait(5, 1), wait(5, 3), wait(6, 5), wait(5, 7)];
-        let n: Vec<(u32, u32)> = rnr_retry_numbers(&w).map(|(n, w)| (n, w.psn)).collect();
+        let n: Vec<(u32, u32)> = rnr_retry_numbers(&w).map(|(n, w)| (n, w.psn.value())).collect();
         assert_eq!(n, [(1, 5), (2, 5), (1, 6), (1, 5)]);
     }
 
