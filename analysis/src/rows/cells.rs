@@ -146,18 +146,39 @@ where
     }
 }
 
-/// Addresses formatted once each (a capture has few hosts and millions of frames).
+/// Addresses formatted once each (a capture has few hosts and millions of frames). Keyed by
+/// the address's integer, one map per family: hashing a `u32` or `u128` is one multiply or
+/// two, hashing an `IpAddr` hashes its discriminant and then its bytes as a slice.
 #[derive(Debug, Clone, Default)]
-pub struct IpStrings(FastHashMap<IpAddr, String>);
+pub struct IpStrings {
+    v4: FastHashMap<u32, String>,
+    v6: FastHashMap<u128, String>,
+}
 
 impl IpStrings {
+    /// Formatted addresses kept at most, per family (a scan of many hosts starts over).
+    const MAX: usize = 65_536;
+
     /// The address as text (`10.0.0.1`, `fe80::1`).
     pub fn get(&mut self, a: IpAddr) -> &[u8] {
-        if self.0.len() > 65_536 {
-            self.0.clear();
+        match a {
+            IpAddr::V4(v4) => text(&mut self.v4, u32::from(v4), || v4.to_string()),
+            IpAddr::V6(v6) => text(&mut self.v6, u128::from(v6), || v6.to_string()),
         }
-        self.0.entry(a).or_insert_with(|| a.to_string()).as_bytes()
     }
+}
+
+/// The text of `key` in `map`, formatted by `format` the first time.
+#[inline]
+fn text<K: std::hash::Hash + Eq + Copy>(
+    map: &mut FastHashMap<K, String>,
+    key: K,
+    format: impl FnOnce() -> String,
+) -> &[u8] {
+    if map.len() >= IpStrings::MAX && !map.contains_key(&key) {
+        map.clear();
+    }
+    map.entry(key).or_insert_with(format).as_bytes()
 }
 
 /// The cells of the row being appended, column after column (what a table's write function
@@ -265,6 +286,14 @@ mod tests {
         assert_eq!(cell(None::<&'static str>), None);
         let ip: IpAddr = "fe80::1".parse().unwrap();
         assert_eq!(cell(Some(ip)), Some("fe80::1".into()));
+        // The families are apart: 10.0.0.1 and ::10.0.0.1 (the same integer) are two texts.
+        let mut ips = IpStrings::default();
+        let v4: IpAddr = "10.0.0.1".parse().unwrap();
+        let v6: IpAddr = "::a00:1".parse().unwrap();
+        assert_eq!(ips.get(v4), b"10.0.0.1");
+        assert_eq!(ips.get(v6), v6.to_string().as_bytes());
+        assert_ne!(v6.to_string(), "10.0.0.1");
+        assert_eq!(ips.get(v4), b"10.0.0.1");
         assert_eq!(1u32.int(), Some(1));
         assert_eq!(u64::MAX.int(), Some(i64::MAX));
         assert_eq!(None::<u16>.int(), None);
