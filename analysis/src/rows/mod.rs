@@ -66,7 +66,7 @@ impl Kind {
     }
 }
 
-/// A column of a table (what [`table!`] lists).
+/// A column of a table (one line of its `table!` list).
 #[derive(Debug, Clone, Copy)]
 pub struct Column {
     /// The column's name in the file.
@@ -392,5 +392,101 @@ impl RowGroup {
             zero(&mut c.defs);
         }
         self.rows = 0;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Pass;
+    use roce_parser::Config;
+
+    /// The packets table of pcaps/sample.pcap in a group made for `capacity` rows.
+    fn sample(capacity: usize) -> RowGroup {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../pcaps/sample.pcap");
+        let cap = roce_capture::open(std::path::Path::new(path)).unwrap();
+        let mut rows = RowGroup::new(PACKET_COLUMNS, capacity);
+        Pass::new(&Config::default())
+            .run(cap, |d| {
+                let row = PacketRow { d, incarnation: None, retransmission: None };
+                rows.push(|cells| write_packet(&row, cells));
+            })
+            .unwrap();
+        rows
+    }
+
+    /// Each column as text: its levels and its values, for comparing two groups.
+    fn dump(rows: &RowGroup) -> Vec<String> {
+        rows.columns()
+            .map(|(c, v)| {
+                let values = match v.values {
+                    Values::Int(x) => format!("{x:?}"),
+                    Values::Bool(x) => format!("{x:?}"),
+                    Values::Str(s) => format!("{:?}", s.iter().collect::<Vec<_>>()),
+                };
+                format!("{} {:?} {values}", c.name, v.defs)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_column_holds_one_value_per_present_level() {
+        let rows = sample(1024);
+        assert_eq!(rows.len(), 39);
+        assert_eq!(rows.columns().count(), PACKET_COLUMNS.len());
+        for (c, v) in rows.columns() {
+            let n = match v.values {
+                Values::Int(x) => x.len(),
+                Values::Bool(x) => x.len(),
+                Values::Str(s) => s.len(),
+            };
+            match v.defs {
+                Some(defs) => {
+                    assert!(c.nullable, "{}", c.name);
+                    assert_eq!(defs.len(), rows.len(), "{}", c.name);
+                    assert!(defs.iter().all(|&l| l == 0 || l == 1), "{}", c.name);
+                    let present = defs.iter().filter(|&&l| l == 1).count();
+                    assert_eq!(present, n, "{}", c.name);
+                }
+                None => assert_eq!(n, rows.len(), "{} is required: a value per row", c.name),
+            }
+        }
+        let (frame, v) = rows.columns().next().unwrap();
+        assert_eq!(frame.name, "frame");
+        let Values::Int(numbers) = v.values else { panic!("frame is an integer column") };
+        assert_eq!(numbers, (1..=39).collect::<Vec<i64>>());
+        // Every frame of the sample has its addresses (dissect's `ip.src`: frame 1's is
+        // 10.0.0.1) and an opcode name.
+        let col = |name: &str| rows.columns().find(|(c, _)| c.name == name).unwrap().1;
+        let Values::Str(src) = col("ip_src").values else { panic!("ip_src is a string") };
+        assert_eq!(src.len(), 39);
+        assert_eq!(src.iter().next(), Some("10.0.0.1"));
+        assert!(src.iter().all(|a| a.parse::<std::net::IpAddr>().is_ok()));
+        let Values::Str(names) = col("bth_opcode_name").values else { panic!("a string") };
+        assert!(
+            names.iter().any(|n| n == "RC_SEND_ONLY"),
+            "{:?}",
+            names.iter().collect::<Vec<_>>()
+        );
+    }
+
+    #[test]
+    fn a_group_past_its_capacity_and_a_cleared_group_hold_the_same_rows() {
+        let want = dump(&sample(1024));
+        assert_eq!(dump(&sample(4)), want);
+        assert_eq!(dump(&sample(0)), want);
+        let mut again = sample(1024);
+        again.clear();
+        assert!(again.is_empty());
+        assert!(again.columns().all(|(_, v)| v.defs.is_none_or(|d| d.is_empty())));
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../pcaps/sample.pcap");
+        let cap = roce_capture::open(std::path::Path::new(path)).unwrap();
+        Pass::new(&Config::default())
+            .run(cap, |d| {
+                let row = PacketRow { d, incarnation: None, retransmission: None };
+                again.push(|cells| write_packet(&row, cells));
+            })
+            .unwrap();
+        assert_eq!(dump(&again), want);
     }
 }
