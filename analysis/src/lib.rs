@@ -22,9 +22,10 @@
 //!                    └──────── incarnation ends: take_ended ─► lists, graphs, rows ─► render
 //! ```
 //!
-//! Here today: the pass, the frame record and `stats`' counters ([`stats`]); the report's
-//! series and the Parquet rows are still in the command line crate, written against
-//! `Checker<X>` the same way (see the project's CONTRIBUTING.md, "The pass").
+//! Here today: the pass, the frame record, `stats`' counters ([`stats`]) and the rows of
+//! `export`'s tables ([`rows`]: the packets, connections and findings tables' columns, held
+//! column by column); the report's series are still in the command line crate, written
+//! against `Checker<X>` the same way (see the project's CONTRIBUTING.md, "The pass").
 //!
 //! ```
 //! use roce_analysis::Pass;
@@ -58,6 +59,7 @@ mod documents;
 mod event;
 mod frame;
 mod pass;
+pub mod rows;
 pub mod stats;
 
 pub use documents::{

@@ -7,9 +7,9 @@
 //! pcap-to-Parquet converters all land packets there); a fabric-wide question (which QPs NAK
 //! most, CNP rates per destination) is one SQL query over the exports of many captures or
 //! of many `--shard K/N` runs. The schema is a contract like the JSON one: each table is one
-//! declarative column list ([`packets::COLUMNS`], [`reports::CONNECTION_COLUMNS`],
-//! [`reports::FINDING_COLUMNS`], each made by `table!`) and docs/parquet.md is generated from
-//! them.
+//! declarative column list of roce-analysis ([`rows::PACKET_COLUMNS`],
+//! [`rows::CONNECTION_COLUMNS`], [`rows::FINDING_COLUMNS`]), which also builds the rows, and
+//! docs/parquet.md is generated from them. This module writes them as files.
 //!
 //! Memory: row groups of [`table::ROW_GROUP`] rows are written as they fill, and the checker
 //! is bounded by `--max-flows`. A Parquet writer keeps each row group's metadata until the
@@ -17,12 +17,11 @@
 //! the frames after them go on in `packets-000001.parquet`, `packets-000002.parquet`, ...:
 //! nothing grows with the capture's length (an endless or bomb input included).
 
-mod packets;
-mod reports;
 mod table;
 
 use std::path::Path;
 
+use roce_analysis::rows::{self, ConnectionRow};
 use roce_conformance::internal::hash::FastHashMap;
 use roce_conformance::{Checker, ConnId, Options, Shard};
 use roce_parser::Config;
@@ -30,10 +29,9 @@ use roce_parser::Config;
 use crate::input::{warn_undecoded, Input, InputError};
 use crate::outfile::{Dash, OutFile, OutSet};
 use crate::stats::{Connection, Counters, FlowStats};
-use reports::ConnectionRow;
 use table::TableWriter;
 
-pub use packets::PacketRow;
+pub use roce_analysis::rows::PacketRow;
 
 /// The file names in the output directory.
 pub const PACKETS: &str = "packets.parquet";
@@ -119,10 +117,16 @@ fn export(
     let groups =
         usize::try_from(rows_per_file.div_ceil(table::ROW_GROUP as u64)).unwrap_or(usize::MAX);
     let (part_dir, part_input) = (dir.to_path_buf(), read.to_path_buf());
-    let mut out = TableWriter::create(packets_file, "packets", packets::COLUMNS, packets::UNIQUE)?
-        .rolling(groups, move |k| {
-            OutFile::create("-o", &part_dir.join(packets_part(k)), &[&part_input], Dash::Refused)
-        });
+    let mut out =
+        TableWriter::create(packets_file, "packets", rows::PACKET_COLUMNS, rows::PACKET_UNIQUE)?
+            .rolling(groups, move |k| {
+                OutFile::create(
+                    "-o",
+                    &part_dir.join(packets_part(k)),
+                    &[&part_input],
+                    Dash::Refused,
+                )
+            });
     // More than one thread: one encodes the row groups of packets.parquet while the next
     // one fills, and one reads the capture ahead (its copy from the page cache is kernel
     // time the frame loop no longer waits for); the frame loop is the bottleneck
@@ -152,7 +156,7 @@ fn export(
             return;
         }
         let row = PacketRow { d, incarnation, retransmission };
-        if let Err(e) = out.row(|cells| packets::write_row(&row, cells)) {
+        if let Err(e) = out.row(|cells| rows::write_packet(&row, cells)) {
             failed = Some(e);
         }
     })?
@@ -174,17 +178,16 @@ fn export(
     }
     let counts: FastHashMap<ConnId, &Connection> =
         counted.iter().map(|c| (c.info.connection, c)).collect();
-    let mut conns =
-        TableWriter::create(conns_file, "connections", reports::CONNECTION_COLUMNS, &[])?;
+    let mut conns = TableWriter::create(conns_file, "connections", rows::CONNECTION_COLUMNS, &[])?;
     for c in &report.connections {
         let row = ConnectionRow { report: c, counts: counts.get(&c.info.connection).copied() };
-        conns.row(|cells| reports::write_connection(&row, cells))?;
+        conns.row(|cells| rows::write_connection(&row, cells))?;
     }
     let (connections, files) = conns.finish()?;
     files.into_iter().for_each(|f| tables.push(f));
-    let mut finds = TableWriter::create(finds_file, "findings", reports::FINDING_COLUMNS, &[])?;
+    let mut finds = TableWriter::create(finds_file, "findings", rows::FINDING_COLUMNS, &[])?;
     for f in &report.findings {
-        finds.row(|cells| reports::write_finding(f, cells))?;
+        finds.row(|cells| rows::write_finding(f, cells))?;
     }
     let (findings, files) = finds.finish()?;
     files.into_iter().for_each(|f| tables.push(f));
@@ -220,10 +223,10 @@ fn remove_stale_parts(dir: &Path, parts: usize) {
 pub fn schema_markdown() -> String {
     let mut s = String::new();
     s.push_str("### packets.parquet\n\n");
-    s.push_str(&table::doc_table(packets::COLUMNS));
+    s.push_str(&rows::doc_table(rows::PACKET_COLUMNS));
     s.push_str("\n### connections.parquet\n\n");
-    s.push_str(&table::doc_table(reports::CONNECTION_COLUMNS));
+    s.push_str(&rows::doc_table(rows::CONNECTION_COLUMNS));
     s.push_str("\n### findings.parquet\n\n");
-    s.push_str(&table::doc_table(reports::FINDING_COLUMNS));
+    s.push_str(&rows::doc_table(rows::FINDING_COLUMNS));
     s
 }

@@ -1,6 +1,6 @@
-//! `connections.parquet` (one row per connection incarnation: the connection model's report,
+//! The connections table, `connections.parquet` (one row per connection incarnation: the connection model's report,
 //! the objects of `check --format json`'s `connections` with the counters of `stats --format
-//! json`'s) and `findings.parquet` (one row per finding, `check --format json`'s `findings`).
+//! json`'s) and the findings table, `findings.parquet` (one row per finding, `check --format json`'s `findings`).
 //! Names are the JSON members' paths with `_` for `.` (`connection.qpn_a` is
 //! `connection_qpn_a`, `began.how` is `began_how`, `naks.invalid_request` is
 //! `naks_invalid_request`).
@@ -13,14 +13,17 @@
 use roce_conformance::internal::timing::CongestionJson;
 use roce_conformance::{find_rule, ConnId, ConnectionReport, Finding, TimingReport};
 
-use super::table::{table, Joined};
+use super::{table, Joined};
 use crate::stats::{Connection, FlowStats};
 
 /// A row of `connections.parquet`: the checker's report of a connection and `stats`' counts of
 /// the same incarnation (`None` if `stats` did not list it, which the shared model rules out
 /// unless its listing was capped differently: the counter columns are then null).
+#[derive(Debug, Clone, Copy)]
 pub struct ConnectionRow<'c> {
+    /// The checker's report of the incarnation.
     pub report: &'c ConnectionReport,
+    /// `stats`' counters of it.
     pub counts: Option<&'c Connection>,
 }
 
@@ -66,7 +69,7 @@ macro_rules! conn_id_table {
 }
 
 conn_id_table! {
-    /// The columns of `connections.parquet`.
+    /// The columns of the connections table (`connections.parquet`), in file order.
     CONNECTION_COLUMNS, write_connection(ConnectionRow<'_>), |c| c.id(), {
     "transport" Str false "RC, UC, UD, XRC, ..." => |c| c.report.info.transport;
     "paired_by" Str true "cm or psn; null when one direction was seen" => |c| c.report.info.paired_by.map(|p| p.as_str());
@@ -117,7 +120,7 @@ conn_id_table! {
 }}
 
 conn_id_table! {
-    /// The columns of `findings.parquet`.
+    /// The columns of the findings table (`findings.parquet`), in file order.
     FINDING_COLUMNS, write_finding(Finding), |f| f.connection, {
     "rule" Str false "Rule ID (`roce-inspect rules`, docs/rules.md)" => |f| f.rule;
     "severity" Str false "error or warning" => |f| f.severity.as_str();

@@ -1,4 +1,4 @@
-//! `packets.parquet`: one row per frame, every frame of the capture (or of the shard), the
+//! The packets table (`packets.parquet`): one row per frame, every frame of the capture (or of the shard), the
 //! columns of `dissect --format json` flattened. A column's name is the JSON member's path with
 //! `_` for `.` and without `roce.` (`roce.bth.psn` is `bth_psn`, `ip.src` is `ip_src`); what
 //! JSON writes as a string for exactness (timestamps, 64-bit addresses) is an INT64 of
@@ -8,11 +8,14 @@ use std::net::IpAddr;
 
 use roce_parser::{IcrcStatus, Packet, Roce};
 
-use super::table::{table, Hex, Joined};
-use crate::input::Decoded;
+use super::{table, Hex, Joined};
+use crate::Decoded;
 
-/// What a packet row is read from.
+/// What a packet row is read from: the pass's frame record and what the checker said of it.
+#[derive(Clone, Copy)]
+#[allow(missing_debug_implementations)]
 pub struct PacketRow<'r, 'a> {
+    /// The frame, decoded.
     pub d: &'r Decoded<'a>,
     /// The connection incarnation of the packet's flow (RoCE packets the model placed).
     pub incarnation: Option<u32>,
@@ -30,12 +33,12 @@ impl<'a> PacketRow<'_, 'a> {
 }
 
 /// The string columns whose values (nearly) never repeat: written without a dictionary.
-pub const UNIQUE: &[&str] =
+pub const PACKET_UNIQUE: &[&str] =
     &["reth_va", "atomiceth_va", "atomiceth_swap_add", "atomiceth_compare", "atomicacketh_orig"];
 
 table! {
-    /// The columns of `packets.parquet`, in file order.
-    pub COLUMNS, write_row(PacketRow<'_, '_>) {
+    /// The columns of the packets table (`packets.parquet`), in file order.
+    pub PACKET_COLUMNS, write_packet(PacketRow<'_, '_>) {
         "frame" Int false "Frame number, 1-based as in Wireshark (the JSON `frame`)" => |r| r.d.frame.number;
         "ts_ns" Int false "Capture timestamp, nanoseconds since the Unix epoch (JSON `ts` as a number)" => |r| r.d.frame.ts_ns;
         "caplen" Int false "Bytes captured" => |r| r.d.frame.caplen;
