@@ -81,7 +81,7 @@ impl<'e, 'a> PacketEvent<'e, 'a> {
 /// assert_eq!(retransmitted, 3);
 /// # Ok::<(), roce_capture::CaptureError>(())
 /// ```
-#[inline]
+#[inline(always)]
 pub fn feed<'e, 'a, X: Default>(
     model: &mut Checker<X>,
     shard: Shard,
@@ -99,7 +99,7 @@ pub fn feed<'e, 'a, X: Default>(
 
 /// [`feed`] of a frame the caller describes itself (`packet`: `None` when no network layer
 /// was decoded), whatever its host pair.
-#[inline]
+#[inline(always)]
 pub fn feed_packet<'e, 'a, X: Default>(
     model: &mut Checker<X>,
     info: FrameInfo,

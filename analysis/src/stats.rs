@@ -583,6 +583,7 @@ impl Stats {
         self.counters.add(&mut self.model, &ev);
     }
 
+    #[inline(always)]
     /// Counts one frame of the pass when its host pair is in `shard` (`--shard K/N`,
     /// `Shard::ALL` for every frame); the event the model made of it, for other consumers.
     pub fn frame<'e, 'a>(
