@@ -22,7 +22,10 @@
 //!                    └──────── incarnation ends: take_ended ─► lists, graphs, rows ─► render
 //! ```
 //!
-//! Here today: the pass, the frame record, `stats`' counters ([`stats`]) and the rows of
+//! Here today: the pass, the frame record, the model's step ([`feed`], which makes the
+//! [`PacketEvent`] every consumer reads: flow, incarnation, retransmitted, ECN-CE, CNP,
+//! each decided once), the v1 documents of `stats` and `check` ([`StatsDocument`],
+//! [`CheckDocument`]), `stats`' counters ([`stats`]) and the rows of
 //! `export`'s tables ([`rows`]: the packets, connections and findings tables' columns, held
 //! column by column); the report's series are still in the command line crate, written
 //! against `Checker<X>` the same way (see the project's CONTRIBUTING.md, "The pass").
