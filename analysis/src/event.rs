@@ -110,7 +110,7 @@ pub fn feed_packet<'e, 'a, X: Default>(
         None => model.feed_undecoded(&info),
     }
     let observation = model.last_observation();
-    let incarnation = observation.and_then(|o| model.incarnation_of(&o.own));
+    let incarnation = observation.and_then(|o| o.incarnation);
     let roce = packet.and_then(|p| p.roce.as_ref());
     PacketEvent {
         info,

@@ -75,4 +75,4 @@ pub use frame::{
     UNSUPPORTED_LINK_TYPE,
 };
 pub use pass::{Pass, WarningSink, PROGRESS_EVERY};
-pub use stats::{Connection, Counters, Direction, FlowStats, NakCounts, Stats};
+pub use stats::{Connection, Counters, Direction, FlowStats, NakCounts, SlotOf, Stats};

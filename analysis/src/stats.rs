@@ -245,6 +245,16 @@ impl AsMut<FlowStats> for FlowStats {
     }
 }
 
+/// Which slot [`Counters::add_with`] hands its caller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SlotOf {
+    /// The packet's own flow's.
+    Own,
+    /// For a response, the slot of the requester's flow it answers
+    /// ([`roce_conformance::Seen::Response`]'s stream).
+    Stream,
+}
+
 impl Counters {
     /// Counters listing at most `max_flows` ended incarnations (the model's cap).
     pub fn new(max_flows: usize) -> Self {
@@ -270,11 +280,27 @@ impl Counters {
     /// Counts one frame, once `model` took it ([`crate::feed`], which made `ev`) and the
     /// incarnations it ended were handed to [`Counters::ended`] (and those it resumed merged,
     /// [`FlowStats::resume`]): [`Counters::settle`].
+    #[inline]
     pub fn add<X: AsMut<FlowStats> + Default>(
         &mut self,
         model: &mut Checker<X>,
         ev: &PacketEvent<'_, '_>,
     ) {
+        self.add_with(model, ev, |_, _| {});
+    }
+
+    /// [`Counters::add`], and `then` called with each slot the counters looked up: the
+    /// packet's own flow's ([`SlotOf::Own`]), then for a response the requester's flow it
+    /// answers ([`SlotOf::Stream`]). Why: a consumer with state of its own in the slot (the
+    /// report's series) updates it in the same table lookups, not in lookups of its own (one
+    /// lookup of a flow costs about as much as the counters it holds). Returns whether the
+    /// stream's slot was found.
+    pub fn add_with<X: AsMut<FlowStats> + Default>(
+        &mut self,
+        model: &mut Checker<X>,
+        ev: &PacketEvent<'_, '_>,
+        mut then: impl FnMut(&mut X, SlotOf),
+    ) -> bool {
         let frame = &ev.info;
         let (number, ts, len) = (frame.number, frame.ts_ns, frame.len);
         self.frames += 1;
@@ -282,14 +308,17 @@ impl Counters {
         self.last_ts = self.last_ts.max(ts);
         let Some(p) = ev.packet else {
             self.undecoded += 1;
-            return;
+            return false;
         };
-        for pr in p.problems.iter() {
-            if let Some(c) = self.problems.get_mut((pr as u32).trailing_zeros() as usize) {
-                *c += 1;
+        // Most frames have none: the set's iterator walks the whole problem table.
+        if !p.problems.is_empty() {
+            for pr in p.problems.iter() {
+                if let Some(c) = self.problems.get_mut((pr as u32).trailing_zeros() as usize) {
+                    *c += 1;
+                }
             }
         }
-        let Some(r) = &p.roce else { return };
+        let Some(r) = &p.roce else { return false };
         match r.version.number() {
             1 => self.roce_v1 += 1,
             _ => self.roce_v2 += 1,
@@ -312,9 +341,10 @@ impl Counters {
         if let Some(c) = self.opcodes.get_mut(usize::from(r.bth.opcode)) {
             *c += 1;
         }
-        let Some(obs) = ev.observation else { return };
+        let Some(obs) = ev.observation else { return false };
         let mut cnp_peer = None;
-        if let Some(f) = model.ext_mut(&obs.own).map(AsMut::as_mut) {
+        if let Some(x) = model.ext_mut(&obs.own) {
+            let f = x.as_mut();
             f.add(ev, r, ts, len);
             if obs.seen == Seen::Request {
                 f.timing.get_or_insert_with(Box::default).request(frame, r, obs.retransmitted);
@@ -324,6 +354,9 @@ impl Counters {
             }
             if ev.cnp {
                 f.congestion.get_or_insert_with(Box::default).cnp(ts);
+            }
+            then(x, SlotOf::Own);
+            if ev.cnp {
                 cnp_peer = Some(model.peer_of(&obs.own));
             }
         }
@@ -331,12 +364,15 @@ impl Counters {
             self.cnp(model, frame, obs.own, peer);
         }
         if let Seen::Response { stream: Some(s) } = obs.seen {
-            if let Some(f) = model.ext_mut(&s).map(AsMut::as_mut) {
-                if let Some(t) = &mut f.timing {
+            if let Some(x) = model.ext_mut(&s) {
+                if let Some(t) = &mut x.as_mut().timing {
                     t.response(frame, r);
                 }
+                then(x, SlotOf::Stream);
+                return true;
             }
         }
+        false
     }
 
     /// `--nic-host`: counts a RoCE frame for the host and for the addresses it names.

@@ -466,6 +466,8 @@ impl<X: Default> Checker<X> {
         // Rare (an idle reconnect begun or undone): checked here, handled out of line.
         if self.model.has_resumed() || (self.judging && self.model.began_provisional().is_some()) {
             self.provisional();
+            let incarnation = self.model.flow(&own).map(|fl| fl.incarnation);
+            self.last_observation = Some(Observation { incarnation, ..obs });
         }
         if !self.judging {
             return;

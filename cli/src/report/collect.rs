@@ -12,7 +12,7 @@ use roce_conformance::{
     Checker, ConnId, ConnectionInfo, Ended, FlowKey, FrameInfo, Options, Report, Shard,
 };
 use roce_parser::headers::{AethKind, NakCode};
-use roce_parser::opcode::{Operation, Role};
+use roce_parser::opcode::{OpcodeInfo, Operation, Role};
 use roce_parser::{IcrcStatus, Roce};
 
 use super::bins::Bins;
@@ -20,7 +20,7 @@ use super::series::{Counts, Kind, Sample, Series};
 use crate::filter::{DisplayFilter, Selection};
 use crate::input::Decoded;
 use crate::stats::{Connection, Counters, FlowStats};
-use roce_analysis::PacketEvent;
+use roce_analysis::{PacketEvent, SlotOf};
 use roce_conformance::internal::timing::congestion::CnpScopesJson;
 
 /// Which connections get a graph.
@@ -178,7 +178,15 @@ impl<'f> Collector<'f> {
                 }
             }
         }
-        self.stats.add(&mut self.checker, &ev);
+        // What the packet adds to the graphs, drawn in the slots `stats`' counters look up
+        // (its own flow's, a response's requester's): no lookup of the report's own.
+        let draw = ev.roce().and_then(|r| Draw::of(&ev, r));
+        let wide = &mut self.wide;
+        let stream_found = self.stats.add_with(&mut self.checker, &ev, |slot, which| {
+            if let Some(d) = &draw {
+                d.apply(slot, which, wide);
+            }
+        });
         if ev.packet.is_none() {
             return;
         }
@@ -187,11 +195,19 @@ impl<'f> Collector<'f> {
         }
         self.settle(series);
         if let Some(r) = ev.roce() {
-            self.roce(&ev, r);
+            self.roce(&ev, r, draw.as_ref(), stream_found);
         }
     }
 
-    fn roce(&mut self, ev: &PacketEvent<'_, '_>, r: &Roce<'_>) {
+    /// A RoCE packet's counters and what its slots did not draw: a response whose
+    /// requester's flow is gone (drawn in its own), a CNP (on the flow it names), a CM MAD.
+    fn roce(
+        &mut self,
+        ev: &PacketEvent<'_, '_>,
+        r: &Roce<'_>,
+        draw: Option<&Draw<'_, '_>>,
+        stream_found: bool,
+    ) {
         let f = &ev.info;
         let t = f.ts_ns;
         let verdict = match r.icrc_status {
@@ -206,99 +222,35 @@ impl<'f> Collector<'f> {
         if verdict == 1 {
             self.wide.add(t, WIDE_BAD_ICRC, 1);
         }
-        let Some(obs) = ev.observation else { return };
+        let (Some(obs), Some(d)) = (ev.observation, draw) else { return };
         let own = obs.own;
-        if let Some(slot) = self.checker.ext_mut(&own) {
-            slot.series.packet(t);
-        }
-        let s = Sample {
-            t,
-            frame: f.number,
-            psn: r.bth.psn,
-            opcode: r.opcode_name(),
-            payload: r.payload_len as u64,
-        };
         if obs.seen == Seen::Cm {
             self.cm_event(f, own, r);
             return;
         }
-        let ce = ev.ecn_ce;
-        // Where the packet is drawn: a response in its requester's graph.
-        let target = match obs.seen {
-            Seen::Response { stream: Some(s) } if self.checker.ext_mut(&s).is_some() => s,
-            _ => own,
-        };
-        let Some(info) = r.info else {
-            if ce {
-                self.congestion(target, &s, Kind::Ce);
+        if d.ce {
+            self.wide.add(t, WIDE_CE, 1);
+        }
+        if d.on_stream && !stream_found {
+            // The requester's flow is not in the model (evicted): drawn in the packet's own.
+            let wide = &mut self.wide;
+            if let Some(slot) = self.checker.ext_mut(&own) {
+                d.target(&mut slot.series, wide);
             }
-            return;
-        };
-        match (obs.seen, info.role) {
-            (_, Role::Congestion) => {
-                // A CNP travels against the traffic it slows: drawn on the flow it names.
-                let peer = self.checker.peer_of(&own);
-                let to = peer.filter(|k| self.checker.ext_mut(k).is_some()).unwrap_or(own);
-                self.wide.add(t, WIDE_CNP, 1);
-                self.congestion(to, &s, Kind::Cnp);
+        }
+        if d.info.is_some_and(|i| i.role == Role::Congestion) {
+            // A CNP travels against the traffic it slows: drawn on the flow it names.
+            let peer = self.checker.peer_of(&own);
+            let to = peer.filter(|k| self.checker.ext_mut(k).is_some()).unwrap_or(own);
+            self.wide.add(t, WIDE_CNP, 1);
+            if let Some(slot) = self.checker.ext_mut(&to) {
+                slot.series.congestion(&d.sample, Kind::Cnp);
             }
-            (Seen::Request, _) => {
-                let span = match info.operation {
-                    Operation::RdmaRead => Some(Kind::Read),
-                    Operation::CompareSwap | Operation::FetchAdd => Some(Kind::Atomic),
-                    _ => None,
-                };
+            if d.ce {
                 if let Some(slot) = self.checker.ext_mut(&own) {
-                    slot.series.request(&s, span, obs.retransmitted);
+                    slot.series.congestion(&d.sample, Kind::Ce);
                 }
             }
-            (Seen::Response { .. }, _) => self.response(target, r, info, &s),
-            _ => {}
-        }
-        if ce {
-            self.congestion(target, &s, Kind::Ce);
-        }
-    }
-
-    fn response(
-        &mut self,
-        target: FlowKey,
-        r: &Roce<'_>,
-        info: &roce_parser::opcode::OpcodeInfo,
-        s: &Sample,
-    ) {
-        let Some(slot) = self.checker.ext_mut(&target) else { return };
-        let series = &mut slot.series;
-        if let Some(a) = r.headers.aeth {
-            match a.kind() {
-                AethKind::Ack => series.ack(s, info.operation == Operation::Acknowledge),
-                AethKind::RnrNak => series.nak(s, Kind::Rnr),
-                AethKind::Nak => {
-                    let kind = match NakCode::from_value(a.value()) {
-                        NakCode::PsnSequenceError => Kind::Nak,
-                        _ => Kind::Fatal,
-                    };
-                    series.nak(s, kind);
-                    self.wide.add(s.t, WIDE_NAK, 1);
-                }
-                AethKind::Reserved => {}
-            }
-        }
-        match info.operation {
-            Operation::ReadResponse => {
-                series.span_response(s, Kind::Read, info.position.ends_message());
-            }
-            Operation::AtomicAcknowledge => series.span_response(s, Kind::Atomic, true),
-            _ => {}
-        }
-    }
-
-    fn congestion(&mut self, key: FlowKey, s: &Sample, kind: Kind) {
-        if kind == Kind::Ce {
-            self.wide.add(s.t, WIDE_CE, 1);
-        }
-        if let Some(slot) = self.checker.ext_mut(&key) {
-            slot.series.congestion(s, kind);
         }
     }
 
@@ -410,5 +362,109 @@ impl<'f> Collector<'f> {
             first_ts: self.first_ts,
             last_ts: self.last_ts,
         }
+    }
+}
+
+/// What one RoCE packet adds to its connection's graph, decided from the event before the
+/// slots are looked up ([`Counters::add_with`] hands them over).
+struct Draw<'e, 'a> {
+    sample: Sample,
+    r: &'e Roce<'a>,
+    info: Option<&'static OpcodeInfo>,
+    seen: Seen,
+    retransmitted: bool,
+    ce: bool,
+    /// Drawn in the requester's flow (a response to a stream): its slot, when found.
+    on_stream: bool,
+}
+
+impl<'e, 'a> Draw<'e, 'a> {
+    fn of(ev: &PacketEvent<'e, 'a>, r: &'e Roce<'a>) -> Option<Self> {
+        let obs = ev.observation?;
+        let f = &ev.info;
+        let sample = Sample {
+            t: f.ts_ns,
+            frame: f.number,
+            psn: r.bth.psn,
+            opcode: r.opcode_name(),
+            payload: r.payload_len as u64,
+        };
+        let on_stream = matches!(obs.seen, Seen::Response { stream: Some(_) });
+        Some(Draw {
+            sample,
+            r,
+            info: r.info,
+            seen: obs.seen,
+            retransmitted: obs.retransmitted,
+            ce: ev.ecn_ce,
+            on_stream,
+        })
+    }
+
+    /// Draws in `slot`, the packet's own flow's or its requester's (`which`).
+    fn apply(&self, slot: &mut Slot, which: SlotOf, wide: &mut Bins<4>) {
+        let series = &mut slot.series;
+        match which {
+            SlotOf::Own => {
+                series.packet(self.sample.t);
+                if self.seen == Seen::Cm {
+                    return;
+                }
+                let role = self.info.map(|i| i.role);
+                if role == Some(Role::Congestion) {
+                    // Drawn after the lookups (`Collector::roce`), in the order it always was.
+                    return;
+                }
+                if let (Seen::Request, Some(info)) = (self.seen, self.info) {
+                    let span = match info.operation {
+                        Operation::RdmaRead => Some(Kind::Read),
+                        Operation::CompareSwap | Operation::FetchAdd => Some(Kind::Atomic),
+                        _ => None,
+                    };
+                    series.request(&self.sample, span, self.retransmitted);
+                }
+                if !self.on_stream {
+                    self.target(series, wide);
+                }
+            }
+            SlotOf::Stream => self.target(series, wide),
+        }
+    }
+
+    /// What is drawn in the flow the packet is shown in (a response in its requester's
+    /// graph, anything else in its own): the response's marks, then its CE mark.
+    fn target(&self, series: &mut Series, wide: &mut Bins<4>) {
+        if let (Some(info), Seen::Response { .. }) = (self.info, self.seen) {
+            response(series, wide, self.r, info, &self.sample);
+        }
+        if self.ce {
+            series.congestion(&self.sample, Kind::Ce);
+        }
+    }
+}
+
+/// A response's marks: its ACK or NAK, the end of a READ or atomic it answers.
+fn response(series: &mut Series, wide: &mut Bins<4>, r: &Roce<'_>, info: &OpcodeInfo, s: &Sample) {
+    if let Some(a) = r.headers.aeth {
+        match a.kind() {
+            AethKind::Ack => series.ack(s, info.operation == Operation::Acknowledge),
+            AethKind::RnrNak => series.nak(s, Kind::Rnr),
+            AethKind::Nak => {
+                let kind = match NakCode::from_value(a.value()) {
+                    NakCode::PsnSequenceError => Kind::Nak,
+                    _ => Kind::Fatal,
+                };
+                series.nak(s, kind);
+                wide.add(s.t, WIDE_NAK, 1);
+            }
+            AethKind::Reserved => {}
+        }
+    }
+    match info.operation {
+        Operation::ReadResponse => {
+            series.span_response(s, Kind::Read, info.position.ends_message())
+        }
+        Operation::AtomicAcknowledge => series.span_response(s, Kind::Atomic, true),
+        _ => {}
     }
 }

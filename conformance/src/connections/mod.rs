@@ -446,6 +446,9 @@ pub struct Observation {
     /// responder drops (another partition's P_Key, a late one of the incarnation before)
     /// is judged against the flow's PSNs but does not move them.
     pub retransmitted: bool,
+    /// The incarnation of the packet's connection once the model took it (1 for the first
+    /// connection on these QPs); `None` when the model holds no flow for it.
+    pub incarnation: Option<u32>,
 }
 
 /// The model's own accounting, to prove it stays bounded.
@@ -525,6 +528,11 @@ impl<T: Default> Connections<T> {
             cm_pending: self.cm.pending(),
             evicted: self.evicted,
         }
+    }
+
+    /// The incarnation flow `key` is in, when the model holds it.
+    fn incarnation_of(&self, key: &FlowKey) -> Option<u32> {
+        self.flows.get(key).map(|f| f.incarnation)
     }
 
     /// The flow `key`, when live.
@@ -619,15 +627,16 @@ impl<T: Default> Connections<T> {
                 }
                 let retransmitted = self.other_request(own, r);
                 self.cm_message(f, own, &m);
-                return Observation { own, seen: Seen::Cm, retransmitted };
+                let incarnation = self.incarnation_of(&own);
+                return Observation { own, seen: Seen::Cm, retransmitted, incarnation };
             }
         }
         if let Some(info) = r.info {
-            if let Some((seen, retransmitted)) = self.live_flow(own, f, r, info) {
+            if let Some((seen, retransmitted, incarnation)) = self.live_flow(own, f, r, info) {
                 if let Seen::Response { stream: Some(s) } = seen {
                     self.infer_pmtu(s, r, info.position);
                 }
-                return Observation { own, seen, retransmitted };
+                return Observation { own, seen, retransmitted, incarnation: Some(incarnation) };
             }
         }
         // The peer's first packet after a provisional idle reconnect (never on the fast path:
@@ -637,7 +646,8 @@ impl<T: Default> Connections<T> {
         }
         let Some(info) = r.info else {
             self.touch(own, f);
-            return Observation { own, seen: Seen::Other, retransmitted: false };
+            let incarnation = self.incarnation_of(&own);
+            return Observation { own, seen: Seen::Other, retransmitted: false, incarnation };
         };
         let connected = matches!(info.transport, Transport::Rc | Transport::Uc | Transport::Xrc);
         let mut retransmitted = false;
@@ -667,7 +677,8 @@ impl<T: Default> Connections<T> {
                 Seen::Other
             }
         };
-        Observation { own, seen, retransmitted }
+        let incarnation = self.incarnation_of(&own);
+        Observation { own, seen, retransmitted, incarnation }
     }
 
     /// A request the model does not follow as a connection's (UD, CM MADs, other transports):
@@ -732,7 +743,7 @@ impl<T: Default> Connections<T> {
         f: &FrameInfo,
         r: &Roce<'_>,
         info: &OpcodeInfo,
-    ) -> Option<(Seen, bool)> {
+    ) -> Option<(Seen, bool, u32)> {
         let Connections { flows, pairing, opts, .. } = self;
         let flow = flows.get_mut(&key).filter(|fl| fl.packets > 0 && fl.decides.is_none())?;
         let connected = matches!(info.transport, Transport::Rc | Transport::Uc | Transport::Xrc);
@@ -784,7 +795,7 @@ impl<T: Default> Connections<T> {
         flow.packets += 1;
         flow.last_frame = f.number;
         flow.last_ts = flow.last_ts.max(f.ts_ns);
-        Some((seen, retransmitted))
+        Some((seen, retransmitted, flow.incarnation))
     }
 
     /// Counts a packet of `key` (creating the flow, evicting beyond the cap).
