@@ -3,9 +3,9 @@
 //! decoded here once so that every consumer (dissector, statistics, checker, C callers) reads
 //! the same result and the MAD's problems are the packet's.
 
-use crate::cm::{self, Mad};
+use crate::cm::{self, Mad, GSI_QKEY};
 use crate::error::{Error, Layer};
-use crate::headers::{deth::GSI_QKEY, Bth, BthRepr, ExtHeaders, GrhRepr};
+use crate::headers::{Bth, BthRepr, ExtHeaders, GrhRepr};
 use crate::icrc::{self, IcrcNetwork, IcrcStatus};
 use crate::opcode::{self, OpcodeInfo, Operation, PayloadRule, Transport};
 use crate::problems::{Problem, Problems};

@@ -11,9 +11,7 @@ use roce_conformance::internal::{Retained, Seen};
 use roce_conformance::{
     Checker, ConnId, ConnectionInfo, Ended, FlowKey, FrameInfo, Options, Report, Shard,
 };
-use roce_parser::headers::{AethKind, NakCode};
-use roce_parser::opcode::{Operation, Role};
-use roce_parser::{IcrcStatus, Roce};
+use roce_parser::{AethKind, IcrcStatus, NakCode, Operation, Roce, Role};
 
 use super::bins::Bins;
 use super::series::{Counts, Kind, Sample, Series};
@@ -264,7 +262,7 @@ impl<'f> Collector<'f> {
         &mut self,
         target: FlowKey,
         r: &Roce<'_>,
-        info: &roce_parser::opcode::OpcodeInfo,
+        info: &roce_parser::OpcodeInfo,
         s: &Sample,
     ) {
         let Some(slot) = self.checker.ext_mut(&target) else { return };
