@@ -153,9 +153,7 @@ pub use headers::{
     grh::NXTHDR_BTH,
     AethKind, Bth, BthRepr, ExtHeader, ExtHeaders, Grh, GrhRepr, NakCode,
 };
-pub use icrc::{
-    compute as compute_icrc, compute_span as compute_icrc_span, IcrcNetwork, IcrcStatus,
-};
+pub use icrc::{compute_icrc, compute_icrc_span, IcrcNetwork, IcrcStatus};
 pub use opcode::{
     lookup as lookup_opcode, name as opcode_name, name_with_nul as opcode_name_with_nul,
     OpcodeInfo, Operation, PayloadRule, Position, Role, Transport, OPCODES,
@@ -170,8 +168,7 @@ pub use problems::{Problem, Problems};
 pub use psn::{read_psns, Psn, PSN_MASK};
 pub use roce::{Roce, RoceVersion, CNP_BODY_LEN, ICRC_LEN};
 pub use segments::{
-    parse_ethernet_segments, Pieces, SegmentScratch, Segmented, HEAD_MAX as SEGMENT_HEAD_MAX,
-    HEAD_MIN as SEGMENT_HEAD_MIN,
+    parse_ethernet_segments, Pieces, SegmentScratch, Segmented, SEGMENT_HEAD_MAX, SEGMENT_HEAD_MIN,
 };
 
 /// Re-exports, from the rows of `ext_header_table!` (`headers/mod.rs`), every extended

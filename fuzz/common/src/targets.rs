@@ -1256,7 +1256,11 @@ pub fn segments(data: &[u8], reach: &mut Reach) {
     match (parse_ethernet(frame, &cfg), got) {
         (Err(w), Err(g)) => assert_eq!(w, g, "error"),
         (Ok(_), Err(g)) if g.kind == ErrorKind::BufferTooSmall => {
-            assert!(frame.len() > SEGMENT_HEAD_MAX, "BufferTooSmall on a {}-byte frame", frame.len())
+            assert!(
+                frame.len() > SEGMENT_HEAD_MAX,
+                "BufferTooSmall on a {}-byte frame",
+                frame.len()
+            )
         }
         (Ok(w), Ok(g)) => {
             if let Some(r) = &w.roce {

@@ -832,7 +832,7 @@ impl<'a> ReqRepr<'a> {
     ///
     /// ```
     /// use core::net::{IpAddr, Ipv4Addr, SocketAddr};
-    /// use roce_parser::cm::{PortSpace, RdmaCmIpHeader, ReqRepr};
+    /// use roce_parser::{PortSpace, RdmaCmIpHeader, ReqRepr};
     /// let src = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)), 50000);
     /// let dst = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)), 7471);
     /// let pd = RdmaCmIpHeader::new(src, dst.ip()).to_bytes();
