@@ -5,8 +5,7 @@
 //! report's series and the packets table read the same answer from the event.
 
 use roce_conformance::{Checker, FlowKey, FrameInfo, Observation, Seen, Shard};
-use roce_parser::opcode::Role;
-use roce_parser::{Packet, Roce};
+use roce_parser::{Packet, Roce, Role};
 
 use crate::frame::Decoded;
 

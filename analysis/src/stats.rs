@@ -8,9 +8,9 @@
 
 use std::net::IpAddr;
 
-use roce_parser::headers::{AethKind, NakCode};
-use roce_parser::opcode::{self, Operation, Role, Transport};
-use roce_parser::{IcrcStatus, Packet, Problem, Roce};
+use roce_parser::{
+    opcode_name, AethKind, IcrcStatus, NakCode, Operation, Packet, Problem, Roce, Role, Transport,
+};
 
 use crate::PacketEvent;
 use serde::Serialize;
@@ -550,7 +550,7 @@ impl Counters {
             if n == 0 {
                 continue;
             }
-            let name = opcode::name(op as u8);
+            let name = opcode_name(op as u8);
             // Reserved opcodes share a name: add them up.
             match v.iter_mut().find(|(k, _)| *k == name) {
                 Some(e) => e.1 += n,

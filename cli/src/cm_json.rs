@@ -5,8 +5,7 @@
 use std::net::IpAddr;
 
 use roce_conformance::internal::json::hex64;
-use roce_parser::cm::{CmMessage, CmPath, Mad};
-use roce_parser::Roce;
+use roce_parser::{CmMessage, CmPath, Mad, Roce};
 use serde::Serialize;
 
 #[derive(Serialize)]

@@ -2,7 +2,7 @@
 
 use std::io::{self, Write};
 
-use roce_parser::cm::{CmMessage, Mad};
+use roce_parser::{CmMessage, Mad};
 
 pub fn cm_tree(m: &Mad<'_>, out: &mut impl Write) -> io::Result<()> {
     let h = &m.header;

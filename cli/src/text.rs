@@ -3,9 +3,7 @@
 use std::fmt::{self, Write as _};
 use std::io::{self, Write};
 
-use roce_parser::headers::aeth::rnr_timer_us;
-use roce_parser::headers::AethKind;
-use roce_parser::{IcrcStatus, Packet, Roce};
+use roce_parser::{rnr_timer_us, AethKind, IcrcStatus, Packet, Roce};
 
 use crate::input::Decoded;
 

@@ -11,7 +11,7 @@ use std::process::{Command, Output, Stdio};
 
 use roce_inspect::gen::conn::{ud_send, Endpoint};
 use roce_inspect::gen::Trace;
-use roce_parser::cm::{CmMessage, MadHeaderRepr, PortSpace, ReqRepr, GSI_QKEY, MAD_LEN};
+use roce_parser::{CmMessage, MadHeaderRepr, PortSpace, ReqRepr, GSI_QKEY, MAD_LEN};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
@@ -273,8 +273,7 @@ fn gen_bench_streams_the_same_capture_cut_at_any_length() {
 fn req_with_path_mtu(code: u8) -> PathBuf {
     let a = Endpoint::new("10.9.0.1".parse().unwrap(), 1);
     let b = Endpoint::new("10.9.0.2".parse().unwrap(), 1);
-    let pd =
-        roce_parser::cm::RdmaCmIpHeader::new("10.9.0.1:40000".parse().unwrap(), b.ip).to_bytes();
+    let pd = roce_parser::RdmaCmIpHeader::new("10.9.0.1:40000".parse().unwrap(), b.ip).to_bytes();
     let mut req = ReqRepr::rdma_cm(
         PortSpace::Tcp,
         "10.9.0.1:40000".parse().unwrap(),

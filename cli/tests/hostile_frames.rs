@@ -5,8 +5,7 @@
 use std::path::PathBuf;
 use std::process::{Command, Output};
 
-use roce_parser::headers::BthRepr;
-use roce_parser::{FrameBuilder, Network, Problem};
+use roce_parser::{BthRepr, FrameBuilder, Network, Problem};
 use serde_json::Value;
 
 const ETH: usize = 14;

@@ -6,8 +6,7 @@
 
 use roce_conformance::ModelOptions;
 use roce_inspect::stats::Stats;
-use roce_parser::headers::{AethRepr, BthRepr};
-use roce_parser::{parse_ethernet, Config, FrameBuilder, Network};
+use roce_parser::{parse_ethernet, AethRepr, BthRepr, Config, FrameBuilder, Network};
 
 const QPS: u32 = 200_000;
 const CAP: usize = 5_000;

@@ -296,7 +296,7 @@ fn rnr_retry_count_within_the_count_is_silent() {
 /// for an ACK), A's acknowledged after 10 us, B's after 30 us; B's last request is resent
 /// once after 2^14 x 4.096 us with nothing acknowledging it, then acknowledged.
 fn two_requesters(path: &std::path::Path) {
-    use roce_parser::headers::{AethRepr, BthRepr};
+    use roce_parser::{AethRepr, BthRepr};
     use roce_parser::{FrameBuilder, Network};
     let (a, b) = ([10, 0, 0, 1], [10, 0, 0, 2]);
     let (qp_a, qp_b) = (0x11u32, 0x22u32);

@@ -44,16 +44,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use roce_inspect::gen::{conn, Endpoint, RcConn, Rng, Trace};
-use roce_parser::cm::rdma_cm::{self, PortSpace, RdmaCmIpHeader};
-use roce_parser::cm::rej::{MessageRef, RejectReason};
-use roce_parser::cm::{
-    CmMessage, DrepRepr, DreqRepr, MraRepr, RejRepr, RepRepr, ReqRepr, RtuRepr, GSI_QKEY, MAD_LEN,
-};
-use roce_parser::headers::*;
-use roce_parser::opcode::{self, OpcodeInfo, OPCODES};
-use roce_parser::{
-    FrameBuilder, Ipv4Spec, Ipv6Spec, Network, PayloadRule, Role, Transport, VlanTag,
-};
+use roce_parser::*;
 use serde_json::Value;
 
 #[path = "../../testdata/real.rs"]
@@ -390,7 +381,7 @@ fn gen_source_ports(rng: &mut Rng) -> Trace {
     let mut t = Trace::new();
     for sport in [53u16, 67, 69, 123, 137, 161, 500, 514, 1900, 4790, 5353, 0xc000, 0xffff] {
         for opcode in [0x04u8, 0x11] {
-            let info = opcode::lookup(opcode).unwrap();
+            let info = lookup_opcode(opcode).unwrap();
             let bth = random_bth(rng, opcode);
             let headers = random_headers(rng, info);
             let n = payload_len(rng, info);
@@ -408,8 +399,8 @@ fn gid(ip: IpAddr) -> [u8; 16] {
     }
 }
 
-fn random_path(rng: &mut Rng, local: IpAddr, remote: IpAddr) -> roce_parser::cm::req::CmPath {
-    roce_parser::cm::req::CmPath {
+fn random_path(rng: &mut Rng, local: IpAddr, remote: IpAddr) -> roce_parser::CmPath {
+    roce_parser::CmPath {
         local_lid: rng.next_u64() as u16,
         remote_lid: rng.next_u64() as u16,
         local_gid: gid(local),
@@ -484,9 +475,9 @@ fn gen_cm(rng: &mut Rng) -> Trace {
         };
         let space = [PortSpace::Tcp, PortSpace::Udp, PortSpace::Ib, PortSpace::Tcp][k % 4];
         let service_id =
-            if rdma { rdma_cm::service_id(space, rng.next_u64() as u16) } else { rng.next_u64() };
+            if rdma { rdma_cm_service_id(space, rng.next_u64() as u16) } else { rng.next_u64() };
         let alternate = if k % 3 == 0 {
-            roce_parser::cm::req::CmPath {
+            roce_parser::CmPath {
                 local_lid: 0,
                 remote_lid: 0,
                 local_gid: [0; 16],
@@ -508,9 +499,9 @@ fn gen_cm(rng: &mut Rng) -> Trace {
             remote_eecn: rng.u24(),
             remote_cm_response_timeout: rng.below(32) as u8,
             transport_service_type: [
-                roce_parser::cm::req::TransportServiceType::Rc,
-                roce_parser::cm::req::TransportServiceType::Uc,
-                roce_parser::cm::req::TransportServiceType::Xrc,
+                roce_parser::TransportServiceType::Rc,
+                roce_parser::TransportServiceType::Uc,
+                roce_parser::TransportServiceType::Xrc,
             ][k % 3],
             end_to_end_flow_control: bit(rng),
             starting_psn: rng.u24(),
@@ -1787,7 +1778,7 @@ fn is_compared_cm(o: &Value) -> bool {
 fn stops_after_bth(c: &Cmp<'_>, r: &Value) -> bool {
     let Some(vendor) = c.t("infiniband.vendor").last() else { return false };
     let Some(op) = num_at(r, "bth.opcode") else { return false };
-    let hl = opcode::lookup(op as u8).map_or(12, |i| u64::from(i.header_len));
+    let hl = lookup_opcode(op as u8).map_or(12, |i| u64::from(i.header_len));
     let rest =
         hl - 12 + num_at(r, "payload_len").unwrap_or(0) + num_at(r, "bth.padcnt").unwrap_or(0) + 4;
     let icrc = num_at(r, "icrc.value").map(|v| format!("{:08x}", (v as u32).swap_bytes()));
@@ -1805,7 +1796,7 @@ fn classify(c: &Cmp<'_>, o: &Value, port: u16, d: &Diff) -> Option<Fault> {
     if !c.has("infiniband.bth.opcode") {
         let ours_ok = num_at(r, "version") == Some(2)
             && num_at(o, "udp.dport") == Some(u64::from(port))
-            && num_at(r, "bth.opcode").and_then(|op| opcode::lookup(op as u8)).is_some()
+            && num_at(r, "bth.opcode").and_then(|op| lookup_opcode(op as u8)).is_some()
             && str_at(r, "icrc.status") == Some("ok");
         return (ours_ok && d.tshark_missing()).then_some(Fault::SourcePort);
     }
@@ -1820,7 +1811,7 @@ fn classify(c: &Cmp<'_>, o: &Value, port: u16, d: &Diff) -> Option<Fault> {
         0x1c | 0x1d | 0xbc | 0xbd if unknown_rest => return Some(Fault::Ibta15),
         0xa0..=0xbf if unknown_rest => return Some(Fault::Xrc),
         0x40..=0x5f => return Some(Fault::RdRange),
-        _ if unknown_rest && opcode::lookup(op as u8).is_none() => {
+        _ if unknown_rest && lookup_opcode(op as u8).is_none() => {
             return Some(Fault::UnknownOpcode)
         }
         _ => {}
@@ -1845,7 +1836,7 @@ fn classify(c: &Cmp<'_>, o: &Value, port: u16, d: &Diff) -> Option<Fault> {
                 // tshark's data.len = what was captured after the headers, less four bytes.
                 let vlans = at(o, "vlan").and_then(Value::as_array).map_or(0, Vec::len) as u64;
                 let ip = if num_at(o, "ip.version") == Some(6) { 40 } else { 20 };
-                let hl = opcode::lookup(num_at(r, "bth.opcode")? as u8)
+                let hl = lookup_opcode(num_at(r, "bth.opcode")? as u8)
                     .map_or(12, |i| u64::from(i.header_len));
                 let captured = num_at(o, "caplen")?.checked_sub(14 + 4 * vlans + ip + 8 + hl)?;
                 let t = t_num(d.tshark.as_deref()?)?;
@@ -2094,7 +2085,7 @@ fn l3(o: &Value, dir: &str) -> Option<String> {
 
 /// An RC or UC request (the packets whose PSNs the starting PSNs announce).
 fn is_rc_uc_request(o: &Value) -> bool {
-    num_at(o, "roce.bth.opcode").and_then(|op| opcode::lookup(op as u8)).is_some_and(|i| {
+    num_at(o, "roce.bth.opcode").and_then(|op| lookup_opcode(op as u8)).is_some_and(|i| {
         i.role == Role::Request && matches!(i.transport, Transport::Rc | Transport::Uc)
     })
 }

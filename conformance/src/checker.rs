@@ -4,8 +4,7 @@
 
 use serde::Serialize;
 
-use roce_parser::opcode::{OpcodeInfo, Role};
-use roce_parser::{Packet, Roce};
+use roce_parser::{OpcodeInfo, Packet, Roce, Role};
 
 use crate::congestion::{CeMark, Cnp, Congestion};
 use crate::connections::ConnId;
@@ -118,7 +117,7 @@ impl<X> Slot<X> {
 ///
 /// ```
 /// use roce_conformance::{Checker, FrameInfo, Options};
-/// use roce_parser::headers::BthRepr;
+/// use roce_parser::BthRepr;
 /// use roce_parser::{parse_ethernet, Config, FrameBuilder, Network};
 ///
 /// let mut checker = Checker::new(Options::default());

@@ -1,9 +1,7 @@
 //! The per-packet context rule code takes: the frame, the packet, its opcode, and what the
 //! connection model says of its connection. One value instead of loose parameter lists.
 
-use roce_parser::headers::{AethKind, NakCode};
-use roce_parser::opcode::OpcodeInfo;
-use roce_parser::Roce;
+use roce_parser::{AethKind, NakCode, OpcodeInfo, Roce};
 
 use crate::connections::{CmExchange, ConnId};
 use crate::psn::Psn;
@@ -45,7 +43,7 @@ impl Pkt<'_> {
     /// not the connection's own, the responder must drop it.
     pub(crate) fn foreign(&self) -> bool {
         let pkey = self.roce.bth.pkey;
-        self.info.role == roce_parser::opcode::Role::Request
+        self.info.role == roce_parser::Role::Request
             && self.pkey.is_some_and(|k| k & 0x7fff != pkey & 0x7fff)
     }
 

@@ -1,7 +1,6 @@
 //! Per-packet rules (PKT-*): what one packet shows on its own, from the parser's problems.
 
-use roce_parser::opcode::Position;
-use roce_parser::{IcrcStatus, Packet, Problem, Roce};
+use roce_parser::{IcrcStatus, Packet, Position, Problem, Roce};
 
 use crate::connections::ConnId;
 use crate::finding::Judge;

@@ -30,10 +30,7 @@
 use std::collections::VecDeque;
 use std::hash::{BuildHasher, Hash, Hasher};
 
-use roce_parser::headers::aeth::rnr_timer_us;
-use roce_parser::headers::{AethKind, NakCode};
-use roce_parser::opcode::{Operation, Position};
-use roce_parser::Roce;
+use roce_parser::{rnr_timer_us, AethKind, NakCode, Operation, Position, Roce};
 
 use crate::context::{CmTimers, Pkt};
 use crate::finding::Judge;
@@ -756,7 +753,7 @@ impl Requester {
             return;
         }
         let what = if !same_op {
-            format!("opcode {} instead of {}", x.info.name, roce_parser::opcode::name(o.opcode))
+            format!("opcode {} instead of {}", x.info.name, roce_parser::opcode_name(o.opcode))
         } else if !same_len {
             format!("{} payload bytes instead of {}", r.payload_len, o.payload_len)
         } else {
@@ -795,7 +792,7 @@ impl Requester {
             }
             AethKind::Ack
                 if !ahead
-                    && (x.info.operation == roce_parser::opcode::Operation::Acknowledge
+                    && (x.info.operation == roce_parser::Operation::Acknowledge
                         || x.info.position.ends_message()) =>
             {
                 self.acked = Some(self.acked.map_or(p, |a| if a < p { p } else { a }));

@@ -22,8 +22,7 @@
 
 use std::collections::VecDeque;
 
-use roce_parser::headers::AethKind;
-use roce_parser::opcode::{Operation, Position};
+use roce_parser::{AethKind, Operation, Position};
 
 use crate::connections::ConnId;
 use crate::context::Pkt;
@@ -592,8 +591,8 @@ pub(crate) fn rnr_timer(x: &Pkt<'_>, code: u8, judge: &mut Judge) {
         format!(
             "RNR NAK for PSN {} advertises timer code {advertised} ({} us), not the configured {code} ({} us, --rnr-timer {code})",
             x.psn.value(),
-            roce_parser::headers::aeth::rnr_timer_us(advertised),
-            roce_parser::headers::aeth::rnr_timer_us(code)
+            roce_parser::rnr_timer_us(advertised),
+            roce_parser::rnr_timer_us(code)
         )
     });
 }

@@ -4,8 +4,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use roce_conformance::{Checker, FrameInfo, Options, StateStats};
-use roce_parser::headers::{AethRepr, BthRepr};
-use roce_parser::{parse_ethernet, Config, FrameBuilder, Network};
+use roce_parser::{parse_ethernet, AethRepr, BthRepr, Config, FrameBuilder, Network};
 
 const QPS: u32 = 100_000;
 const FRAMES: u64 = 1_000_000;

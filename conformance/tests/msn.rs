@@ -5,8 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use roce_conformance::{Checker, FrameInfo, Options, Report};
-use roce_parser::headers::{AethRepr, BthRepr};
-use roce_parser::{parse_ethernet, Config, FrameBuilder, Network};
+use roce_parser::{parse_ethernet, AethRepr, BthRepr, Config, FrameBuilder, Network};
 
 const SEND_FIRST: u8 = 0x00;
 const SEND_LAST: u8 = 0x02;

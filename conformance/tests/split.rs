@@ -5,8 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use roce_conformance::{merge_shards, Checker, FrameInfo, Options, Report, Shard};
-use roce_parser::headers::{AethRepr, BthRepr};
-use roce_parser::{parse_ethernet, Config, FrameBuilder, Ipv4Spec, Network};
+use roce_parser::{parse_ethernet, AethRepr, BthRepr, Config, FrameBuilder, Ipv4Spec, Network};
 
 /// A frame's bytes and time.
 struct Gen {

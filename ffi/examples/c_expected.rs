@@ -26,9 +26,8 @@ use std::io::Write as _;
 use std::path::Path;
 
 use common::hex;
-use roce_parser::headers::AethKind;
 use roce_parser::{
-    parse_ethernet, parse_ethertype_payload, parse_ip, parse_udp_payload, Config, Error,
+    parse_ethernet, parse_ethertype_payload, parse_ip, parse_udp_payload, AethKind, Config, Error,
     EthernetInfo, IcrcStatus, IpInfo, Packet, Problems, Roce, UdpInfo, VlanTag,
 };
 
@@ -332,7 +331,7 @@ fn pd_off(mad: &[u8], sub: &[u8]) -> String {
     format!("{}+{}", if sub.is_empty() { 0 } else { offset(mad, sub, 0) }, sub.len())
 }
 
-fn path_str(p: &roce_parser::cm::CmPath) -> String {
+fn path_str(p: &roce_parser::CmPath) -> String {
     format!(
         "{:x},{:x},{},{},{:x},{},{},{},{},{},{}",
         p.local_lid,
@@ -350,8 +349,8 @@ fn path_str(p: &roce_parser::cm::CmPath) -> String {
 }
 
 fn rdma_str(
-    sid: Option<roce_parser::cm::RdmaCmServiceId>,
-    ip: Option<roce_parser::cm::RdmaCmIpHeader>,
+    sid: Option<roce_parser::RdmaCmServiceId>,
+    ip: Option<roce_parser::RdmaCmIpHeader>,
 ) -> String {
     let (sp, ps, dp) = sid.map_or((0, 0, 0), |s| (1, s.port_space.to_u8(), s.port));
     let (ipp, v, iv, spt, si, di) = ip.map_or((0, 0, 0, 0, [0u8; 16], [0u8; 16]), |h| {
@@ -361,8 +360,8 @@ fn rdma_str(
 }
 
 /// The `M` line: what `roce_parse_mad` gives for `mad`, from `cm::parse_mad`.
-fn mad_line(mad: &[u8], m: Result<roce_parser::cm::Mad<'_>, Error>) -> String {
-    use roce_parser::cm::{CmAttribute as A, CmMessage as C};
+fn mad_line(mad: &[u8], m: Result<roce_parser::Mad<'_>, Error>) -> String {
+    use roce_parser::{CmAttribute as A, CmMessage as C};
     let m = match m {
         Ok(m) => m,
         Err(_) => return format!("M st=-2 len={}", mad.len()),
@@ -545,7 +544,7 @@ fn modes(out: &mut Vec<String>, frame: &[u8], vector: bool) {
     let Ok(p) = full else { return };
     if let Some(r) = &p.roce {
         if r.is_gsi_mad() {
-            let m = roce_parser::cm::parse_mad(r.payload);
+            let m = roce_parser::parse_mad(r.payload);
             if m != r.mad().unwrap_or(m) {
                 out.push("M the frame parser's MAD differs from parse_mad".to_string());
             }

@@ -21,10 +21,9 @@
 use core::ffi::{c_char, c_int, CStr};
 use core::net::IpAddr;
 
-use roce_parser::error::ErrorKind;
 use roce_parser::{
-    opcode, Config, Error, IcrcStatus, Layer, Packet, Problem, Problems, Roce, RoceVersion,
-    SegmentScratch, ROCEV2_UDP_PORT,
+    opcode_name_with_nul, Config, Error, ErrorKind, IcrcStatus, Layer, Packet, Problem, Problems,
+    Roce, RoceVersion, SegmentScratch, ROCEV2_UDP_PORT,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -1277,7 +1276,7 @@ pub extern "C" fn roce_status_str(status: c_int) -> *const c_char {
 /// opcodes and "VENDOR_SPECIFIC" for 0xC0-0xFF. Never NULL.
 #[no_mangle]
 pub extern "C" fn roce_opcode_name(opcode: u8) -> *const c_char {
-    opcode::name_with_nul(opcode).as_ptr().cast()
+    opcode_name_with_nul(opcode).as_ptr().cast()
 }
 
 /// The parser's description of one problem bit (`ROCE_PROBLEM_*`); "unknown problem" when
@@ -1762,8 +1761,8 @@ fn sub_offset(mad: &[u8], sub: &[u8]) -> usize {
     (sub.as_ptr() as usize).wrapping_sub(mad.as_ptr() as usize)
 }
 
-fn cm_kind_of(a: roce_parser::cm::CmAttribute) -> u8 {
-    use roce_parser::cm::CmAttribute as A;
+fn cm_kind_of(a: roce_parser::CmAttribute) -> u8 {
+    use roce_parser::CmAttribute as A;
     match a {
         A::ClassPortInfo => ROCE_CM_CLASS_PORT_INFO,
         A::Req => ROCE_CM_REQ,
@@ -1781,7 +1780,7 @@ fn cm_kind_of(a: roce_parser::cm::CmAttribute) -> u8 {
     }
 }
 
-fn cm_path(p: &roce_parser::cm::CmPath) -> roce_cm_path {
+fn cm_path(p: &roce_parser::CmPath) -> roce_cm_path {
     roce_cm_path {
         local_lid: p.local_lid,
         remote_lid: p.remote_lid,
@@ -1798,8 +1797,8 @@ fn cm_path(p: &roce_parser::cm::CmPath) -> roce_cm_path {
 }
 
 fn rdma_cm(
-    sid: Option<roce_parser::cm::RdmaCmServiceId>,
-    ip: Option<roce_parser::cm::RdmaCmIpHeader>,
+    sid: Option<roce_parser::RdmaCmServiceId>,
+    ip: Option<roce_parser::RdmaCmIpHeader>,
 ) -> roce_rdma_cm {
     let mut o = roce_rdma_cm::default();
     if let Some(s) = sid {
@@ -1820,8 +1819,8 @@ fn rdma_cm(
 
 /// Fills `out` (zeroed) from the MAD `mad`; the status to return.
 fn mad_into_zeroed(mad: &[u8], out: &mut roce_mad) -> c_int {
-    use roce_parser::cm::CmMessage as M;
-    let m = match roce_parser::cm::parse_mad(mad) {
+    use roce_parser::CmMessage as M;
+    let m = match roce_parser::parse_mad(mad) {
         Ok(m) => m,
         Err(_) => return ROCE_ERR_TRUNCATED,
     };

@@ -11,7 +11,7 @@
 use std::ffi::{c_int, CStr};
 use std::mem::MaybeUninit;
 
-use roce_parser::{opcode, Layer, Problem};
+use roce_parser::{opcode_name, Layer, Problem};
 use roce_parser_ffi::*;
 
 const V1: &str = "248a07a8fa22248a07a8fa22080045010040047840004011b4d5c0a80007c0a80007c00012b7002caca22460ffff000000d300cf17104630818be28935d90e9a95505401be885e50000078f353f3";
@@ -106,7 +106,7 @@ fn problem_constants_are_the_parser_bits() {
 #[test]
 fn opcode_names_come_from_the_table() {
     for op in 0..=u8::MAX {
-        assert_eq!(s(roce_opcode_name(op)), opcode::name(op), "{op:#04x}");
+        assert_eq!(s(roce_opcode_name(op)), opcode_name(op), "{op:#04x}");
     }
     assert_eq!(s(roce_opcode_name(0x04)), "RC_SEND_ONLY");
     assert_eq!(s(roce_opcode_name(0x81)), "CNP");
@@ -297,8 +297,8 @@ fn v2_cnp_and_v3_ipv6_ack() {
 const MADX: &str = "0200000000020200000000010800456a0054000040004011262d0a0000010a000002c00012b7004000006400ffff00000001000000078001000000000001010702030000000001020304050607080099000000000000abababababababab472bc881";
 
 fn bad_mad_frame() -> Vec<u8> {
-    use roce_parser::cm::GSI_QKEY;
-    use roce_parser::headers::{BthRepr, DethRepr};
+    use roce_parser::GSI_QKEY;
+    use roce_parser::{BthRepr, DethRepr};
     use roce_parser::{FrameBuilder, Network};
     let mut mad = [0u8; 32];
     mad[..4].copy_from_slice(&[1, 0x07, 2, 0x03]); // base 1, class CM, class version 2, Send
@@ -471,7 +471,7 @@ fn mad(bytes: &[u8]) -> (c_int, roce_mad) {
 
 /// An RDMA-CM REQ over IPv4 (TCP port space, 10.0.0.1:50000 -> 10.0.0.2:7471) as a whole MAD.
 fn rdma_cm_req_mad() -> [u8; 256] {
-    use roce_parser::cm::{PortSpace, RdmaCmIpHeader, ReqRepr};
+    use roce_parser::{PortSpace, RdmaCmIpHeader, ReqRepr};
     use std::net::{IpAddr, Ipv4Addr, SocketAddr};
     let src = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)), 50000);
     let dst = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)), 7471);
@@ -546,7 +546,7 @@ fn every_truncation_of_a_req_mad_agrees_with_rust() {
         // An exact-size heap copy, so a read past `len` would be caught by a sanitizer.
         let bytes: Vec<u8> = full[..len].to_vec();
         let (st, o) = mad(&bytes);
-        match roce_parser::cm::parse_mad(&bytes) {
+        match roce_parser::parse_mad(&bytes) {
             Err(_) => {
                 assert_eq!(st, TRUNCATED, "len {len}");
                 assert_eq!(o, roce_mad::default(), "len {len}");
@@ -557,7 +557,7 @@ fn every_truncation_of_a_req_mad_agrees_with_rust() {
                 assert_eq!(o.cm_decoded, m.cm.is_some(), "len {len}");
                 assert_eq!(o.data_len, m.data.len(), "len {len}");
                 assert_eq!(o.problems & ROCE_PROBLEM_MAD_TRUNCATED != 0, len < 256, "len {len}");
-                if let Some(roce_parser::cm::CmMessage::Req(r)) = m.cm {
+                if let Some(roce_parser::CmMessage::Req(r)) = m.cm {
                     assert_eq!(o.req.private_data_len, r.private_data.len(), "len {len}");
                     assert!(o.req.private_data_offset + o.req.private_data_len <= len);
                     assert_eq!(o.req.rdma_cm.ip_present, r.rdma_cm_ip_header().is_some());
@@ -597,7 +597,7 @@ fn mad_versions_and_attributes() {
 /// emitter and read back through the C interface.
 #[test]
 fn mra_sidr_lap_apr_through_c() {
-    use roce_parser::cm::{
+    use roce_parser::{
         AprRepr, CmMessage, LapRepr, MessageRef, MraRepr, SidrRepRepr, SidrReqRepr, SidrStatus,
     };
     let pd = [0x5Au8; 12];

@@ -11,7 +11,6 @@
 use std::hint::black_box;
 use std::time::Instant;
 
-use roce_parser::icrc;
 use roce_parser::*;
 
 mod mix;
@@ -71,7 +70,7 @@ fn main() {
             "ICRC alone (icrc::compute_span)",
             Box::new(|| {
                 for l in &located {
-                    black_box(icrc::compute_span(l.net, black_box(l.span)));
+                    black_box(compute_icrc_span(l.net, black_box(l.span)));
                 }
             }),
         ),

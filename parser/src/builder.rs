@@ -300,7 +300,7 @@ impl<'p> FrameBuilder<'p> {
                     Network::RoceV1(_) => IcrcNetwork::Grh(net),
                 };
                 let udp = frame.get(udp_off..bth_off).unwrap_or(&[]);
-                icrc::compute(net, udp, frame.get(bth_off..off).unwrap_or(&[]))
+                icrc::compute_icrc(net, udp, frame.get(bth_off..off).unwrap_or(&[]))
             }
         };
         off = put(frame, off, &value.to_le_bytes());

@@ -6,7 +6,7 @@
 //! the ICRC.
 //!
 //! Two ways to compute it, both without copying the payload:
-//! - [`compute_span`], the parser's: one crc32fast pass straight over the frame, from the IP
+//! - [`compute_icrc_span`], the parser's: one crc32fast pass straight over the frame, from the IP
 //!   header (or GRH) to the ICRC, unmasked. CRC-32 is linear, so setting a byte at offset
 //!   `k` to ones changes the result exactly as XORing a 32-bit value, determined by `k` and
 //!   the byte's change, into the CRC's starting register does; those values come from one
@@ -15,7 +15,7 @@
 //!   too. One pass matters: crc32fast costs about 20 ns per call on short input before its
 //!   SIMD folding pays off, and a separate pass over the masked prefix kept the ICRC at 0.6x
 //!   of raw crc32fast over the same bytes (BENCHMARKS.md).
-//! - [`compute`], for headers that are not back to back in memory (and IPv4 headers with
+//! - [`compute_icrc`], for headers that are not back to back in memory (and IPv4 headers with
 //!   options): the masked prefix is copied into a stack buffer and CRC'd, then the rest is
 //!   streamed from the frame.
 
@@ -81,12 +81,12 @@ impl<'a> IcrcNetwork<'a> {
 ///
 /// `udp` is the UDP header (ignored for RoCEv1); `transport` runs from the first BTH byte up
 /// to, not including, the ICRC.
-pub fn compute(net: IcrcNetwork<'_>, udp: &[u8], transport: &[u8]) -> u32 {
+pub fn compute_icrc(net: IcrcNetwork<'_>, udp: &[u8], transport: &[u8]) -> u32 {
     let bth_len = transport.len().min(12);
     compute_segments(net, udp, transport, |h| h.update(transport.get(bth_len..).unwrap_or(&[])))
 }
 
-/// [`compute`] with the transport after the BTH fed by `rest` (piece by piece, for a frame
+/// [`compute_icrc`] with the transport after the BTH fed by `rest` (piece by piece, for a frame
 /// in segments): `transport` holds at least the BTH's 12 bytes (only those are read).
 pub(crate) fn compute_segments(
     net: IcrcNetwork<'_>,
@@ -142,12 +142,12 @@ pub(crate) fn compute_segments(
 /// The ICRC of a packet from its bytes as they lie in the frame: `span` runs from the first
 /// byte of the network header (`net`, which must be the start of `span`) through the UDP
 /// header (RoCEv2) and the transport, up to, not including, the ICRC. One crc32fast pass over
-/// `span`, no copy; equal to [`compute`] over the same headers.
+/// `span`, no copy; equal to [`compute_icrc`] over the same headers.
 ///
 /// `#[inline]` as `crc32fast::hash` is: a caller outside this crate otherwise pays a call
 /// and a copy of `net` per frame (measured: 0.76x of crc32fast's throughput without, 0.95x with).
 #[inline]
-pub fn compute_span(net: IcrcNetwork<'_>, span: &[u8]) -> u32 {
+pub fn compute_icrc_span(net: IcrcNetwork<'_>, span: &[u8]) -> u32 {
     let Some(delta) = span_delta(net, span) else {
         return compute_split(net, span);
     };
@@ -157,7 +157,7 @@ pub fn compute_span(net: IcrcNetwork<'_>, span: &[u8]) -> u32 {
     h.finalize()
 }
 
-/// [`compute_span`] for a span in segments: `head` is its contiguous start (at least its
+/// [`compute_icrc_span`] for a span in segments: `head` is its contiguous start (at least its
 /// network, UDP and BTH headers); `feed(h, k)` feeds the span's bytes from offset `k` to its end.
 pub(crate) fn compute_span_segments(
     net: IcrcNetwork<'_>,
@@ -214,13 +214,13 @@ fn span_delta(net: IcrcNetwork<'_>, span: &[u8]) -> Option<u32> {
     }
 }
 
-/// [`compute_span`] without the one-pass start (IPv4 options, or a span too short for its
+/// [`compute_icrc_span`] without the one-pass start (IPv4 options, or a span too short for its
 /// headers): the masked prefix, then the rest of `span`.
 fn compute_split(net: IcrcNetwork<'_>, span: &[u8]) -> u32 {
     let (net_len, udp_len) = split_lens(net);
     let (_, rest) = span.split_at_checked(net_len).unwrap_or((span, &[]));
     let (udp, transport) = rest.split_at_checked(udp_len).unwrap_or((rest, &[]));
-    compute(net, udp, transport)
+    compute_icrc(net, udp, transport)
 }
 
 /// The starting-register change for the byte at the table's offset, from the byte's value.
@@ -229,7 +229,7 @@ fn at(table: &Shift, orig: u8) -> u32 {
     table.get(usize::from(orig)).copied().unwrap_or(0)
 }
 
-/// The tables of `compute_span`, built at compile time: every index below is evaluated by the
+/// The tables of `compute_icrc_span`, built at compile time: every index below is evaluated by the
 /// compiler (consts and statics), where one out of range fails the build instead of panicking
 /// at run time.
 #[allow(clippy::indexing_slicing)]
@@ -404,13 +404,13 @@ mod tests {
                 let span = &span[..net_len + udp_len + tlen];
                 let (net, udp, transport) = split(span, net_len, udp_len);
                 assert_eq!(
-                    compute_span(net, span),
-                    compute(net, udp, transport),
+                    compute_icrc_span(net, span),
+                    compute_icrc(net, udp, transport),
                     "net {net_len} udp {udp_len} transport {tlen}"
                 );
                 if net_len == 20 && tlen >= 12 {
                     let h = net.header();
-                    assert_eq!(compute_span(net, span), reference(h, false, udp, transport));
+                    assert_eq!(compute_icrc_span(net, span), reference(h, false, udp, transport));
                 }
             }
         }
@@ -434,8 +434,8 @@ mod tests {
                         span[at] = v;
                         let (net, udp, transport) = split(&span, net_len, udp_len);
                         assert_eq!(
-                            compute_span(net, &span),
-                            compute(net, udp, transport),
+                            compute_icrc_span(net, &span),
+                            compute_icrc(net, udp, transport),
                             "net {net_len} udp {udp_len} byte {at} = {v:#04x}"
                         );
                     }
@@ -451,7 +451,7 @@ mod tests {
         let udp = [0xc0, 0x00, 0x12, 0xb7, 0x00, 0x30, 0x12, 0x34];
         let transport: std::vec::Vec<u8> = (0u8..200).collect();
         assert_eq!(
-            compute(IcrcNetwork::Ipv4(&ip), &udp, &transport),
+            compute_icrc(IcrcNetwork::Ipv4(&ip), &udp, &transport),
             reference(&ip, false, &udp, &transport)
         );
     }

@@ -766,7 +766,8 @@ pub fn name(opcode: u8) -> &'static str {
     }
 }
 
-/// [`name`] followed by a NUL byte, for C callers: the same strings, from the same table.
+/// [`opcode_name`](name) followed by a NUL byte, for C callers: the same strings, from the
+/// same table.
 pub fn name_with_nul(opcode: u8) -> &'static str {
     match lookup(opcode) {
         Some(info) => info.name_with_nul(),

@@ -52,8 +52,7 @@ impl Prefix {
 ///
 /// ```
 /// use core::net::{IpAddr, Ipv4Addr};
-/// use roce_parser::headers::BthRepr;
-/// use roce_parser::{parse_prefix, FrameBuilder, Network, VlanTag};
+/// use roce_parser::{parse_prefix, BthRepr, FrameBuilder, Network, VlanTag};
 ///
 /// let net = Network::ipv4([10, 0, 0, 1], [10, 0, 0, 2]);
 /// let mut builder = FrameBuilder::new(net, BthRepr { opcode: 0x04, ..Default::default() });

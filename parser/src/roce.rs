@@ -3,9 +3,9 @@
 //! decoded here once so that every consumer (dissector, statistics, checker, C callers) reads
 //! the same result and the MAD's problems are the packet's.
 
-use crate::cm::{self, Mad};
+use crate::cm::{self, Mad, GSI_QKEY};
 use crate::error::{Error, Layer};
-use crate::headers::{deth::GSI_QKEY, Bth, BthRepr, ExtHeaders, GrhRepr};
+use crate::headers::{Bth, BthRepr, ExtHeaders, GrhRepr};
 use crate::icrc::{self, IcrcNetwork, IcrcStatus};
 use crate::opcode::{self, OpcodeInfo, Operation, PayloadRule, Transport};
 use crate::problems::{Problem, Problems};
@@ -141,7 +141,7 @@ pub(crate) struct Framing<'a> {
     /// Network header and UDP header to cover; `None` when they are not known.
     pub icrc_net: Option<(IcrcNetwork<'a>, &'a [u8])>,
     /// When the network header, UDP header and transport lie back to back in the input: the
-    /// input from the network header on, for the one-pass ICRC (`icrc::compute_span`).
+    /// input from the network header on, for the one-pass ICRC (`compute_icrc_span`).
     pub icrc_span: Option<&'a [u8]>,
     /// Offset of the BTH in the input (for error offsets).
     pub base: usize,
@@ -277,7 +277,7 @@ pub(crate) fn parse_transport<'a, S: Source>(
             (Some((net, udp)), Some(at)) => {
                 let before_bth = net.header().len() + udp.len();
                 let computed = match f.icrc_span.and_then(|s| s.get(..before_bth + at)) {
-                    Some(span) => icrc::compute_span(net, span),
+                    Some(span) => icrc::compute_icrc_span(net, span),
                     // Segmented, and the ICRC's bytes reach past the head: streamed over the
                     // segments.
                     None if S::SEGMENTED => {
@@ -291,7 +291,7 @@ pub(crate) fn parse_transport<'a, S: Source>(
                             }),
                         }
                     }
-                    None => icrc::compute(net, udp, avail.get(..at).unwrap_or(&[])),
+                    None => icrc::compute_icrc(net, udp, avail.get(..at).unwrap_or(&[])),
                 };
                 if Some(computed) == roce.icrc {
                     IcrcStatus::Ok

@@ -5,9 +5,9 @@
 //! contiguous *head*: the first segment when it holds the first 256 bytes of the frame (or the
 //! whole frame), else a copy of those bytes in the caller's [`SegmentScratch`]. Only when the
 //! headers reach past that (long IPv6 extension chains) is a longer head copied, up to
-//! [`HEAD_MAX`] bytes. The rest is read where it lies: the ICRC is streamed over the segments
-//! (crc32fast is fed piece by piece, so the masked-prefix trick of [`crate::icrc`] works
-//! unchanged), the pad and a CNP's reserved body are checked in place, and the ICRC field is
+//! [`SEGMENT_HEAD_MAX`] bytes. The rest is read where it lies: the ICRC is streamed over the
+//! segments (crc32fast is fed piece by piece, so the masked-prefix trick of [`crate::icrc`]
+//! works unchanged), the pad and a CNP's reserved body are checked in place, and the ICRC field is
 //! read across a boundary if it straddles one. The one copy of payload is a MAD's first 256
 //! bytes, when a UD packet to QP1 reaches past the head (the CM decoder reads a contiguous
 //! MAD).
@@ -20,22 +20,26 @@ use crate::packet::{parse_ethernet_head, Config, Packet};
 /// The head is the first segment when it holds this many bytes of the frame (or all of it);
 /// else this many bytes are copied. Covers every header but long IPv6 extension chains
 /// (14 Ethernet + 36 VLAN + 60 IPv4 + 8 UDP + 52 BTH and extended headers = 170).
-pub const HEAD_MIN: usize = 256;
-/// The longest head copied, for headers beyond [`HEAD_MIN`] bytes (IPv6 extension headers).
+pub const SEGMENT_HEAD_MIN: usize = 256;
+/// The longest head copied, for headers beyond [`SEGMENT_HEAD_MIN`] bytes (IPv6 extension headers).
 /// Headers reaching past it give [`ErrorKind::BufferTooSmall`]: parse such a frame contiguously.
-pub const HEAD_MAX: usize = 2048;
+pub const SEGMENT_HEAD_MAX: usize = 2048;
 
 /// Stack room for a segmented parse: the head copies and a MAD copy (2.5 KiB).
 #[derive(Debug, Clone)]
 pub struct SegmentScratch {
-    small: [u8; HEAD_MIN],
-    big: [u8; HEAD_MAX],
+    small: [u8; SEGMENT_HEAD_MIN],
+    big: [u8; SEGMENT_HEAD_MAX],
     mad: [u8; MAD_LEN],
 }
 
 impl Default for SegmentScratch {
     fn default() -> Self {
-        SegmentScratch { small: [0; HEAD_MIN], big: [0; HEAD_MAX], mad: [0; MAD_LEN] }
+        SegmentScratch {
+            small: [0; SEGMENT_HEAD_MIN],
+            big: [0; SEGMENT_HEAD_MAX],
+            mad: [0; MAD_LEN],
+        }
     }
 }
 
@@ -78,7 +82,7 @@ impl<'a> Segmented<'a> {
 /// the result the contiguous parse of their concatenation gives (see [`Segmented`]).
 ///
 /// Errors as [`parse_ethernet`](crate::parse_ethernet), plus `BufferTooSmall` when the
-/// headers reach past the first [`HEAD_MAX`] bytes and the frame is longer than that.
+/// headers reach past the first [`SEGMENT_HEAD_MAX`] bytes and the frame is longer than that.
 pub fn parse_ethernet_segments<'a>(
     segs: &'a [&'a [u8]],
     cfg: &Config,
@@ -94,23 +98,27 @@ pub fn parse_ethernet_segments<'a>(
         return Ok(Segmented { packet, len, segs });
     }
     let t = Tail { len, segs: Segs(segs) };
-    let want = len.min(HEAD_MIN);
+    let want = len.min(SEGMENT_HEAD_MIN);
     let head: &'a [u8] = if first.len() >= want { first } else { copy(segs, small, want) };
     let mut res = parse_ethernet_head(head, cfg, &mut packet, t);
     if head.len() < len && needs_more(&res, &packet) {
         let mut head_len = head.len();
-        let want = len.min(HEAD_MAX);
+        let want = len.min(SEGMENT_HEAD_MAX);
         if want > head_len {
             let head = copy(segs, big, want);
             res = parse_ethernet_head(head, cfg, &mut packet, t);
             head_len = head.len();
         }
-        // Still cut by the head's end (also a first segment longer than HEAD_MAX that ends
+        // Still cut by the head's end (also a first segment longer than SEGMENT_HEAD_MAX that ends
         // inside the headers): what follows is not in the head, so the contiguous parse's
         // answer cannot be given.
         if head_len < len {
             if let Some(e) = cut_at_head(&res, &packet, head_len) {
-                return Err(Error::buffer_too_small(e.layer, e.offset + e.needed, HEAD_MAX));
+                return Err(Error::buffer_too_small(
+                    e.layer,
+                    e.offset + e.needed,
+                    SEGMENT_HEAD_MAX,
+                ));
             }
         }
     }

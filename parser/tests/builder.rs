@@ -4,8 +4,6 @@
 mod common;
 use common::*;
 use proptest::prelude::*;
-use roce_parser::headers::*;
-use roce_parser::opcode::{PayloadRule, OPCODES};
 use roce_parser::*;
 
 fn build(b: &FrameBuilder) -> Vec<u8> {

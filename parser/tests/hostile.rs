@@ -1,7 +1,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 //! Hostile lengths and header stacks: each one is named by a problem (and `stop` where
 //! parsing ended), never shown as a well-formed outer protocol or a wrong ICRC verdict.
-use roce_parser::headers::*;
 use roce_parser::*;
 
 const ETH: usize = 14;

@@ -2,8 +2,6 @@
 //! The MAD of a UD SEND to QP1 is decoded once, while the frame is parsed: `Roce::mad` returns
 //! that result, and the MAD's problems are in the packet's problem set (so every consumer, C
 //! callers included, sees them without decoding the MAD again).
-use roce_parser::cm::{parse_mad, CmMessage, RtuRepr, GSI_QKEY, MAD_LEN, QP1};
-use roce_parser::headers::{BthRepr, DethRepr};
 use roce_parser::*;
 
 /// A UD SEND_ONLY from QP 1 to `dest_qp` carrying `payload`.
@@ -136,6 +134,6 @@ fn the_tables_ud_opcodes_are_the_mad_carriers() {
     // The parser looks for a MAD in UD packets to QP1: that is `is_gsi_mad` only while UD
     // SEND_ONLY and SEND_ONLY_WITH_IMMEDIATE are the only UD opcodes.
     let ud: Vec<u8> =
-        opcode::OPCODES.iter().filter(|i| i.transport == Transport::Ud).map(|i| i.opcode).collect();
+        OPCODES.iter().filter(|i| i.transport == Transport::Ud).map(|i| i.opcode).collect();
     assert_eq!(ud, [0x64, 0x65]);
 }

@@ -6,10 +6,6 @@
 use std::net::{IpAddr, Ipv4Addr};
 use std::path::Path;
 
-use roce_parser::cm::{
-    parse_mad, CmAttribute, CmMessage, Method, MgmtClass, PortSpace, TransportServiceType,
-    GSI_QKEY, QP1,
-};
 use roce_parser::*;
 
 #[path = "../../testdata/real.rs"]

@@ -2,7 +2,6 @@
 //! Lax parsing and the ICRC's coverage, on real bytes.
 mod common;
 use common::*;
-use roce_parser::headers::*;
 use roce_parser::*;
 
 fn frames() -> Vec<Vec<u8>> {

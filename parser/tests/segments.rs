@@ -16,7 +16,6 @@
 use std::path::{Path, PathBuf};
 
 use proptest::prelude::*;
-use roce_parser::segments::HEAD_MAX;
 use roce_parser::*;
 
 #[path = "../../testdata/pcap_frames.rs"]
@@ -26,7 +25,7 @@ mod real;
 
 /// Parses `frame` cut at `cuts` (ascending offsets, duplicates give empty segments) and
 /// asserts the result equals the contiguous parse's. Returns false when the headers were too
-/// long for the segmented head (`BufferTooSmall`), which only a frame longer than HEAD_MAX may give.
+/// long for the segmented head (`BufferTooSmall`), which only a frame longer than SEGMENT_HEAD_MAX may give.
 fn check_split(frame: &[u8], cuts: &[usize], cfg: &Config) -> bool {
     check_split_against(frame, cuts, cfg, &parse_ethernet(frame, cfg))
 }
@@ -51,7 +50,11 @@ fn check_split_against(
     match (*want, got) {
         (Err(w), Err(g)) => assert_eq!(w, g, "error, cuts {cuts:?}"),
         (Ok(_), Err(g)) if g.kind == ErrorKind::BufferTooSmall => {
-            assert!(frame.len() > HEAD_MAX, "BufferTooSmall on a {}-byte frame", frame.len());
+            assert!(
+                frame.len() > SEGMENT_HEAD_MAX,
+                "BufferTooSmall on a {}-byte frame",
+                frame.len()
+            );
             return false;
         }
         (Ok(w), Ok(g)) => {
@@ -307,7 +310,7 @@ fn fuzz_input(data: &[u8]) -> (&[u8], Vec<usize>) {
 }
 
 /// Found by fuzzing: an IPv6 extension-header chain reaching past a first segment that is
-/// itself longer than HEAD_MAX. The segmented parse used that segment as its head, and the
+/// itself longer than SEGMENT_HEAD_MAX. The segmented parse used that segment as its head, and the
 /// walk, cut by the head's end, was reported as the frame's own truncation (another stop,
 /// next header and ext_len than the contiguous parse: 60 / 376 against 175 / 2112). The
 /// contiguous parse is right (the chain ends at byte 2166 of a 2547-byte frame); a head that
@@ -325,16 +328,16 @@ fn an_extension_chain_past_a_long_first_segment_is_not_cut_at_it() {
         let cfg = Config { verify: data[0] & 8 == 0, ..Config::default() };
         let contiguous = parse_ethernet(frame, &cfg).unwrap();
         let ip = contiguous.ip.unwrap();
-        // The headers end past the first segment (and past HEAD_MAX).
-        assert!(14 + 40 + ip.ext_len > HEAD_MAX || contiguous.stop.is_some(), "{name}");
+        // The headers end past the first segment (and past SEGMENT_HEAD_MAX).
+        assert!(14 + 40 + ip.ext_len > SEGMENT_HEAD_MAX || contiguous.stop.is_some(), "{name}");
         let mut scratch = SegmentScratch::default();
         let segs = [&frame[..cut], &frame[cut..]];
         let got = parse_ethernet_segments(&segs, &cfg, &mut scratch).unwrap_err();
         assert_eq!((got.kind, got.needed), (ErrorKind::BufferTooSmall, 2166), "{name}");
         assert!(!check_split(frame, &cuts, &cfg), "{name}");
-        // Cut inside HEAD_MAX instead: the copied head holds what it can, and the answer is
+        // Cut inside SEGMENT_HEAD_MAX instead: the copied head holds what it can, and the answer is
         // the contiguous one or BufferTooSmall, never another parse.
-        for c in [100, 1000, 2000, HEAD_MAX, HEAD_MAX + 1, frame.len() - 1] {
+        for c in [100, 1000, 2000, SEGMENT_HEAD_MAX, SEGMENT_HEAD_MAX + 1, frame.len() - 1] {
             check_split(frame, &[c], &cfg);
         }
     }

@@ -142,7 +142,7 @@ fn parse_opcode(s: &str) -> Result<u8, String> {
         return u8::try_from(n).map_err(|_| format!("opcode {n} is above 255"));
     }
     let want = s.to_ascii_uppercase();
-    roce_parser::opcode::OPCODES
+    roce_parser::OPCODES
         .iter()
         .find(|i| i.name == want)
         .map(|i| i.opcode)

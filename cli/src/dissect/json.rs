@@ -10,8 +10,7 @@ use std::io::Write;
 use std::net::IpAddr;
 
 use roce_conformance::internal::json::{write_hex64, write_ts, SCHEMA_FRAME};
-use roce_parser::headers::AethRepr;
-use roce_parser::{Error, IcrcStatus, Packet, Roce};
+use roce_parser::{AethRepr, Error, IcrcStatus, Packet, Roce};
 
 use crate::input::{Decoded, Undecoded};
 

@@ -346,7 +346,7 @@ fn convert(field: &Field, text: Text<'_>) -> Result<Lit, String> {
             }
             if field.name == "roce.bth.opcode" {
                 let want = raw.to_ascii_uppercase();
-                if let Some(i) = roce_parser::opcode::OPCODES.iter().find(|i| i.name == want) {
+                if let Some(i) = roce_parser::OPCODES.iter().find(|i| i.name == want) {
                     return Ok(Lit::Int(i.opcode.into()));
                 }
             }

@@ -4,12 +4,12 @@
 
 use std::net::IpAddr;
 
-use roce_parser::cm::{
-    self, CmMessage, DrepRepr, DreqRepr, MadHeaderRepr, MessageRef, PortSpace, RdmaCmIpHeader,
-    RejRepr, RejectReason, RepRepr, ReqRepr, RtuRepr,
+use roce_parser::{
+    mtu_code, AethRepr, AtomicAckEthRepr, AtomicEthRepr, BthRepr, CmMessage, DethRepr, DrepRepr,
+    DreqRepr, ExtHeaders, FrameBuilder, ImmDtRepr, Ipv4Spec, Ipv6Spec, MadHeaderRepr, MessageRef,
+    Network, PortSpace, RdmaCmIpHeader, RejRepr, RejectReason, RepRepr, ReqRepr, RethRepr, RtuRepr,
+    TransportServiceType, GSI_QKEY, MAD_LEN, RDMA_CM_IP_HEADER_LEN,
 };
-use roce_parser::headers::*;
-use roce_parser::{FrameBuilder, Ipv4Spec, Ipv6Spec, Network};
 
 use super::Trace;
 
@@ -453,7 +453,7 @@ impl Cm {
     }
 
     fn mad(&mut self, t: &mut Trace, conn: &RcConn, from_a: bool, msg: &CmMessage<'_>) {
-        let mut mad = [0u8; cm::MAD_LEN];
+        let mut mad = [0u8; MAD_LEN];
         let header = MadHeaderRepr::cm(msg.attribute(), self.tid);
         if msg.emit_mad_with_header(&header, &mut mad).is_err() {
             return;
@@ -465,7 +465,7 @@ impl Cm {
         h.migreq = true;
         self.gsi_psn[i] += 1;
         let headers = ExtHeaders {
-            deth: Some(DethRepr { qkey: cm::GSI_QKEY, reserved: 0, src_qp: 1 }),
+            deth: Some(DethRepr { qkey: GSI_QKEY, reserved: 0, src_qp: 1 }),
             ..Default::default()
         };
         t.push(&frame(&src1, &dst1, h, headers, &mad, 2));
@@ -491,7 +491,7 @@ impl Cm {
         req.local_qpn = conn.a.qpn;
         req.starting_psn = conn.sides[1].next_psn;
         req.pkey = conn.pkey;
-        req.path_mtu = cm::mtu_code(conn.pmtu as u16).unwrap_or(3);
+        req.path_mtu = mtu_code(conn.pmtu as u16).unwrap_or(3);
         if let Some(t) = self.local_ack_timeout {
             req.primary_path.local_ack_timeout = t;
         }
@@ -499,12 +499,12 @@ impl Cm {
             req.rnr_retry_count = n;
         }
         if conn.transport == 0x20 {
-            req.transport_service_type = cm::TransportServiceType::Uc;
+            req.transport_service_type = TransportServiceType::Uc;
         }
         req
     }
 
-    fn ip_header(conn: &RcConn) -> [u8; cm::rdma_cm::RDMA_CM_IP_HEADER_LEN] {
+    fn ip_header(conn: &RcConn) -> [u8; RDMA_CM_IP_HEADER_LEN] {
         RdmaCmIpHeader::new(std::net::SocketAddr::new(conn.a.ip, 40000), conn.b.ip).to_bytes()
     }
 

@@ -5,7 +5,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use super::conn::{ud_send, Cm, Endpoint, RcConn};
 use super::{PcapOut, Rng, Trace};
-use roce_parser::headers::AethRepr;
+use roce_parser::AethRepr;
 
 fn v4(d: u8) -> IpAddr {
     IpAddr::V4(Ipv4Addr::new(10, 0, 0, d))

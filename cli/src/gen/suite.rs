@@ -6,7 +6,9 @@
 
 use std::net::{IpAddr, Ipv4Addr};
 
-use roce_parser::headers::*;
+use roce_parser::{
+    AethRepr, AtomicAckEthRepr, AtomicEthRepr, BthRepr, ExtHeaders, RethRepr, XrcethRepr,
+};
 
 use super::conn::{frame, op, ud_send, Cm, Sent};
 use super::{scenarios, timers, Endpoint, RcConn, Trace};

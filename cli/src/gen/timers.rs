@@ -4,7 +4,7 @@
 //! (pcaps/conformance/timing-*.pcap) and cli/tests/timing.rs asserts what `stats` measures
 //! on them against the constants here.
 
-use roce_parser::headers::AethRepr;
+use roce_parser::AethRepr;
 
 use super::conn::{op, Cm};
 use super::{Endpoint, RcConn, Trace};
@@ -121,8 +121,8 @@ fn atomic(c: &mut RcConn, t: &mut Trace) {
     let s = super::conn::Sent {
         opcode: op::FETCH_ADD,
         psn,
-        headers: roce_parser::headers::ExtHeaders {
-            atomic_eth: Some(roce_parser::headers::AtomicEthRepr {
+        headers: roce_parser::ExtHeaders {
+            atomic_eth: Some(roce_parser::AtomicEthRepr {
                 va: 0x7f00_0000_1000,
                 rkey: 0x9abc,
                 swap_add: 1,
@@ -136,9 +136,9 @@ fn atomic(c: &mut RcConn, t: &mut Trace) {
     c.emit_request(t, true, &s);
     t.advance(ATOMIC_DELAY);
     c.sides[0].msn = (c.sides[0].msn + 1) & 0x00ff_ffff;
-    let headers = roce_parser::headers::ExtHeaders {
+    let headers = roce_parser::ExtHeaders {
         aeth: Some(AethRepr::ack(0x1f, c.sides[0].msn)),
-        atomic_ack_eth: Some(roce_parser::headers::AtomicAckEthRepr { orig: 41 }),
+        atomic_ack_eth: Some(roce_parser::AtomicAckEthRepr { orig: 41 }),
         ..Default::default()
     };
     c.emit_response(t, true, op::ATOMIC_ACK, psn, headers, &[]);

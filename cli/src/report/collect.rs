@@ -11,9 +11,7 @@ use roce_conformance::internal::{Retained, Seen};
 use roce_conformance::{
     Checker, ConnId, ConnectionInfo, Ended, FlowKey, FrameInfo, Options, Report, Shard,
 };
-use roce_parser::headers::{AethKind, NakCode};
-use roce_parser::opcode::{OpcodeInfo, Operation, Role};
-use roce_parser::{IcrcStatus, Roce};
+use roce_parser::{AethKind, IcrcStatus, NakCode, OpcodeInfo, Operation, Roce, Role};
 
 use super::bins::Bins;
 use super::series::{Counts, Kind, Sample, Series};

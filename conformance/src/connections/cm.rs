@@ -11,8 +11,7 @@
 use std::collections::VecDeque;
 use std::net::IpAddr;
 
-use roce_parser::cm::{CmMessage, RepRepr, ReqRepr, TransportServiceType};
-use roce_parser::opcode::Transport;
+use roce_parser::{CmMessage, RepRepr, ReqRepr, Transport, TransportServiceType};
 use serde::Serialize;
 
 use super::{BeganBy, ConnectionInfo, FlowKey};

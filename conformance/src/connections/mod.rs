@@ -50,9 +50,7 @@ use std::collections::VecDeque;
 use std::fmt;
 use std::net::{IpAddr, Ipv6Addr};
 
-use roce_parser::headers::NakCode;
-use roce_parser::opcode::{OpcodeInfo, Position, Role, Transport};
-use roce_parser::{Packet, Roce};
+use roce_parser::{NakCode, OpcodeInfo, Packet, Position, Roce, Role, Transport};
 use serde::Serialize;
 
 use crate::hash::FastHashMap;
@@ -1244,8 +1242,8 @@ impl<T: Default> Connections<T> {
 
 impl<T: Default> Connections<T> {
     /// A CM message from `own.src` to `own.dst`.
-    fn cm_message(&mut self, f: &FrameInfo, own: FlowKey, m: &roce_parser::cm::CmMessage<'_>) {
-        use roce_parser::cm::CmMessage;
+    fn cm_message(&mut self, f: &FrameInfo, own: FlowKey, m: &roce_parser::CmMessage<'_>) {
+        use roce_parser::CmMessage;
         let (src, dst) = (own.src, own.dst);
         self.cm.log(f.number, src, dst, m);
         match m {

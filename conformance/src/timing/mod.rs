@@ -24,10 +24,7 @@ mod quantiles;
 
 use std::collections::VecDeque;
 
-use roce_parser::headers::aeth::rnr_timer_us;
-use roce_parser::headers::{AethKind, NakCode};
-use roce_parser::opcode::{Operation, Position};
-use roce_parser::Roce;
+use roce_parser::{rnr_timer_us, AethKind, NakCode, Operation, Position, Roce};
 use serde::Serialize;
 
 use crate::psn::Psn;

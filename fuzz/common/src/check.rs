@@ -1,7 +1,9 @@
 //! Properties every parse must have, whatever the input.
 
-use roce_parser::cm::{parse_mad, CmMessage, Mad, RdmaCmIpHeader, MAD_DATA_LEN, MAD_LEN};
-use roce_parser::{ExtHeader, IcrcStatus, Packet, Problem, Problems, Roce};
+use roce_parser::{
+    parse_mad, CmMessage, ExtHeader, IcrcStatus, Mad, Packet, Problem, Problems, RdmaCmIpHeader,
+    Roce, MAD_DATA_LEN, MAD_LEN,
+};
 
 /// A packet parsed from `data`: offsets inside the input, layers consistent, every message
 /// printable.

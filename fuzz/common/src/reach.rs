@@ -1,7 +1,6 @@
 //! What an input reached: opcodes, extended headers, CM messages (for the coverage figure).
 
-use roce_parser::cm::{CmMessage, Mad};
-use roce_parser::{ExtHeader, Roce};
+use roce_parser::{CmMessage, ExtHeader, Mad, Roce};
 
 /// The CM messages [`Reach::cm`] counts, in its index order.
 pub const CM_NAMES: [&str; 13] = [

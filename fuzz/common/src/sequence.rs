@@ -12,12 +12,7 @@
 
 use arbitrary::{Arbitrary, Unstructured};
 use core::net::{IpAddr, Ipv4Addr, SocketAddr};
-use roce_parser::cm::{
-    CmMessage, DrepRepr, DreqRepr, MessageRef, PortSpace, RejRepr, RejectReason, RepRepr, ReqRepr,
-    RtuRepr,
-};
-use roce_parser::headers::*;
-use roce_parser::{FrameBuilder, Ipv4Spec, Network};
+use roce_parser::*;
 
 /// Header bit marking a structured record.
 pub const STRUCTURED: u16 = 0x8000;

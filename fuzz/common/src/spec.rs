@@ -7,9 +7,7 @@
 //! that opcode, which is how the seeds give every opcode of the table to these targets.
 
 use arbitrary::{Arbitrary, Unstructured};
-use roce_parser::headers::*;
-use roce_parser::opcode::{self, OpcodeInfo};
-use roce_parser::{FrameBuilder, Network, VlanTag};
+use roce_parser::*;
 
 /// Damage done to a built packet before it is parsed again.
 #[derive(Arbitrary, Clone, Copy, Debug, PartialEq, Eq)]
@@ -135,5 +133,5 @@ pub fn emit(b: &FrameBuilder<'_>) -> Option<Vec<u8>> {
 
 /// The name of any opcode, for messages.
 pub fn opname(op: u8) -> &'static str {
-    opcode::name(op)
+    opcode_name(op)
 }

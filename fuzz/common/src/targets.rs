@@ -1,11 +1,6 @@
 //! The fuzz targets. Each takes the fuzzer's bytes and records what it reached.
 
 use roce_capture::{Capture, Effect, L2Start, Warnings};
-use roce_parser::cm::{parse_mad, CmAttribute, CmMessage, MadHeaderRepr, MgmtClass, MAD_LEN};
-use roce_parser::headers::{BthRepr, ExtHeaders};
-use roce_parser::icrc::{self, IcrcNetwork};
-use roce_parser::opcode::{self, OpcodeInfo};
-use roce_parser::packet::{ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_ROCEV1};
 use roce_parser::*;
 
 use crate::icrc_ref::{self, Net};
@@ -176,7 +171,7 @@ pub fn roundtrip(data: &[u8], reach: &mut Reach) {
     assert_eq!(p.vlans, vlans, "VLAN tags");
 
     let padcnt = spec::effective_padcnt(s.padcnt, s.payload.len());
-    let info = opcode::lookup(s.opcode);
+    let info = lookup_opcode(s.opcode);
     let hl = info.map_or(12, |i| usize::from(i.header_len));
     let transport_len = hl + s.payload.len() + usize::from(padcnt) + 4;
     let r = p.roce.expect("a built frame has its RoCE packet");
@@ -242,7 +237,7 @@ pub fn roundtrip(data: &[u8], reach: &mut Reach) {
 
 /// ICRC verification against [`icrc_ref`] (a bytewise CRC-32 and the recipe done the plain
 /// way): for a frame, the covered bytes are located here from the lengths in the frame and the
-/// parser's verdict must match; and `icrc::compute` on header slices cut from the input must
+/// parser's verdict must match; and `compute_icrc` on header slices cut from the input must
 /// equal the reference.
 pub fn icrc(data: &[u8], reach: &mut Reach) {
     icrc_slices(data);
@@ -300,7 +295,7 @@ pub fn icrc(data: &[u8], reach: &mut Reach) {
     }
 }
 
-/// `icrc::compute` against the reference on slices of the input: byte 0 picks IPv4 (with
+/// `compute_icrc` against the reference on slices of the input: byte 0 picks IPv4 (with
 /// 0..10 option words), IPv6 or GRH; then the IP header, the UDP header (RoCEv2) and the
 /// transport bytes follow.
 fn icrc_slices(data: &[u8]) {
@@ -323,7 +318,7 @@ fn icrc_slices(data: &[u8]) {
         _ => IcrcNetwork::Grh(ip),
     };
     assert_eq!(
-        icrc::compute(n, udp, transport),
+        compute_icrc(n, udp, transport),
         icrc_ref::icrc(net, ip, udp, transport),
         "icrc::compute differs from the reference"
     );
@@ -514,7 +509,7 @@ fn lent_read_is_the_plain_read(data: &[u8], plain: &[LentItem]) {
 /// The transport fields of a parse of a built packet: the BTH (PadCnt as written), the
 /// opcode's headers, payload and pad; for undefined opcodes everything after the BTH is opaque.
 fn same_transport(r: &Roce<'_>, bth: BthRepr, padcnt: u8, given: &ExtHeaders, payload: &[u8]) {
-    let info = opcode::lookup(bth.opcode);
+    let info = lookup_opcode(bth.opcode);
     let mut want = bth;
     want.padcnt = padcnt;
     assert_eq!(r.bth, want, "BTH");
@@ -1141,7 +1136,7 @@ pub fn ffi(data: &[u8], reach: &mut Reach) {
     let mut m = c::roce_mad::default();
     // SAFETY: `exact` holds `exact.len()` readable bytes; `m` is one writable roce_mad.
     let st = unsafe { c::roce_parse_mad(exact.as_ptr(), exact.len(), &mut m) };
-    match roce_parser::cm::parse_mad(&exact) {
+    match roce_parser::parse_mad(&exact) {
         Err(_) => {
             assert_eq!(st, ROCE_ERR_TRUNCATED, "roce_parse_mad status");
             assert_eq!(m, c::roce_mad::default(), "roce_parse_mad wrote after an error");
@@ -1233,12 +1228,12 @@ pub fn annotate(data: &[u8], _reach: &mut Reach) {
 /// frame's length + 1, sorted (so segments may be empty); then the frame.
 /// - `parse_ethernet_segments` must give what `parse_ethernet` gives on the joined frame
 ///   (every layer, problem, stop and error; payload, pad and opaque lengths and bytes), or
-///   `BufferTooSmall` for a frame longer than `segments::HEAD_MAX`;
+///   `BufferTooSmall` for a frame longer than `SEGMENT_HEAD_MAX`;
 /// - `roce_parse_frame_segments`, each segment in its own exact-size heap copy (a read past a
 ///   segment is an AddressSanitizer error), must give the struct `roce_parse_frame_opts`
 ///   gives on the joined frame.
 pub fn segments(data: &[u8], reach: &mut Reach) {
-    use roce_parser::segments::HEAD_MAX;
+    use roce_parser::SEGMENT_HEAD_MAX;
     use roce_parser_ffi as c;
     let Some((&ctl, rest)) = data.split_first() else { return };
     let ncuts = usize::from(ctl & 7);
@@ -1261,7 +1256,11 @@ pub fn segments(data: &[u8], reach: &mut Reach) {
     match (parse_ethernet(frame, &cfg), got) {
         (Err(w), Err(g)) => assert_eq!(w, g, "error"),
         (Ok(_), Err(g)) if g.kind == ErrorKind::BufferTooSmall => {
-            assert!(frame.len() > HEAD_MAX, "BufferTooSmall on a {}-byte frame", frame.len())
+            assert!(
+                frame.len() > SEGMENT_HEAD_MAX,
+                "BufferTooSmall on a {}-byte frame",
+                frame.len()
+            )
         }
         (Ok(w), Ok(g)) => {
             if let Some(r) = &w.roce {

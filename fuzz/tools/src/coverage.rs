@@ -9,8 +9,7 @@ use std::path::Path;
 
 use roce_fuzz_common::reach::CM_NAMES;
 use roce_fuzz_common::{Reach, TARGETS};
-use roce_parser::opcode::OPCODES;
-use roce_parser::ExtHeader;
+use roce_parser::{ExtHeader, OPCODES};
 
 /// Targets fed builder seeds for every opcode: each must reach every opcode of the table.
 pub const EVERY_OPCODE_TARGETS: [&str; 7] =
@@ -35,7 +34,7 @@ impl TargetCoverage {
     /// Opcodes outside the table (reserved, vendor) whose BTH was parsed.
     pub fn undefined_opcodes(&self) -> usize {
         (0..=255u8)
-            .filter(|&op| roce_parser::opcode::lookup(op).is_none())
+            .filter(|&op| roce_parser::lookup_opcode(op).is_none())
             .filter(|&op| self.reach.bth[usize::from(op)] > 0)
             .count()
     }

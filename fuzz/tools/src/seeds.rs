@@ -7,9 +7,6 @@ use std::io::Write;
 use std::path::Path;
 
 use roce_capture::L2Start;
-use roce_parser::cm::{CmMessage, MadHeaderRepr, MAD_LEN};
-use roce_parser::headers::*;
-use roce_parser::opcode::{OpcodeInfo, PayloadRule, OPCODES};
 use roce_parser::*;
 
 use crate::capfile;
@@ -228,7 +225,7 @@ pub fn builder_frame(info: &OpcodeInfo, net: Net) -> Vec<u8> {
 /// (0: zeros; else a pseudo-random pattern).
 pub fn cm_mad(attribute: u16, fill: u64) -> [u8; MAD_LEN] {
     let mut m = [0u8; MAD_LEN];
-    let header = MadHeaderRepr::cm(roce_parser::cm::CmAttribute::from_u16(attribute), 0x1234);
+    let header = MadHeaderRepr::cm(roce_parser::CmAttribute::from_u16(attribute), 0x1234);
     // Emitting ClassPortInfo writes the header and zeros: a header for any attribute.
     CmMessage::ClassPortInfo.emit_mad_with_header(&header, &mut m).expect("emit MAD");
     if fill != 0 {
@@ -343,7 +340,7 @@ pub fn every_opcode_sequences() -> Vec<(String, Vec<u8>)> {
 pub fn capture_seeds() -> Vec<(String, Vec<u8>)> {
     let pick = |ops: &[u8], net: Net| -> Vec<Vec<u8>> {
         ops.iter()
-            .filter_map(|&op| roce_parser::opcode::lookup(op))
+            .filter_map(|&op| roce_parser::lookup_opcode(op))
             .map(|info| builder_frame(info, net))
             .collect()
     };

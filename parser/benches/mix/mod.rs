@@ -1,8 +1,6 @@
 //! The frame mix both parser benches run (parse.rs under criterion, ratios.rs interleaved).
 #![allow(dead_code)]
 
-use roce_parser::headers::*;
-use roce_parser::icrc::IcrcNetwork;
 use roce_parser::*;
 
 /// RDMA WRITE bursts with ACKs, READs with responses, small SENDs, CNPs; IPv4 and IPv6.

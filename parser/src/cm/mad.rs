@@ -48,7 +48,7 @@ pub mod field {
 }
 
 /// Length of the MAD header.
-pub const MAD_HEADER_LEN: usize = 24;
+pub const MAD_HEADER_LEN: usize = field::DATA.start;
 /// Base version of every MAD this crate knows.
 pub const MAD_BASE_VERSION: u8 = 1;
 /// Class version of the CM class (IBTA 1.2 onwards).

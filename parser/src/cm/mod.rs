@@ -63,7 +63,8 @@ pub use rdma_cm::{PortSpace, RdmaCmHeader, RdmaCmIpHeader, RdmaCmServiceId};
 pub use rej::{MessageRef, Rej, RejRepr, RejectReason};
 pub use rep::{Rep, RepRepr};
 pub use req::{
-    gid_to_ip, ip_to_gid, mtu_bytes, mtu_code, CmPath, Path, Req, ReqRepr, TransportServiceType,
+    gid_to_ip, ip_to_gid, mtu_bytes, mtu_code, CmPath, CmPathView, Req, ReqRepr,
+    TransportServiceType,
 };
 pub use rtu::{Rtu, RtuRepr};
 pub use sidr::{SidrRep, SidrRepRepr, SidrReq, SidrReqRepr, SidrStatus};
@@ -352,7 +353,7 @@ impl serde::Serialize for Mad<'_> {
 /// Decodes a MAD (the payload of a UD SEND to QP1; bytes past 256 are ignored).
 ///
 /// Errors (truncated, `Layer::Mad`, offset 0) only when the 24-byte header is missing; every
-/// other defect is a problem in [`Mad::problems`] (see the [module documentation](self)).
+/// other defect is a problem in [`Mad::problems`] (see [connection management](crate#connection-management)).
 ///
 /// The frame parser calls this once for every UD SEND to QP1: read its result with
 /// [`Roce::mad`](crate::Roce::mad), whose packet's problems already hold the MAD's.

@@ -30,8 +30,6 @@ pub mod field {
     pub const SRC_IP: Range<usize> = 4..20;
     /// Destination IP: 16 bytes.
     pub const DST_IP: Range<usize> = 20..36;
-    /// Where the 4 bytes of an IPv4 address sit inside its 16-byte field.
-    pub const IPV4_IN_FIELD: Range<usize> = 12..16;
 }
 
 /// The RDMA-CM port space (the service ID byte after the prefix; Linux `enum rdma_ucm_port_space`

@@ -202,12 +202,12 @@ impl TransportServiceType {
 
 header_view!(
     /// A zero-copy view of a REQ path record (44 bytes).
-    Path,
+    CmPathView,
     Layer::Cm,
     PATH_LEN
 );
 
-impl<T: AsRef<[u8]>> Path<T> {
+impl<T: AsRef<[u8]>> CmPathView<T> {
     /// Local Port LID (bytes 0-1): the active side's 16-bit InfiniBand LID; RoCE has none,
     /// Linux writes 0xFFFF (permissive).
     pub fn local_lid(&self) -> u16 {
@@ -260,7 +260,7 @@ impl<T: AsRef<[u8]>> Path<T> {
     }
 }
 
-impl<T: AsRef<[u8]> + AsMut<[u8]>> Path<T> {
+impl<T: AsRef<[u8]> + AsMut<[u8]>> CmPathView<T> {
     /// Writes the Local Port LID.
     pub fn set_local_lid(&mut self, v: u16) {
         set_be_u16(self.buffer.as_mut(), path_field::LOCAL_LID, v);
@@ -387,7 +387,7 @@ impl CmPath {
     }
 
     /// Reads every field of a path view.
-    pub fn parse<T: AsRef<[u8]>>(v: &Path<T>) -> Self {
+    pub fn parse<T: AsRef<[u8]>>(v: &CmPathView<T>) -> Self {
         CmPath {
             local_lid: v.local_lid(),
             remote_lid: v.remote_lid(),
@@ -404,7 +404,7 @@ impl CmPath {
     }
 
     /// Writes every field; reserved bits become zero.
-    pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, v: &mut Path<T>) {
+    pub fn emit<T: AsRef<[u8]> + AsMut<[u8]>>(&self, v: &mut CmPathView<T>) {
         zero_fill(v.buffer.as_mut(), 0..PATH_LEN);
         v.set_local_lid(self.local_lid);
         v.set_remote_lid(self.remote_lid);
@@ -536,12 +536,12 @@ impl<T: AsRef<[u8]>> Req<T> {
         bits(self.buffer.as_ref(), field::BYTE_51, field::EXTENDED_TRANSPORT_TYPE_MASK)
     }
     /// The primary path (bytes 52-95), clipped to the buffer.
-    pub fn primary_path(&self) -> Path<&[u8]> {
-        Path::new_unchecked(clipped(self.buffer.as_ref(), field::PRIMARY_PATH))
+    pub fn primary_path(&self) -> CmPathView<&[u8]> {
+        CmPathView::new_unchecked(clipped(self.buffer.as_ref(), field::PRIMARY_PATH))
     }
     /// The alternate path (bytes 96-139), clipped to the buffer.
-    pub fn alternate_path(&self) -> Path<&[u8]> {
-        Path::new_unchecked(clipped(self.buffer.as_ref(), field::ALTERNATE_PATH))
+    pub fn alternate_path(&self) -> CmPathView<&[u8]> {
+        CmPathView::new_unchecked(clipped(self.buffer.as_ref(), field::ALTERNATE_PATH))
     }
     /// The private data present (up to 92 bytes; fewer when the buffer is short).
     pub fn private_data(&self) -> &[u8] {
@@ -652,14 +652,14 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Req<T> {
         set_bits(b, field::BYTE_51, field::EXTENDED_TRANSPORT_TYPE_MASK, v);
     }
     /// The primary path, writable (empty when the buffer is short of it).
-    pub fn primary_path_mut(&mut self) -> Path<&mut [u8]> {
+    pub fn primary_path_mut(&mut self) -> CmPathView<&mut [u8]> {
         let b = self.buffer.as_mut();
-        Path::new_unchecked(b.get_mut(field::PRIMARY_PATH).unwrap_or(&mut []))
+        CmPathView::new_unchecked(b.get_mut(field::PRIMARY_PATH).unwrap_or(&mut []))
     }
     /// The alternate path, writable (empty when the buffer is short of it).
-    pub fn alternate_path_mut(&mut self) -> Path<&mut [u8]> {
+    pub fn alternate_path_mut(&mut self) -> CmPathView<&mut [u8]> {
         let b = self.buffer.as_mut();
-        Path::new_unchecked(b.get_mut(field::ALTERNATE_PATH).unwrap_or(&mut []))
+        CmPathView::new_unchecked(b.get_mut(field::ALTERNATE_PATH).unwrap_or(&mut []))
     }
     /// Copies up to 92 bytes of `v` into the private data and zero-fills the rest of the field
     /// (within the buffer).
@@ -832,7 +832,7 @@ impl<'a> ReqRepr<'a> {
     ///
     /// ```
     /// use core::net::{IpAddr, Ipv4Addr, SocketAddr};
-    /// use roce_parser::cm::{PortSpace, RdmaCmIpHeader, ReqRepr};
+    /// use roce_parser::{PortSpace, RdmaCmIpHeader, ReqRepr};
     /// let src = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 1)), 50000);
     /// let dst = SocketAddr::new(IpAddr::V4(Ipv4Addr::new(10, 0, 0, 2)), 7471);
     /// let pd = RdmaCmIpHeader::new(src, dst.ip()).to_bytes();

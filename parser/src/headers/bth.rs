@@ -29,7 +29,7 @@ header_view!(
 );
 
 impl<T: AsRef<[u8]>> Bth<T> {
-    /// OpCode (byte 0): bits 7..5 the transport, 4..0 the operation ([`crate::opcode`]).
+    /// OpCode (byte 0): bits 7..5 the transport, 4..0 the operation ([`OPCODES`](crate::OPCODES)).
     pub fn opcode(&self) -> u8 {
         u8_at(self.buffer.as_ref(), field::OPCODE)
     }

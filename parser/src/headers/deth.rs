@@ -11,9 +11,6 @@ mod field {
     pub const SRC_QP: Range<usize> = 5..8;
 }
 
-/// The Q_Key of the General Services Interface (QP1), which carries CM MADs.
-pub const GSI_QKEY: u32 = 0x8001_0000;
-
 /// Length of a DETH on the wire: where its last field ends.
 pub const HEADER_LEN: usize = field::SRC_QP.end;
 
@@ -25,7 +22,8 @@ header_view!(
 );
 
 impl<T: AsRef<[u8]>> Deth<T> {
-    /// Q_Key (bytes 0-3): the 32-bit queue key the receiving UD QP checks ([`GSI_QKEY`] on QP1).
+    /// Q_Key (bytes 0-3): the 32-bit queue key the receiving UD QP checks
+    /// ([`GSI_QKEY`](crate::GSI_QKEY) on QP1).
     pub fn qkey(&self) -> u32 {
         be_u32(self.buffer.as_ref(), field::QKEY)
     }
@@ -88,6 +86,7 @@ impl DethRepr {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cm::GSI_QKEY;
     // A CM MAD's DETH: GSI Q_Key, source QP 1.
     const BYTES: [u8; 8] = [0x80, 0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01];
     #[test]

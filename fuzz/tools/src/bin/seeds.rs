@@ -21,13 +21,13 @@ fn main() {
         let cov = coverage::measure(&corpus);
         for t in &cov {
             if t.name == "conformance" {
-                if t.opcodes() < roce_parser::opcode::OPCODES.len() {
+                if t.opcodes() < roce_parser::OPCODES.len() {
                     for (label, bytes) in seeds::every_opcode_sequences() {
                         s.add("conformance", &label, &bytes);
                     }
                 }
             } else if coverage::EVERY_OPCODE_TARGETS.contains(&t.name) {
-                for info in roce_parser::opcode::OPCODES {
+                for info in roce_parser::OPCODES {
                     if t.reach.complete[usize::from(info.opcode)] > 0 {
                         continue;
                     }
