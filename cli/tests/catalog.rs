@@ -127,12 +127,12 @@ fn generated() -> &'static Path {
             for (network, vlans) in networks(k) {
                 let bth = BthRepr {
                     opcode: info.opcode,
-                    se: k % 2 == 0,
+                    se: k.is_multiple_of(2),
                     migreq: true,
                     padcnt: 0,
                     tver: 0,
                     pkey: 0xffff - u16::from(k),
-                    fecn: k % 3 == 0,
+                    fecn: k.is_multiple_of(3),
                     becn: k % 3 == 1,
                     resv6: 0,
                     dest_qp: 0x1200 + u32::from(k),
