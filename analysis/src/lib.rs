@@ -27,7 +27,9 @@
 //! each decided once), the v1 documents of `stats` and `check` ([`StatsDocument`],
 //! [`CheckDocument`]), `stats`' counters ([`stats`]) and the rows of
 //! `export`'s tables ([`rows`]: the packets, connections and findings tables' columns, held
-//! column by column); the report's series are still in the command line crate, written
+//! column by column), and the field catalog ([`FIELDS`], [`find_field`]: every decoded
+//! field's JSON path, `-V` label, filter name and reader, Parquet column and tshark names,
+//! which the display filter reads and the tests hold the other renderers to); the report's series are still in the command line crate, written
 //! against `Checker<X>` the same way (see the project's CONTRIBUTING.md, "The pass").
 //!
 //! ```
@@ -60,6 +62,7 @@
 
 mod documents;
 mod event;
+mod fields;
 mod frame;
 mod pass;
 pub mod rows;
@@ -70,6 +73,9 @@ pub use documents::{
     SCHEMA_STATS,
 };
 pub use event::{feed, feed_packet, PacketEvent};
+pub use fields::{
+    find_field, FieldGet, FieldInfo, FieldKind, FieldValue, FilterField, FIELDS, FILTER_FIELDS,
+};
 pub use frame::{
     count_undecoded, decode, decode_into, Decoded, ReadSummary, Undecoded, UndecodedGroup,
     UNSUPPORTED_LINK_TYPE,

@@ -4,26 +4,17 @@
 //!
 //! The names are those of the display filter (crate::filter, docs/filter.md): the JSON
 //! paths of docs/json.md, `roce.` optional (`bth.psn`, `ip.src`, `aeth.syndrome`). There is
-//! no second list: a column reads its value through the filter's field table. Values are
-//! written as the JSON writes them (numbers in decimal, the 64-bit addresses and atomic
-//! operands as `0x` and 16 hex digits, booleans `true`/`false`, addresses as text); a field
-//! the frame does not have is empty; a field with several values in one frame (`vlan.vid`,
-//! `problem`) joins them with the aggregator. `-E` takes tshark's `header=y|n`,
+//! no second list: a column reads its value through the field catalog's filter rows
+//! (`roce_analysis::FILTER_FIELDS`). Values are written as the JSON writes them (numbers in
+//! decimal, the fields of kind `Hex64` as `0x` and 16 hex digits, booleans `true`/`false`,
+//! addresses as text); a field the frame does not have is empty; a field with several values
+//! in one frame (`vlan.vid`, `problem`) joins them with the aggregator. `-E` takes tshark's `header=y|n`,
 //! `separator=/t|/s|C`, `aggregator=/s|C` and `quote=d|s|n`.
 
 use std::fmt::Write as _;
 
 use crate::filter::fields::{self, Field, Get, Kind, Value};
 use crate::input::Decoded;
-
-/// The fields JSON writes as `0x` and 16 hex digits (64-bit values, exact in any reader).
-const HEX64: &[&str] = &[
-    "roce.reth.va",
-    "roce.atomiceth.va",
-    "roce.atomiceth.swap_add",
-    "roce.atomiceth.compare",
-    "roce.atomicacketh.orig",
-];
 
 /// One `-e FIELD`.
 #[derive(Clone, Copy, Debug)]
@@ -170,7 +161,7 @@ impl Fields {
     }
 
     fn values(&self, field: &'static Field, d: &Decoded<'_>, out: &mut String) {
-        let hex = HEX64.contains(&field.name);
+        let hex = field.kind == Kind::Hex64;
         match field.get {
             Get::One(get) => {
                 if let Some(v) = get(d) {

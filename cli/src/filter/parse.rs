@@ -253,7 +253,7 @@ fn primary(i: &str, depth: usize) -> Res<'_, Node> {
         );
     }
     let ordered = !matches!(op, Op::Eq | Op::Ne);
-    if ordered && field.kind != Kind::Int {
+    if ordered && !matches!(field.kind, Kind::Int | Kind::Hex64) {
         return fail(
             op_at,
             format!("'{name}' is a {}: only == and != compare it", field.kind.as_str()),
@@ -340,7 +340,7 @@ fn convert(field: &Field, text: Text<'_>) -> Result<Lit, String> {
         Text::Word(w) => w,
     };
     match field.kind {
-        Kind::Int => {
+        Kind::Int | Kind::Hex64 => {
             if let Some(n) = parse_int(raw) {
                 return Ok(Lit::Int(n));
             }

@@ -1,0 +1,484 @@
+//! The field catalog: one row per decoded field of the frame, the one place that says what
+//! each renderer calls it. A row holds the field's JSON path in the frame object of
+//! `dissect --format json` (docs/json.md, `roce.bth.dest_qp`), its kind, the words that show
+//! it in the `dissect -V` tree, the name and reader of the display filter (`dissect -Y`,
+//! `-T fields -e`), its column in `export`'s packets table, the tshark fields the tshark
+//! comparison proves equal to it and its member in the C interface's `roce_packet`.
+//!
+//! Nothing else lists the fields. The display filter and `-T fields -e` are this table (the
+//! rows with a filter name, [`FILTER_FIELDS`]); the JSON writer and the `-V` tree are written
+//! by hand for speed and layout, the packets table keeps its own typed writers and C its
+//! structs, so tests hold them to the catalog and fail when one misses a field: every JSON
+//! member written over frames of every header is a row, the rows are the members of
+//! docs/schema/frame.schema.json, every row's value read here is the value JSON wrote, every
+//! label is in the `-V` tree of the frames that have the field, the packets table's columns
+//! are the rows' columns, each RoCE header's C struct has its rows' members
+//! (`cli/tests/catalog.rs`), and the tshark test's comparisons are the rows' tshark names
+//! (`cli/tests/tshark.rs`).
+//!
+//! Paths name members without array indexes: `vlan.vid` is the `vid` of every tag of the
+//! `vlan` array, `problems.code` the `code` of every problem. A header is a row of kind
+//! [`FieldKind::Object`] before its members. The CM object (`roce.cm`) is one row: its
+//! members are the CM document's (docs/json.md, the schema's `cm` definitions), not frame
+//! fields.
+//!
+//! ```
+//! use roce_analysis::{find_field, FieldKind};
+//!
+//! let psn = find_field("bth.psn").unwrap();
+//! assert_eq!(psn.path, "roce.bth.psn");
+//! assert_eq!(psn.kind, FieldKind::Int);
+//! assert_eq!(psn.column, Some("bth_psn"));
+//! assert_eq!(psn.tshark, ["infiniband.bth.psn"]);
+//! assert_eq!(find_field("problem").unwrap().path, "problems.code");
+//! ```
+
+use std::fmt;
+use std::net::IpAddr;
+
+use roce_parser::{Packet, Roce};
+
+use crate::{Decoded, Undecoded};
+
+/// What a field holds: the JSON value's type, and what a filter compares it with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldKind {
+    /// An unsigned number (a filter takes decimal or 0x-hex literals and all six comparisons).
+    Int,
+    /// A 64-bit number that JSON, `-T fields` and Parquet write as `0x` and 16 hex digits
+    /// (exact in every reader); a filter compares it as a number.
+    Hex64,
+    /// `true` / `false` (a filter also takes `1` / `0`).
+    Bool,
+    /// A code or a name: a string literal.
+    Str,
+    /// An IPv4 or IPv6 address (a GID too): a literal address, quoted or not.
+    Ip,
+    /// A MAC address `aa:bb:cc:dd:ee:ff`.
+    Mac,
+    /// An object or array of the JSON (`aeth`, `ip`, `vlan`, `cm`, ...): a filter only tests
+    /// its presence.
+    Object,
+    /// A problem code of the parser's table (`problems[].code`; the filter's `problem`).
+    Problem,
+}
+
+impl FieldKind {
+    /// How the filter's messages name the kind.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FieldKind::Int | FieldKind::Hex64 => "number",
+            FieldKind::Bool => "true/false",
+            FieldKind::Str => "string",
+            FieldKind::Ip => "IP address",
+            FieldKind::Mac => "MAC address",
+            FieldKind::Object => "header (presence only)",
+            FieldKind::Problem => "problem code",
+        }
+    }
+}
+
+/// A field's value in one frame, as the filter and `-T fields` read it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldValue {
+    /// A number (`Int` and `Hex64` fields).
+    Int(u64),
+    /// A flag.
+    Bool(bool),
+    /// A code or a name.
+    Str(&'static str),
+    /// An address or a GID.
+    Ip(IpAddr),
+    /// A MAC address.
+    Mac([u8; 6]),
+    /// An object is there (its members are other rows).
+    Present,
+}
+
+/// How a filter row reads its values: most fields have at most one per frame; `vlan.*` has
+/// one per tag and `problem` one per problem (a comparison holds when one of them does, as
+/// in tshark).
+#[derive(Clone, Copy)]
+pub enum FieldGet {
+    /// The value, if the frame has the field.
+    One(fn(&Decoded<'_>) -> Option<FieldValue>),
+    /// Calls the visitor on each value until it returns true; returns whether one did.
+    Many(fn(&Decoded<'_>, &mut dyn FnMut(FieldValue) -> bool) -> bool),
+}
+
+/// One decoded field: a row of the catalog.
+#[derive(Debug)]
+pub struct FieldInfo {
+    /// The JSON path in the frame object (`roce.bth.dest_qp`, `vlan.vid`, `problems.code`).
+    pub path: &'static str,
+    /// What it holds.
+    pub kind: FieldKind,
+    /// The words of the `dissect -V` tree that show the field (in the line of every frame
+    /// that has it; `a|b`: one of them); `None` for a field the tree does not show.
+    pub label: Option<&'static str>,
+    /// Its column in the packets table (`packets.parquet`), if it has one.
+    pub column: Option<&'static str>,
+    /// The tshark fields `cli/tests/tshark.rs` compares it with (docs/json.md's table).
+    pub tshark: &'static [&'static str],
+    /// Its member in the C interface's `roce_packet` (ffi/include/roce_parser.h), as a path
+    /// (`bth.dest_qp`, `eth.vlans.vid`, `icrc_status`), if C has it.
+    pub c: Option<&'static str>,
+    /// Its name in the display filter and `-T fields -e`, if they read it (the JSON path but
+    /// for `problems.code`, which is `problem`).
+    pub filter: Option<&'static str>,
+}
+
+/// A field the display filter and `-T fields -e` read: the catalog rows with a filter name.
+pub struct FilterField {
+    /// The filter's name (`roce.` may be left out when it is typed).
+    pub name: &'static str,
+    /// The catalog row's JSON path.
+    pub path: &'static str,
+    /// What it holds.
+    pub kind: FieldKind,
+    /// How its values are read from the decoded frame.
+    pub get: FieldGet,
+    /// For `Str` fields whose values are a closed set: the values (a typo is an error).
+    pub values: &'static [&'static str],
+}
+
+impl fmt::Debug for FilterField {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name)
+    }
+}
+
+/// The catalog row of `name`: a JSON path or a filter name, `roce.` optional (`bth.psn`,
+/// `roce.icrc.status`, `problem`).
+pub fn find_field(name: &str) -> Option<&'static FieldInfo> {
+    let is = |n: &str| n == name || n.strip_prefix("roce.") == Some(name);
+    FIELDS.iter().find(|f| is(f.path) || f.filter.is_some_and(is))
+}
+
+fn packet<'d>(d: &'d Decoded<'_>) -> Option<&'d Packet<'d>> {
+    d.packet.as_ref().ok()
+}
+
+fn roce<'d>(d: &'d Decoded<'_>) -> Option<&'d Roce<'d>> {
+    packet(d).and_then(|p| p.roce.as_ref())
+}
+
+fn stop(d: &Decoded<'_>) -> Option<roce_parser::Error> {
+    match &d.packet {
+        Ok(p) => p.stop,
+        Err(Undecoded::Ethernet(e)) | Err(Undecoded::Network { stop: Some(e), .. }) => Some(*e),
+        Err(_) => None,
+    }
+}
+
+fn int(v: impl Into<u64>) -> Option<FieldValue> {
+    Some(FieldValue::Int(v.into()))
+}
+
+fn usize_int(v: usize) -> Option<FieldValue> {
+    Some(FieldValue::Int(u64::try_from(v).unwrap_or(u64::MAX)))
+}
+
+fn vlans(d: &Decoded<'_>, f: &mut dyn FnMut(&roce_parser::VlanTag) -> bool) -> bool {
+    packet(d).is_some_and(|p| p.vlans.iter().flatten().any(f))
+}
+
+/// A GID as docs/json.md writes it: an IPv4-mapped GID is the IPv4 address.
+fn roce_ip(a: std::net::Ipv6Addr) -> IpAddr {
+    a.to_ipv4_mapped().map_or(IpAddr::V6(a), IpAddr::V4)
+}
+
+const ICRC_STATUSES: &[&str] = &["ok", "bad", "unverifiable", "not_checked"];
+const AETH_KINDS: &[&str] = &["ack", "rnr_nak", "nak", "reserved"];
+
+/// The table. A row: `"json.path" Kind`, then what is known of it: `label "words of -V"`,
+/// `column "parquet_column"`, `tshark ["tshark.field", ...]`, `c "member.path"`, and `filter` (`"name"` when
+/// the filter's name is not the path, `(VALUES)` for a closed set of strings) with the
+/// reader: `one |d|` an `Option<FieldValue>` from the `Decoded` frame `d`, or `many |d|` a
+/// visit of each value.
+macro_rules! catalog {
+    ($( $path:literal $kind:ident
+        $(label $label:literal)?
+        $(column $column:literal)?
+        $(tshark [$($tshark:literal),*])?
+        $(c $c:literal)?
+        $(filter $($fname:literal)? $(($vals:expr))? $how:ident |$d:ident| $body:expr)?
+    ; )*) => {
+        /// Every decoded field of the frame object, in the JSON's order.
+        pub static FIELDS: &[FieldInfo] = &[
+            $( FieldInfo {
+                path: $path,
+                kind: FieldKind::$kind,
+                label: catalog!(@opt $($label)?),
+                column: catalog!(@opt $($column)?),
+                tshark: &[$($($tshark),*)?],
+                c: catalog!(@opt $($c)?),
+                filter: catalog!(@filter $path $($how $($fname)?)?),
+            }, )*
+        ];
+
+        /// The fields the display filter and `-T fields -e` read, in the catalog's order.
+        pub static FILTER_FIELDS: &[FilterField] = &[
+            $( $( FilterField {
+                name: catalog!(@name $path $($fname)?),
+                path: $path,
+                kind: FieldKind::$kind,
+                get: catalog!(@get $how $d $body),
+                values: catalog!(@vals $($vals)?),
+            }, )? )*
+        ];
+    };
+    (@opt $v:expr) => { Some($v) };
+    (@opt) => { None };
+    (@filter $path:literal) => { None };
+    (@filter $path:literal $how:ident) => { Some($path) };
+    (@filter $path:literal $how:ident $fname:literal) => { Some($fname) };
+    (@name $path:literal $fname:literal) => { $fname };
+    (@name $path:literal) => { $path };
+    (@get one $d:ident $body:expr) => { FieldGet::One(|$d| $body) };
+    (@get many $d:ident $body:expr) => { FieldGet::Many(|$d, visit| $body(visit)) };
+    (@vals $vals:expr) => { $vals };
+    (@vals) => { &[] };
+}
+
+/// `many` readers visit with this type.
+type Visit<'v> = &'v mut dyn FnMut(FieldValue) -> bool;
+
+catalog! {
+    "schema" Str;
+    "frame" Int label "Frame" column "frame"
+        filter one |d| int(d.frame.number);
+    "ts" Str label "time" column "ts_ns" tshark ["frame.time_epoch"];
+    "caplen" Int label "captured" column "caplen" tshark ["frame.cap_len"]
+        filter one |d| int(d.frame.caplen);
+    "len" Int label "bytes on wire" column "len" tshark ["frame.len"]
+        filter one |d| int(d.frame.len);
+    "eth" Object label "Ethernet:"
+        filter one |d| packet(d)?.eth.map(|_| FieldValue::Present);
+    "eth.src" Mac label "Ethernet:" tshark ["eth.src"] c "eth.src"
+        filter one |d| packet(d)?.eth.map(|e| FieldValue::Mac(e.src));
+    "eth.dst" Mac label "Ethernet:" tshark ["eth.dst"] c "eth.dst"
+        filter one |d| packet(d)?.eth.map(|e| FieldValue::Mac(e.dst));
+    "eth.ethertype" Int label "EtherType" column "eth_ethertype" c "eth.ethertype"
+        filter one |d| int(packet(d)?.eth?.ethertype);
+    "vlan" Object label "VLAN"
+        filter one |d| packet(d)?.vlans.iter().flatten().next().map(|_| FieldValue::Present);
+    "vlan.tpid" Int label "TPID" c "eth.vlans.tpid"
+        filter many |d| |v: Visit<'_>| vlans(d, &mut |t| v(FieldValue::Int(t.tpid.into())));
+    "vlan.pcp" Int label "PCP" column "vlan_pcp" tshark ["ieee8021ad.priority", "vlan.priority"] c "eth.vlans.pcp"
+        filter many |d| |v: Visit<'_>| vlans(d, &mut |t| v(FieldValue::Int(t.pcp.into())));
+    "vlan.dei" Bool label "DEI" tshark ["ieee8021ad.dei", "vlan.dei"] c "eth.vlans.dei"
+        filter many |d| |v: Visit<'_>| vlans(d, &mut |t| v(FieldValue::Bool(t.dei)));
+    "vlan.vid" Int label "ID" column "vlan_vid" tshark ["ieee8021ad.id", "vlan.id"] c "eth.vlans.vid"
+        filter many |d| |v: Visit<'_>| vlans(d, &mut |t| v(FieldValue::Int(t.vid.into())));
+    "ip" Object label "IPv"
+        filter one |d| packet(d)?.ip.map(|_| FieldValue::Present);
+    "ip.version" Int label "IPv" column "ip_version" c "ip.version"
+        filter one |d| int(packet(d)?.ip?.version);
+    "ip.src" Ip label "IPv" column "ip_src" tshark ["ip.src", "ipv6.src"] c "ip.src"
+        filter one |d| packet(d)?.ip.map(|i| FieldValue::Ip(i.src));
+    "ip.dst" Ip label "IPv" column "ip_dst" tshark ["ip.dst", "ipv6.dst"] c "ip.dst"
+        filter one |d| packet(d)?.ip.map(|i| FieldValue::Ip(i.dst));
+    "ip.dscp" Int label "DSCP" column "ip_dscp" tshark ["ip.dsfield.dscp", "ipv6.tclass.dscp"] c "ip.dscp"
+        filter one |d| int(packet(d)?.ip?.dscp);
+    "ip.ecn" Int label "ECN" column "ip_ecn" tshark ["ip.dsfield.ecn", "ipv6.tclass.ecn"] c "ip.ecn"
+        filter one |d| int(packet(d)?.ip?.ecn);
+    "ip.ttl" Int label "TTL|hop limit" column "ip_ttl" tshark ["ip.ttl", "ipv6.hlim"] c "ip.ttl"
+        filter one |d| int(packet(d)?.ip?.ttl);
+    "ip.flow_label" Int label "flow label" tshark ["ipv6.flow"] c "ip.flow_label"
+        filter one |d| packet(d)?.ip.filter(|i| i.version == 6).and_then(|i| int(i.flow_label));
+    "ip.protocol" Int tshark ["ip.proto", "ipv6.nxt"] c "ip.protocol"
+        filter one |d| int(packet(d)?.ip?.protocol);
+    "udp" Object label "UDP:"
+        filter one |d| packet(d)?.udp.map(|_| FieldValue::Present);
+    "udp.sport" Int label "UDP:" column "udp_sport" tshark ["udp.srcport"] c "udp.sport"
+        filter one |d| int(packet(d)?.udp?.sport);
+    "udp.dport" Int label "UDP:" column "udp_dport" tshark ["udp.dstport"] c "udp.dport"
+        filter one |d| int(packet(d)?.udp?.dport);
+    "udp.len" Int label "length" tshark ["udp.length"] c "udp.len"
+        filter one |d| int(packet(d)?.udp?.len);
+    "roce" Object label "RoCEv"
+        filter one |d| roce(d).map(|_| FieldValue::Present);
+    "roce.version" Int label "RoCEv" column "version" c "roce_version"
+        filter one |d| int(roce(d)?.version.number());
+    "roce.grh" Object label "GRH:"
+        filter one |d| roce(d)?.grh.map(|_| FieldValue::Present);
+    "roce.grh.ipver" Int tshark ["infiniband.grh.ipver"] c "grh.ipver"
+        filter one |d| int(roce(d)?.grh?.ipver);
+    "roce.grh.tclass" Int label "traffic class" tshark ["infiniband.grh.tclass"] c "grh.tclass"
+        filter one |d| int(roce(d)?.grh?.tclass);
+    "roce.grh.flow_label" Int label "flow label" tshark ["infiniband.grh.flowlabel"] c "grh.flow_label"
+        filter one |d| int(roce(d)?.grh?.flow_label);
+    "roce.grh.paylen" Int label "payload length" tshark ["infiniband.grh.paylen"] c "grh.paylen"
+        filter one |d| int(roce(d)?.grh?.paylen);
+    "roce.grh.nxthdr" Int label "next header" tshark ["infiniband.grh.nxthdr"] c "grh.nxthdr"
+        filter one |d| int(roce(d)?.grh?.nxthdr);
+    "roce.grh.hoplmt" Int label "hop limit" tshark ["infiniband.grh.hoplmt"] c "grh.hoplmt"
+        filter one |d| int(roce(d)?.grh?.hoplmt);
+    "roce.grh.sgid" Ip label "GRH:" column "grh_sgid" tshark ["infiniband.grh.sgid"] c "grh.sgid"
+        filter one |d| roce(d)?.grh.map(|g| FieldValue::Ip(roce_ip(g.sgid_addr())));
+    "roce.grh.dgid" Ip label "GRH:" column "grh_dgid" tshark ["infiniband.grh.dgid"] c "grh.dgid"
+        filter one |d| roce(d)?.grh.map(|g| FieldValue::Ip(roce_ip(g.dgid_addr())));
+    "roce.bth" Object label "BTH:"
+        filter one |d| roce(d).map(|_| FieldValue::Present);
+    "roce.bth.opcode" Int label "opcode" column "bth_opcode" tshark ["infiniband.bth.opcode"] c "bth.opcode"
+        filter one |d| int(roce(d)?.bth.opcode);
+    "roce.bth.opcode_name" Str label "BTH:" column "bth_opcode_name"
+        filter one |d| Some(FieldValue::Str(roce(d)?.opcode_name()));
+    "roce.bth.se" Bool label "SE" column "bth_se" tshark ["infiniband.bth.se"] c "bth.se"
+        filter one |d| Some(FieldValue::Bool(roce(d)?.bth.se));
+    "roce.bth.migreq" Bool label "MigReq" column "bth_migreq" tshark ["infiniband.bth.m"] c "bth.m"
+        filter one |d| Some(FieldValue::Bool(roce(d)?.bth.migreq));
+    "roce.bth.padcnt" Int label "PadCnt" column "bth_padcnt" tshark ["infiniband.bth.padcnt"] c "bth.padcnt"
+        filter one |d| int(roce(d)?.bth.padcnt);
+    "roce.bth.tver" Int label "TVer" column "bth_tver" tshark ["infiniband.bth.tver"] c "bth.tver"
+        filter one |d| int(roce(d)?.bth.tver);
+    "roce.bth.pkey" Int label "P_Key" column "bth_pkey" tshark ["infiniband.bth.p_key"] c "bth.pkey"
+        filter one |d| int(roce(d)?.bth.pkey);
+    "roce.bth.fecn" Bool label "FECN" column "bth_fecn" c "bth.fecn"
+        filter one |d| Some(FieldValue::Bool(roce(d)?.bth.fecn));
+    "roce.bth.becn" Bool label "BECN" column "bth_becn" c "bth.becn"
+        filter one |d| Some(FieldValue::Bool(roce(d)?.bth.becn));
+    "roce.bth.dest_qp" Int label "DestQP" column "bth_dest_qp" tshark ["infiniband.bth.destqp"] c "bth.dest_qp"
+        filter one |d| int(roce(d)?.bth.dest_qp);
+    "roce.bth.ackreq" Bool label "AckReq" column "bth_ackreq" tshark ["infiniband.bth.a"] c "bth.ackreq"
+        filter one |d| Some(FieldValue::Bool(roce(d)?.bth.ackreq));
+    "roce.bth.psn" Int label "PSN" column "bth_psn" tshark ["infiniband.bth.psn"] c "bth.psn"
+        filter one |d| int(roce(d)?.bth.psn);
+    // The tree shows the reserved bits ("reserved: ...") only when one is set.
+    "roce.bth.resv6" Int column "bth_resv6" c "bth.resv6"
+        filter one |d| int(roce(d)?.bth.resv6);
+    "roce.bth.resv7" Int column "bth_resv7" tshark ["infiniband.bth.reserved7"] c "bth.resv7"
+        filter one |d| int(roce(d)?.bth.resv7);
+    "roce.rdeth" Object label "RDETH:"
+        filter one |d| roce(d)?.headers.rdeth.map(|_| FieldValue::Present);
+    "roce.rdeth.eecnxt" Int label "EE-Context" column "rdeth_eecnxt" tshark ["infiniband.rdeth.eecnxt"] c "rdeth.eecnxt"
+        filter one |d| int(roce(d)?.headers.rdeth?.eecnxt);
+    "roce.deth" Object label "DETH:"
+        filter one |d| roce(d)?.headers.deth.map(|_| FieldValue::Present);
+    "roce.deth.qkey" Int label "Q_Key" column "deth_qkey" tshark ["infiniband.deth.q_key"] c "deth.qkey"
+        filter one |d| int(roce(d)?.headers.deth?.qkey);
+    "roce.deth.src_qp" Int label "SrcQP" column "deth_src_qp" tshark ["infiniband.deth.srcqp"] c "deth.src_qp"
+        filter one |d| int(roce(d)?.headers.deth?.src_qp);
+    "roce.xrceth" Object label "XRCETH:"
+        filter one |d| roce(d)?.headers.xrceth.map(|_| FieldValue::Present);
+    "roce.xrceth.xrcsrq" Int label "XRC SRQ" column "xrceth_xrcsrq" c "xrceth.xrcsrq"
+        filter one |d| int(roce(d)?.headers.xrceth?.xrcsrq);
+    "roce.reth" Object label "RETH:"
+        filter one |d| roce(d)?.headers.reth.map(|_| FieldValue::Present);
+    "roce.reth.va" Hex64 label "VA" column "reth_va" tshark ["infiniband.reth.va"] c "reth.va"
+        filter one |d| int(roce(d)?.headers.reth?.va);
+    "roce.reth.rkey" Int label "R_Key" column "reth_rkey" tshark ["infiniband.reth.r_key"] c "reth.rkey"
+        filter one |d| int(roce(d)?.headers.reth?.rkey);
+    "roce.reth.dma_len" Int label "DMA length" column "reth_dma_len" tshark ["infiniband.reth.dmalen"] c "reth.dma_len"
+        filter one |d| int(roce(d)?.headers.reth?.dma_len);
+    "roce.atomiceth" Object label "AtomicETH:"
+        filter one |d| roce(d)?.headers.atomic_eth.map(|_| FieldValue::Present);
+    "roce.atomiceth.va" Hex64 label "VA" column "atomiceth_va" tshark ["infiniband.reth.va"] c "atomic_eth.va"
+        filter one |d| int(roce(d)?.headers.atomic_eth?.va);
+    "roce.atomiceth.rkey" Int label "R_Key" column "atomiceth_rkey" tshark ["infiniband.reth.r_key"] c "atomic_eth.rkey"
+        filter one |d| int(roce(d)?.headers.atomic_eth?.rkey);
+    "roce.atomiceth.swap_add" Hex64 label "swap/add" column "atomiceth_swap_add" tshark ["infiniband.atomiceth.swapdt"] c "atomic_eth.swap_add"
+        filter one |d| int(roce(d)?.headers.atomic_eth?.swap_add);
+    "roce.atomiceth.compare" Hex64 label "compare" column "atomiceth_compare" tshark ["infiniband.atomiceth.cmpdt"] c "atomic_eth.compare"
+        filter one |d| int(roce(d)?.headers.atomic_eth?.compare);
+    "roce.aeth" Object label "AETH:"
+        filter one |d| roce(d)?.headers.aeth.map(|_| FieldValue::Present);
+    "roce.aeth.syndrome" Int label "syndrome" column "aeth_syndrome" tshark ["infiniband.aeth.syndrome"] c "aeth.syndrome"
+        filter one |d| int(roce(d)?.headers.aeth?.syndrome);
+    // The tree says the kind and the value in words ("RNR NAK, 1.28 ms").
+    "roce.aeth.kind" Str column "aeth_kind" tshark ["infiniband.aeth.syndrome.opcode"] c "aeth.kind"
+        filter (AETH_KINDS) one |d| roce(d)?.headers.aeth.map(|a| FieldValue::Str(a.kind().as_str()));
+    "roce.aeth.value" Int column "aeth_value"
+        tshark [
+            "infiniband.aeth.syndrome.credit_count",
+            "infiniband.aeth.syndrome.timer",
+            "infiniband.aeth.syndrome.error_code",
+            "infiniband.aeth.syndrome.reserved_value"
+        ]
+        c "aeth.value"
+        filter one |d| int(roce(d)?.headers.aeth?.value());
+    "roce.aeth.msn" Int label "MSN" column "aeth_msn" tshark ["infiniband.aeth.msn"] c "aeth.msn"
+        filter one |d| int(roce(d)?.headers.aeth?.msn);
+    "roce.atomicacketh" Object label "AtomicAckETH:"
+        filter one |d| roce(d)?.headers.atomic_ack_eth.map(|_| FieldValue::Present);
+    "roce.atomicacketh.orig" Hex64 label "original remote data" column "atomicacketh_orig" tshark ["infiniband.atomicacketh.origremdt"] c "atomic_ack_eth.orig"
+        filter one |d| int(roce(d)?.headers.atomic_ack_eth?.orig);
+    "roce.immdt" Object label "ImmDt:"
+        filter one |d| roce(d)?.headers.immdt.map(|_| FieldValue::Present);
+    "roce.immdt.data" Int label "ImmDt:" column "immdt_data" tshark ["infiniband.immdt"] c "immdt.data"
+        filter one |d| int(roce(d)?.headers.immdt?.data);
+    "roce.ieth" Object label "IETH:"
+        filter one |d| roce(d)?.headers.ieth.map(|_| FieldValue::Present);
+    "roce.ieth.rkey" Int label "R_Key" column "ieth_rkey" tshark ["infiniband.ieth"] c "ieth.rkey"
+        filter one |d| int(roce(d)?.headers.ieth?.rkey);
+    "roce.feth" Object label "FETH:"
+        filter one |d| roce(d)?.headers.feth.map(|_| FieldValue::Present);
+    "roce.feth.selectivity" Int label "selectivity level" column "feth_selectivity" c "feth.selectivity"
+        filter one |d| int(roce(d)?.headers.feth?.selectivity);
+    "roce.feth.placement" Int label "placement type" column "feth_placement" c "feth.placement"
+        filter one |d| int(roce(d)?.headers.feth?.placement);
+    "roce.cm" Object label "MAD:"
+        filter one |d| roce(d)?.mad().filter(Result::is_ok).map(|_| FieldValue::Present);
+    "roce.payload_len" Int label "Payload:" column "payload_len" c "payload_len"
+        filter one |d| usize_int(roce(d)?.payload_len);
+    "roce.icrc" Object label "ICRC:"
+        filter one |d| roce(d).map(|_| FieldValue::Present);
+    "roce.icrc.value" Int label "ICRC: 0x" column "icrc_value" tshark ["infiniband.invariant.crc"] c "icrc"
+        filter one |d| int(roce(d)?.icrc?);
+    "roce.icrc.status" Str label "ICRC:" column "icrc_status" c "icrc_status"
+        filter (ICRC_STATUSES) one |d| Some(FieldValue::Str(roce(d)?.icrc_status.as_str()));
+    "roce.icrc.expected" Int label "should be" column "icrc_expected" c "icrc_computed"
+        filter one |d| match roce(d)?.icrc_status {
+            roce_parser::IcrcStatus::Bad { computed } => int(computed),
+            _ => None,
+        };
+    "problems" Object label "Problem:";
+    "problems.code" Problem label "Problem:" column "problems" c "problems"
+        filter "problem" many |d| |v: Visit<'_>| packet(d).is_some_and(|p| p.problems.iter().any(|pr| v(FieldValue::Str(pr.code()))));
+    "problems.message" Str label "Problem:";
+    "stop" Object label "Stopped:|not decoded:"
+        filter one |d| stop(d).map(|_| FieldValue::Present);
+    "stop.layer" Str label "Stopped:|not decoded:" c "stop_layer"
+        filter one |d| stop(d).map(|e| FieldValue::Str(e.layer.name()));
+    "stop.kind" Str label "Stopped:|not decoded:"
+        filter one |d| stop(d).map(|e| FieldValue::Str(e.kind.code()));
+    "stop.offset" Int label "Stopped:|not decoded:" c "stop_offset"
+        filter one |d| usize_int(stop(d)?.offset);
+    "stop.needed" Int label "Stopped:|not decoded:" c "stop_needed";
+    "stop.available" Int label "Stopped:|not decoded:" c "stop_available";
+    "stop.message" Str label "Stopped:|not decoded:";
+    "undecoded" Object label "not decoded:"
+        filter one |d| d.packet.as_ref().err().map(|_| FieldValue::Present);
+    "undecoded.reason" Str label "not decoded:" column "undecoded"
+        filter one |d| d.packet.as_ref().err().map(|u| FieldValue::Str(u.reason()));
+    "undecoded.message" Str label "not decoded:";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Paths and filter names are unique, a member follows its header, and every filter row
+    /// is the catalog row of its name.
+    #[test]
+    fn rows_are_unique_and_headers_come_first() {
+        for (i, f) in FIELDS.iter().enumerate() {
+            let before = &FIELDS[..i];
+            assert!(before.iter().all(|g| g.path != f.path), "{} twice", f.path);
+            if let Some((parent, _)) = f.path.rsplit_once('.') {
+                let p = before.iter().find(|g| g.path == parent);
+                assert!(p.is_some_and(|p| p.kind == FieldKind::Object), "{}: no header", f.path);
+            }
+            assert_eq!(find_field(f.path).map(|g| g.path), Some(f.path));
+        }
+        let named: Vec<&str> = FIELDS.iter().filter_map(|f| f.filter).collect();
+        let filters: Vec<&str> = FILTER_FIELDS.iter().map(|f| f.name).collect();
+        assert_eq!(named, filters);
+        for f in FILTER_FIELDS {
+            let row = find_field(f.name).unwrap();
+            assert_eq!((row.path, row.kind), (f.path, f.kind), "{}", f.name);
+        }
+        assert!(find_field("bth.dest_qpn").is_none());
+    }
+}
