@@ -27,9 +27,9 @@ use std::sync::OnceLock;
 
 use roce_analysis::{FieldKind, FIELDS, FILTER_FIELDS};
 use roce_inspect::gen::Trace;
-use roce_parser::headers::{BthRepr, ExtHeaders, GrhRepr};
-use roce_parser::opcode::{PayloadRule, OPCODES};
+use roce_parser::{BthRepr, ExtHeaders, GrhRepr};
 use roce_parser::{FrameBuilder, Ipv4Spec, Ipv6Spec, Network, VlanTag};
+use roce_parser::{PayloadRule, OPCODES};
 use serde_json::Value;
 
 fn root() -> PathBuf {
@@ -501,5 +501,5 @@ fn c_structs_are_the_catalog() {
         assert_eq!(rows, c, "{}: the catalog's C members against struct {ty}", h.path);
     }
     // grh, bth and every extended header.
-    assert_eq!(matched, 2 + roce_parser::headers::ExtHeader::ALL.len());
+    assert_eq!(matched, 2 + roce_parser::ExtHeader::ALL.len());
 }
