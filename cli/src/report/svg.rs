@@ -139,7 +139,8 @@ impl Axis {
     /// The breakpoints as the page's script reads them ("px,v px,v ...").
     fn attr(&self) -> String {
         let mut s = String::new();
-        for (x, v) in &self.pts {
+        for &(x, v) in &self.pts {
+            let x = Px(x);
             let _ = write!(s, "{x:.3},{v} ");
         }
         s.pop();
@@ -714,13 +715,64 @@ fn boundaries(out: &mut String, g: &Graph, sc: &Scale<'_>, y0: f64, y1: f64) {
     }
 }
 
+/// A coordinate as `{:.N}` writes an `f64` (N up to 3), without core's exact-decimal
+/// machinery for the usual case: the value scaled by 10^N, rounded to an integer and written
+/// with itoa. Why: the sequence graphs write some ten coordinates per mark and point, and
+/// core's exact formatting (Grisu, then Dragon for what Grisu cannot decide) was three fifths
+/// of the page's rendering (BENCHMARKS.md). The output is the same: the scaled value is at
+/// most 1e9, so it is within 1.2e-7 of the exact product, and a value that close to a
+/// rounding boundary (within 1e-6 of half a unit) goes to core's formatting, as does any
+/// other width, flag or precision.
+#[derive(Debug, Clone, Copy)]
+struct Px(f64);
+
+impl std::fmt::Display for Px {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        const SCALE: [f64; 4] = [1.0, 10.0, 100.0, 1000.0];
+        const UNIT: [u64; 4] = [1, 10, 100, 1000];
+        let v = self.0;
+        let plain = f.width().is_none() && !f.sign_plus() && !f.alternate();
+        let p = match f.precision() {
+            Some(p) if p <= 3 && plain => p,
+            _ => return std::fmt::Display::fmt(&v, f),
+        };
+        let (Some(&scale), Some(&unit)) = (SCALE.get(p), UNIT.get(p)) else {
+            return std::fmt::Display::fmt(&v, f);
+        };
+        let y = v.abs() * scale;
+        // Also refuses NaN and the infinities.
+        if !(y < 1e9) {
+            return std::fmt::Display::fmt(&v, f);
+        }
+        let floor = y.floor();
+        let frac = y - floor;
+        if (frac - 0.5).abs() < 1e-6 {
+            return std::fmt::Display::fmt(&v, f);
+        }
+        let r = floor as u64 + u64::from(frac > 0.5);
+        if v.is_sign_negative() {
+            f.write_str("-")?;
+        }
+        let mut b = itoa::Buffer::new();
+        f.write_str(b.format(r / unit))?;
+        if p > 0 {
+            let d = r % unit + unit; // a leading 1 keeps the decimals' zeros
+            let mut b = itoa::Buffer::new();
+            let digits = b.format(d);
+            f.write_str(".")?;
+            f.write_str(digits.get(1..).unwrap_or(""))?;
+        }
+        Ok(())
+    }
+}
+
 fn requests(out: &mut String, pts: &[Pt], seen: u64, sc: &Scale<'_>) {
     if pts.is_empty() {
         return;
     }
     let _ = write!(out, "<path class=\"req\" data-n=\"{seen}\" d=\"");
     for q in pts {
-        let _ = write!(out, "M{:.3} {:.2}m-1.5 0h3", sc.x(q.t), sc.y(q.psn));
+        let _ = write!(out, "M{:.3} {:.2}m-1.5 0h3", Px(sc.x(q.t)), Px(sc.y(q.psn)));
     }
     let (a, b) = (pts.first().map_or(0, |q| q.psn), pts.last().map_or(0, |q| q.psn));
     let _ = write!(
@@ -739,10 +791,10 @@ fn ack_line(out: &mut String, pts: &[Pt], seen: u64, sc: &Scale<'_>) {
     let _ = write!(out, "<polyline class=\"ack\" data-n=\"{seen}\" points=\"");
     // A step line: the cumulative ACK holds until the next one.
     let mut best = i64::MIN;
-    let mut last_y: Option<f64> = None;
+    let mut last_y: Option<Px> = None;
     for q in pts {
         best = best.max(q.psn);
-        let (x, y) = (sc.x(q.t), sc.y(best));
+        let (x, y) = (Px(sc.x(q.t)), Px(sc.y(best)));
         if let Some(ly) = last_y {
             let _ = write!(out, "{x:.3},{ly:.2} ");
         }
@@ -759,6 +811,8 @@ fn ack_line(out: &mut String, pts: &[Pt], seen: u64, sc: &Scale<'_>) {
 
 fn mark(out: &mut String, m: &Mark, sc: &Scale<'_>) {
     let (xa, ya, xb, yb) = (sc.x(m.t0), sc.y(m.psn0), sc.x(m.t1), sc.y(m.psn1));
+    let (far, ce_end) = (xb > xa + 1.0, Px(ya + 5.5));
+    let (xa, ya, xb, yb) = (Px(xa), Px(ya), Px(xb), Px(yb));
     let frames = if m.frame0 == m.frame1 {
         format!("frame {}", m.frame0)
     } else {
@@ -803,7 +857,7 @@ fn mark(out: &mut String, m: &Mark, sc: &Scale<'_>) {
         Kind::Nak | Kind::Rnr | Kind::Fatal => {
             // A triangle pointing down at the PSN the responder expects.
             let _ = write!(out, "<path d=\"M{xa:.3} {ya:.2}m0 -2l5 -9h-10z\"/>");
-            if xb > xa + 1.0 {
+            if far {
                 let _ = write!(
                     out,
                     "<line x1=\"{xa:.3}\" y1=\"{ya:.2}\" x2=\"{xb:.3}\" y2=\"{yb:.2}\"/>"
@@ -813,7 +867,7 @@ fn mark(out: &mut String, m: &Mark, sc: &Scale<'_>) {
         Kind::Ce => {
             // A bar under the PSN, from the first marked packet to the last (square caps
             // give a lone packet its width).
-            let _ = write!(out, "<path d=\"M{xa:.3} {ya:.2}m0 5.5L{xb:.3} {:.2}\"/>", ya + 5.5);
+            let _ = write!(out, "<path d=\"M{xa:.3} {ya:.2}m0 5.5L{xb:.3} {ce_end:.2}\"/>");
         }
         Kind::Cnp => {
             let _ = write!(out, "<path d=\"M{xa:.3} {ya:.2}m0 -12l4 4l-4 4l-4 -4z\"/>");
@@ -839,7 +893,7 @@ fn finding_mark(out: &mut String, f: &FindingMark<'_>, here: &[(&At, &i64)], sc:
     }
     out.push_str("</title>");
     for (a, y) in here {
-        let (x, y) = (sc.x(a.1), sc.y(**y));
+        let (x, y) = (Px(sc.x(a.1)), Px(sc.y(**y)));
         let _ = write!(
             out,
             "<circle class=\"fring\" cx=\"{x:.3}\" cy=\"{y:.2}\" r=\"7\"/>\
@@ -907,12 +961,12 @@ pub fn bar_chart(out: &mut String, b: &Bars<'_>) {
                 continue;
             }
             let ya = ys.px((acc + v) as f64);
-            let hh = ys.px(acc as f64) - ya;
+            let hh = Px(ys.px(acc as f64) - ya);
+            let (x, ya, w) = (Px(xa), Px(ya), Px((xb - xa - 0.5).max(0.5)));
             let _ = write!(
                 out,
-                "<rect class=\"{cls}\" x=\"{xa:.3}\" y=\"{ya:.2}\" width=\"{:.3}\" height=\"{hh:.2}\">\
+                "<rect class=\"{cls}\" x=\"{x:.3}\" y=\"{ya:.2}\" width=\"{w:.3}\" height=\"{hh:.2}\">\
                  <title>{}: {v} {unit} in {}-{}</title></rect>",
-                (xb - xa - 0.5).max(0.5),
                 label,
                 esc(&rel(t, t0)),
                 esc(&rel(t + width_ns, t0))
@@ -953,6 +1007,35 @@ pub const GRAPH_BYTES_MAX: usize = 700_000;
 
 #[cfg(test)]
 mod tests {
+
+    /// `Px` writes what core's `{:.N}` writes, digit for digit: on a sweep of coordinates
+    /// (pixel-sized and larger, negative ones, exact halves and values a hair beside them,
+    /// where a scaled product's rounding could go either way), zeros of both signs, and the
+    /// values it leaves to core (NaN, the infinities, beyond 1e9).
+    #[test]
+    fn px_writes_what_core_writes() {
+        let mut values = vec![0.0, -0.0, 0.5, 1.5, 2.5, 0.0005, 0.0015, 1.0005, 2.675, 1e9, 1e12];
+        values.extend([f64::NAN, f64::INFINITY, f64::NEG_INFINITY, f64::MIN_POSITIVE, 1e-300]);
+        for i in 0..200_000u32 {
+            let x = f64::from(i) / 7.0 * 0.013;
+            values.extend([x, -x, x * 977.0, f64::from(i) / 2000.0, f64::from(i) * 0.0005]);
+            values.push(f64::from_bits((f64::from(i) * 0.001).to_bits() + 1));
+        }
+        for v in values {
+            for (got, want) in [
+                (format!("{:.0}", Px(v)), format!("{v:.0}")),
+                (format!("{:.1}", Px(v)), format!("{v:.1}")),
+                (format!("{:.2}", Px(v)), format!("{v:.2}")),
+                (format!("{:.3}", Px(v)), format!("{v:.3}")),
+                (format!("{:.4}", Px(v)), format!("{v:.4}")),
+                (format!("{:8.2}", Px(v)), format!("{v:8.2}")),
+                (format!("{}", Px(v)), format!("{v}")),
+            ] {
+                assert_eq!(got, want, "{v:e}");
+            }
+        }
+    }
+
     use super::*;
     use crate::report::series::{Counts, Sample, Series};
     use roce_conformance::{BeganBy, Boundary, ConnId, ConnectionInfo, EndedBy, FlowKey};
