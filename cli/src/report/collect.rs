@@ -191,7 +191,9 @@ impl<'f> Collector<'f> {
         if let Some(sel) = &mut self.selection {
             sel.observe(d, |k| self.checker.incarnation_of(k));
         }
-        self.settle(series);
+        if !series.is_empty() {
+            self.settle(series);
+        }
         if let Some(r) = ev.roce() {
             self.roce(&ev, r, draw.as_ref(), stream_found);
         }
