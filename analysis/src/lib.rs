@@ -25,7 +25,7 @@
 //! Here today: the pass, the frame record, the model's step ([`feed`], which makes the
 //! [`PacketEvent`] every consumer reads: flow, incarnation, retransmitted, ECN-CE, CNP,
 //! each decided once), the v1 documents of `stats` and `check` ([`StatsDocument`],
-//! [`CheckDocument`]), `stats`' counters ([`stats`]) and the rows of
+//! [`CheckDocument`]), `stats`' counters ([`Stats`], [`Counters`]) and the rows of
 //! `export`'s tables ([`rows`]: the packets, connections and findings tables' columns, held
 //! column by column), and the field catalog ([`FIELDS`], [`find_field`]: every decoded
 //! field's JSON path, `-V` label, filter name and reader, Parquet column and tshark names,
@@ -55,6 +55,7 @@
 //! ```
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 #![cfg_attr(
     test,
     allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)
@@ -66,7 +67,7 @@ mod fields;
 mod frame;
 mod pass;
 pub mod rows;
-pub mod stats;
+mod stats;
 
 pub use documents::{
     CheckDocument, CheckSummary, IcrcCounts, ProblemCount, StatsDocument, SCHEMA_CHECK,
@@ -81,4 +82,7 @@ pub use frame::{
     UNSUPPORTED_LINK_TYPE,
 };
 pub use pass::{Pass, WarningSink, PROGRESS_EVERY};
-pub use stats::{Connection, Counters, Direction, FlowStats, NakCounts, SlotOf, Stats};
+pub use stats::{
+    Connection, Counters, Direction, FlowStats, NakCounts, SlotOf, Stats, NIC_HOSTS_MAX,
+    NIC_HOSTS_SHOWN,
+};

@@ -9,10 +9,10 @@ use std::io::{self, Write};
 
 use roce_conformance::{EndedBy, ModelOptions, Shard};
 
-pub use roce_analysis::stats::{
+use roce_analysis::StatsDocument;
+pub use roce_analysis::{
     Connection, Counters, Direction, FlowStats, NakCounts, Stats, NIC_HOSTS_MAX, NIC_HOSTS_SHOWN,
 };
-use roce_analysis::StatsDocument;
 
 use crate::input::{warn_undecoded, Input, InputError, Window};
 use crate::nic_counters::{NicInput, Reconciliation};
