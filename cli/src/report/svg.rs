@@ -740,8 +740,7 @@ impl std::fmt::Display for Px {
             return std::fmt::Display::fmt(&v, f);
         };
         let y = v.abs() * scale;
-        // Also refuses NaN and the infinities.
-        if !(y < 1e9) {
+        if !y.is_finite() || y >= 1e9 {
             return std::fmt::Display::fmt(&v, f);
         }
         let floor = y.floor();
