@@ -107,9 +107,10 @@ impl Command {
             Command::Dissect(cmd::dissect::DissectArgs { common, .. })
             | Command::Stats(cmd::stats::StatsArgs { common, .. })
             | Command::Check(cmd::check::CheckArgs { common, .. })
-            | Command::Export(cmd::export::ExportArgs { common, .. })
             | Command::Report(cmd::report::ReportArgs { common, .. })
             | Command::Graph(cmd::graph::GraphArgs { common, .. }) => Some(common),
+            #[cfg(feature = "parquet")]
+            Command::Export(cmd::export::ExportArgs { common, .. }) => Some(common),
             _ => None,
         }
     }
