@@ -229,13 +229,16 @@ pub(crate) enum Proven {
 }
 
 /// Tags the findings not tagged yet (a shard's checker) with where they were proven.
+#[inline(always)]
 fn tag(proven: &mut Option<Vec<Proven>>, judge: &Judge, at: Proven) {
     if let Some(p) = proven {
         p.resize(judge.pending(), at);
     }
 }
 
-/// RSP-NAK-ERROR on a packet of `flow` (its sender's QP), once.
+/// RSP-NAK-ERROR on a packet of `flow` (its sender's QP), once. Inlined test, reporting out
+/// of line: every packet of a judged flow asks, almost none after a fatal NAK.
+#[inline(always)]
 fn fatal_nak_silence<X>(
     flow: &mut crate::connections::Flow<Slot<X>>,
     f: &FrameInfo,
@@ -244,6 +247,18 @@ fn fatal_nak_silence<X>(
     judge: &mut Judge,
 ) {
     let Some(nak) = flow.fatal_nak.filter(|&n| n != f.number) else { return };
+    fatal_nak_report(flow, nak, f, r, conn, judge);
+}
+
+#[cold]
+fn fatal_nak_report<X>(
+    flow: &mut crate::connections::Flow<Slot<X>>,
+    nak: u64,
+    f: &FrameInfo,
+    r: &Roce<'_>,
+    conn: Option<ConnId>,
+    judge: &mut Judge,
+) {
     if flow.state.stream().fatal_reported {
         return;
     }
