@@ -29,8 +29,12 @@
 //! `export`'s tables ([`rows`]: the packets, connections and findings tables' columns, held
 //! column by column), and the field catalog ([`FIELDS`], [`find_field`]: every decoded
 //! field's JSON path, `-V` label, filter name and reader, Parquet column and tshark names,
-//! which the display filter reads and the tests hold the other renderers to); the report's series are still in the command line crate, written
-//! against `Checker<X>` the same way (see the project's CONTRIBUTING.md, "The pass").
+//! which the display filter reads and the tests hold the other renderers to), and the
+//! report's series ([`series`]: what a flow's time–sequence graph draws, its request points,
+//! ACK line and marks, decimated and bounded, its counts and bytes over time), written
+//! against `Checker<X>` the same way; the report's collector that drives them, its filter
+//! selection and its page stay in the command line crate (see the project's CONTRIBUTING.md,
+//! "The pass").
 //!
 //! ```
 //! use roce_analysis::Pass;
@@ -61,12 +65,14 @@
     allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)
 )]
 
+mod bins;
 mod documents;
 mod event;
 mod fields;
 mod frame;
 mod pass;
 pub mod rows;
+pub mod series;
 mod stats;
 
 pub use documents::{

@@ -7,14 +7,13 @@
 
 use std::net::IpAddr;
 
+use roce_analysis::series::{Bins, Counts, Kind, Sample, Series};
 use roce_conformance::internal::{Retained, Seen};
 use roce_conformance::{
     Checker, ConnId, ConnectionInfo, Ended, FlowKey, FrameInfo, Options, Report, Shard,
 };
 use roce_parser::{AethKind, IcrcStatus, NakCode, OpcodeInfo, Operation, Roce, Role};
 
-use super::bins::Bins;
-use super::series::{Counts, Kind, Sample, Series};
 use crate::filter::{DisplayFilter, Selection};
 use crate::input::Decoded;
 use crate::stats::{Connection, Counters, FlowStats};

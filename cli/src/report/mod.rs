@@ -2,25 +2,25 @@
 //! conn.svg`: the capture's findings and per-connection time–sequence graphs (tcptrace
 //! style) as one self-contained HTML page, or one graph as SVG.
 //!
-//! - [`collect`]: the streaming pass (checker + connection model with a [`series::Series`]
-//!   per flow), what to keep when an incarnation ends;
-//! - [`series`], [`bins`]: what a graph is made of, with its decimation and bounds;
+//! - [`collect`]: the streaming pass (checker + connection model with a
+//!   [`Series`](roce_analysis::series::Series) per flow), what to keep when an incarnation
+//!   ends; what a graph is made of, with its decimation and bounds, is in the library:
+//!   [`roce_analysis::series`];
 //! - [`locate`]: a light second pass placing the frames findings cite;
 //! - [`svg`], [`page`], [`html`]: drawing, the page's sections, escaping and the CSP;
 //! - [`timers`]: the timing and congestion section (`stats`' figures).
 //!
-//! Size bound: per graphed connection and direction at most [`series::POINT_BUDGET`] x 2
-//! request points and as many ACK points, [`series::MARK_BUDGET`] marks (merged beyond,
-//! each keeping the packets it stands for), plus its findings (the checker keeps at most
+//! Size bound: per graphed connection and direction at most
+//! [`POINT_BUDGET`](roce_analysis::series::POINT_BUDGET) x 2 request points and as many ACK
+//! points, [`MARK_BUDGET`](roce_analysis::series::MARK_BUDGET) marks (merged beyond, each
+//! keeping the packets it stands for), plus its findings (the checker keeps at most
 //! `max_findings_per_rule` per rule and connection); 16 graphs by default. See
 //! docs/report.md.
 
-pub mod bins;
 pub mod collect;
 pub mod html;
 pub mod locate;
 pub mod page;
-pub mod series;
 pub mod svg;
 pub mod timers;
 

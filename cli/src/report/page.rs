@@ -4,12 +4,12 @@
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
+use roce_analysis::series::Kind;
 use roce_conformance::{ConnectionReport, Finding, Severity};
 
 use super::collect::{CmEvent, Collected, Graph, WIDE_BAD_ICRC, WIDE_CE, WIDE_CNP, WIDE_NAK};
 use super::html::{esc, row};
 use super::locate::Located;
-use super::series::Kind;
 use super::svg::{self, FindingMark};
 use crate::annotate::meta::Meta;
 

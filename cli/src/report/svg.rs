@@ -13,10 +13,10 @@
 
 use std::fmt::Write as _;
 
-use super::bins::Bins;
+use roce_analysis::series::{Bins, Kind, Mark, Pt};
+
 use super::collect::{CmEvent, Graph, Panel};
 use super::html::esc;
-use super::series::{Kind, Mark, Pt};
 
 /// A cited frame in a graph: (panel index, time, PSN, opcode, frame number).
 pub type At = (usize, u64, u32, &'static str, u64);
@@ -1036,7 +1036,7 @@ mod tests {
     }
 
     use super::*;
-    use crate::report::series::{Counts, Sample, Series};
+    use roce_analysis::series::{Counts, Sample, Series};
     use roce_conformance::{BeganBy, Boundary, ConnId, ConnectionInfo, EndedBy, FlowKey};
     use std::net::{IpAddr, Ipv4Addr};
 

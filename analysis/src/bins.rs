@@ -3,7 +3,7 @@
 
 /// Bins kept at most; when a time falls past the last one, pairs of bins merge and the width
 /// doubles.
-pub const BINS: usize = 128;
+pub(crate) const BINS: usize = 128;
 
 /// `K` counters per bin over time, from `origin` (the first time added).
 #[derive(Debug, Clone, Default)]
@@ -66,10 +66,12 @@ impl<const K: usize> Bins<K> {
         self.width = self.width.saturating_mul(2);
     }
 
+    /// The first bin's start, ns since the epoch.
     pub fn origin(&self) -> u64 {
         self.origin
     }
 
+    /// Nanoseconds per bin (0 before the first time is added).
     pub fn width_ns(&self) -> u64 {
         self.width
     }

@@ -1,12 +1,18 @@
-//! What a flow's graph is made of, gathered while the capture streams past: the flow's state
-//! in the connection model (`Connections<Series>`). Ordinary points (new requests, ACKs)
-//! are decimated to a fixed budget; marks (retransmissions, NAKs, CNPs, READ spans, ...) are
-//! all kept, runs of one kind joined, and past their own budget neighbours merge, the number
-//! of packets each mark stands for kept (`n`), so nothing drawn ever disappears.
+//! What a flow's time–sequence graph is made of, gathered while the capture streams past: a
+//! [`Series`] per flow, kept in the connection model's slot for it (`Checker<X>`,
+//! `Checker::ext_mut`) and fed one [`Sample`] per packet. Ordinary points (new requests,
+//! ACKs) are decimated to a fixed budget; marks (retransmissions, NAKs, CNPs, READ spans,
+//! ...) are all kept, runs of one kind joined, and past their own budget neighbours merge,
+//! the number of packets each mark stands for kept (`n`), so nothing drawn ever disappears.
+//! Request payload bytes over time are counted in [`Bins`].
+//!
+//! Which packet is a request, an ACK, a NAK or a span's response to which flow is the
+//! report's collector's choice, in the command line crate (`report::collect`), as are its
+//! filter selection and its page.
 
 use std::collections::VecDeque;
 
-use super::bins::Bins;
+pub use crate::bins::Bins;
 
 /// Ordinary points kept per flow for each line (new requests, the ACK line).
 pub const POINT_BUDGET: usize = 2000;
@@ -15,23 +21,24 @@ pub const MARK_BUDGET: usize = 1000;
 /// READ and atomic requests waiting for their responses, per flow.
 const OPEN_SPANS: usize = 64;
 /// The longest silences kept per flow (candidates for the graph's folded idle stretches).
-pub const GAPS_KEPT: usize = 32;
+pub(crate) const GAPS_KEPT: usize = 32;
 
 /// A PSN made monotonic across the 2^24 wrap: each PSN is placed within ±2^23 of the last.
 #[derive(Debug, Clone, Copy, Default)]
-pub struct Unroll {
+pub(crate) struct Unroll {
     last: Option<i64>,
 }
 
 impl Unroll {
-    pub fn unroll(&mut self, psn: u32) -> i64 {
+    /// The unrolled value of `psn` nearest the last one, which it becomes.
+    pub(crate) fn unroll(&mut self, psn: u32) -> i64 {
         let u = self.near(psn);
         self.last = Some(u);
         u
     }
 
     /// The unrolled value of `psn` nearest the last one, without moving.
-    pub fn near(&self, psn: u32) -> i64 {
+    pub(crate) fn near(&self, psn: u32) -> i64 {
         let psn = i64::from(psn & 0xff_ffff);
         match self.last {
             None => psn,
@@ -47,8 +54,11 @@ impl Unroll {
 /// A point: time (ns since the epoch) and unrolled PSN.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Pt {
+    /// The packet's capture time, nanoseconds since the Unix epoch.
     pub t: u64,
+    /// Its PSN, unrolled across the 2^24 wrap (a PSN past the wrap is above those before).
     pub psn: i64,
+    /// Its frame number in the capture (1-based).
     pub frame: u64,
 }
 
@@ -62,7 +72,8 @@ pub struct Decimated {
 }
 
 impl Decimated {
-    pub fn push(&mut self, p: Pt) {
+    /// One more point, kept when it falls on the stride.
+    pub(crate) fn push(&mut self, p: Pt) {
         if self.stride == 0 {
             self.stride = 1;
         }
@@ -81,6 +92,7 @@ impl Decimated {
         }
     }
 
+    /// The points kept, in arrival order.
     pub fn points(&self) -> &[Pt] {
         &self.pts
     }
@@ -91,10 +103,10 @@ impl Decimated {
     }
 }
 
-/// When a flow's packets were seen: the first and last time, and the [`GAPS_KEPT`] longest
-/// silences between two of its packets (every packet counts, drawn or thinned out), so a
-/// graph folds only stretches in which nothing of the flow happened. O(1) per packet but
-/// when a silence longer than the shortest kept one ends (then O([`GAPS_KEPT`])).
+/// When a flow's packets were seen: the first and last time, and the 32 longest silences
+/// between two of its packets (every packet counts, drawn or thinned out), so a graph folds
+/// only stretches in which nothing of the flow happened. O(1) per packet but when a silence
+/// longer than the shortest kept one ends (then O(32)).
 #[derive(Debug, Clone, Default)]
 pub struct Activity {
     span: Option<(u64, u64)>,
@@ -105,7 +117,7 @@ pub struct Activity {
 
 impl Activity {
     /// A packet at `t`.
-    pub fn at(&mut self, t: u64) {
+    pub(crate) fn at(&mut self, t: u64) {
         let Some((first, last)) = self.span else {
             self.span = Some((t, t));
             return;
@@ -163,6 +175,7 @@ pub enum Kind {
     Fatal,
     /// Packets carrying ECN Congestion Experienced.
     Ce,
+    /// Congestion Notification Packets (the notification point's answer to CE).
     Cnp,
     /// READ request to its last response.
     Read,
@@ -171,6 +184,7 @@ pub enum Kind {
 }
 
 impl Kind {
+    /// Every kind, in the order a graph's legend lists them.
     pub const ALL: [Kind; 8] = [
         Kind::Retx,
         Kind::Nak,
@@ -196,6 +210,7 @@ impl Kind {
         }
     }
 
+    /// What its marks show, in the legend and the marks' tooltips.
     pub fn label(self) -> &'static str {
         match self {
             Kind::Retx => "retransmitted",
@@ -214,14 +229,23 @@ impl Kind {
 /// the first packet's opcode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Mark {
+    /// What it shows.
     pub kind: Kind,
+    /// The first packet's time, ns since the epoch.
     pub t0: u64,
+    /// The last packet's time (a span's: its last response's).
     pub t1: u64,
+    /// The lowest PSN it covers, unrolled.
     pub psn0: i64,
+    /// The highest PSN it covers, unrolled (a span's: its last response's).
     pub psn1: i64,
+    /// The first packet's frame number.
     pub frame0: u64,
+    /// The last packet's frame number.
     pub frame1: u64,
+    /// Packets it stands for (a READ or atomic span: its requests).
     pub n: u64,
+    /// The first packet's opcode name (`RC_SEND_ONLY`, ...).
     pub opcode: &'static str,
 }
 
@@ -299,6 +323,7 @@ impl Marks {
         self.v = out;
     }
 
+    /// The marks kept; every packet marked is in one of them (`n`).
     pub fn all(&self) -> &[Mark] {
         &self.v
     }
@@ -312,19 +337,31 @@ impl Marks {
 /// Counters of a flow for the report's tables (as `stats` counts them).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counts {
+    /// Packets of the flow, of any kind.
     pub packets: u64,
+    /// Request packets it sent, retransmitted ones included.
     pub requests: u64,
+    /// Request packets sent again (the connection model's verdict).
     pub retransmitted: u64,
+    /// NAKs to its requests other than RNR NAKs (PSN sequence errors and fatal codes).
     pub naks: u64,
+    /// RNR NAKs to its requests.
     pub rnr_naks: u64,
+    /// CNPs drawn on this flow (the report draws a CNP on the flow whose traffic it slows).
     pub cnps: u64,
+    /// ECN-CE packets drawn on this flow (its own, and the responses to its requests).
     pub ecn_ce: u64,
+    /// ACKs to its requests counted (the report counts acknowledge packets, not the READ
+    /// responses and atomic ACKs it also draws on the ACK line).
     pub acks: u64,
+    /// Payload bytes of its new requests.
     pub new_payload: u64,
+    /// Payload bytes of its retransmitted requests.
     pub retx_payload: u64,
 }
 
 impl Counts {
+    /// Adds `o`'s counts to these (one connection's incarnations, or its two directions).
     pub fn merge(&mut self, o: &Counts) {
         self.packets += o.packets;
         self.requests += o.requests;
@@ -352,10 +389,15 @@ struct Open {
 /// responses its peer sends back) and as the sender of its own marks (CE, CNP).
 #[derive(Debug, Clone, Default)]
 pub struct Series {
-    pub unroll: Unroll,
+    /// The last PSN, for unrolling the next.
+    pub(crate) unroll: Unroll,
+    /// New (not retransmitted) request packets, decimated.
     pub requests: Decimated,
+    /// ACKs and responses acknowledging its requests, at their PSN (the ACK line), decimated.
     pub acks: Decimated,
+    /// Retransmissions, NAKs, CE, CNPs, READ and atomic spans.
     pub marks: Marks,
+    /// Its counters, every packet counted (thinned out or not).
     pub counts: Counts,
     /// When its packets were seen (for the idle stretches a graph folds).
     pub activity: Activity,
@@ -369,10 +411,15 @@ pub struct Series {
 /// One packet, as the series needs it.
 #[derive(Debug, Clone, Copy)]
 pub struct Sample {
+    /// Capture time, nanoseconds since the Unix epoch.
     pub t: u64,
+    /// Frame number in the capture (1-based).
     pub frame: u64,
+    /// The BTH PSN (24 bits).
     pub psn: u32,
+    /// The opcode's name (`RC_RDMA_READ_REQUEST`, ...).
     pub opcode: &'static str,
+    /// Payload length, as the packet's lengths announce it (without headers, pad and ICRC).
     pub payload: u64,
 }
 
@@ -451,7 +498,8 @@ impl Series {
         self.marks.push(m, false);
     }
 
-    /// An ACK (or a response carrying one) to this flow's requests: the ACK line.
+    /// An ACK (or a response carrying one) to this flow's requests: the ACK line; `counted`
+    /// in [`Counts::acks`] or not.
     pub fn ack(&mut self, s: &Sample, counted: bool) {
         self.activity.at(s.t);
         self.counts.acks += u64::from(counted);
