@@ -449,6 +449,13 @@ impl Series {
         self.activity.at(t);
     }
 
+    /// A request packet of this flow: [`Series::packet`] then [`Series::request`], with the
+    /// packet's time recorded once (recording the same time twice changes nothing).
+    pub fn request_packet(&mut self, s: &Sample, span: Option<Kind>, retransmitted: bool) {
+        self.counts.packets += 1;
+        self.request(s, span, retransmitted);
+    }
+
     /// A request of this flow, `retransmitted` or not (the connection model's verdict,
     /// `Observation::retransmitted`); `read`/`atomic` open a span to its response.
     pub fn request(&mut self, s: &Sample, span: Option<Kind>, retransmitted: bool) {

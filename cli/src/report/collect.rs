@@ -405,13 +405,11 @@ impl<'e, 'a> Draw<'e, 'a> {
         let series = &mut slot.series;
         match which {
             SlotOf::Own => {
-                series.packet(self.sample.t);
-                if self.seen == Seen::Cm {
-                    return;
-                }
                 let role = self.info.map(|i| i.role);
-                if role == Some(Role::Congestion) {
-                    // Drawn after the lookups (`Collector::roce`), in the order it always was.
+                if self.seen == Seen::Cm || role == Some(Role::Congestion) {
+                    // A CNP is drawn after the lookups (`Collector::roce`), in the order it
+                    // always was.
+                    series.packet(self.sample.t);
                     return;
                 }
                 if let (Seen::Request, Some(info)) = (self.seen, self.info) {
@@ -420,7 +418,9 @@ impl<'e, 'a> Draw<'e, 'a> {
                         Operation::CompareSwap | Operation::FetchAdd => Some(Kind::Atomic),
                         _ => None,
                     };
-                    series.request(&self.sample, span, self.retransmitted);
+                    series.request_packet(&self.sample, span, self.retransmitted);
+                } else {
+                    series.packet(self.sample.t);
                 }
                 if !self.on_stream {
                     self.target(series, wide);
