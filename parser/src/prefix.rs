@@ -70,7 +70,7 @@ impl Prefix {
 /// assert_eq!((cut.layer, cut.offset), (roce_parser::Layer::Ipv4, 18));
 /// # Ok::<(), roce_parser::Error>(())
 /// ```
-#[inline]
+#[inline(always)]
 pub fn parse_prefix(frame: &[u8]) -> Result<Option<Prefix>> {
     let eth = Ethernet2HeaderSlice::from_slice(frame)
         .map_err(|e| Error::truncated(Layer::Ethernet, 0, e.required_len, e.len))?;
@@ -112,7 +112,7 @@ pub fn parse_prefix(frame: &[u8]) -> Result<Option<Prefix>> {
 /// assert_eq!(parse_ethertype_prefix(0x0806, &ip)?, None);
 /// # Ok::<(), roce_parser::Error>(())
 /// ```
-#[inline]
+#[inline(always)]
 pub fn parse_ethertype_prefix(ethertype: u16, data: &[u8]) -> Result<Option<Prefix>> {
     network(ethertype, data, 0, 0)
 }
