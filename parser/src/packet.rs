@@ -227,6 +227,7 @@ impl<'a> Packet<'a> {
 
     /// Whether the packet is marked CE (congestion experienced): [`Packet::ecn`] is
     /// [`Ecn::Ce`].
+    #[inline]
     pub fn ecn_ce(&self) -> bool {
         self.ecn() == Some(Ecn::Ce)
     }
