@@ -7,7 +7,7 @@
  *
  * With one mode only, the run is simple enough to count instructions per call under
  * callgrind (run-c-tests.sh does when valgrind is installed): --toggle-collect on
- * roce_parse_frame_opts gives the C call, on roce_parser::packet::parse_ethernet the Rust API
+ * roce_parse_frame_opts gives the C call, on roce_parser::parse_ethernet the Rust API
  * call made inside it, for the very same frames.
  */
 #define _POSIX_C_SOURCE 200809L /* clock_gettime */
