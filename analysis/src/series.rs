@@ -505,31 +505,35 @@ impl Series {
         self.marks.push(m, false);
     }
 
+    /// A packet that answers or marks this flow's requests, at `s.t`: its point, the PSN
+    /// placed near the flow's unrolled PSNs (it does not extend them, as a request does).
+    fn answer_at(&mut self, s: &Sample) -> Pt {
+        self.activity.at(s.t);
+        Pt { t: s.t, psn: self.unroll.near(s.psn), frame: s.frame }
+    }
+
     /// An ACK (or a response carrying one) to this flow's requests: the ACK line; `counted`
     /// in [`Counts::acks`] or not.
     pub fn ack(&mut self, s: &Sample, counted: bool) {
-        self.activity.at(s.t);
+        let at = self.answer_at(s);
         self.counts.acks += u64::from(counted);
-        let at = Pt { t: s.t, psn: self.unroll.near(s.psn), frame: s.frame };
         self.acks.push(at);
     }
 
     /// A NAK of `kind` (Nak, Rnr, Fatal) to this flow's requests.
     pub fn nak(&mut self, s: &Sample, kind: Kind) {
-        self.activity.at(s.t);
+        let at = self.answer_at(s);
         match kind {
             Kind::Rnr => self.counts.rnr_naks += 1,
             _ => self.counts.naks += 1,
         }
-        let at = Pt { t: s.t, psn: self.unroll.near(s.psn), frame: s.frame };
         self.mark(kind, at, 1, s.opcode, false);
     }
 
     /// A READ response or atomic ACK: extends (or, when `last`, closes) the open span it
     /// answers, the latest one at or below its PSN.
     pub fn span_response(&mut self, s: &Sample, kind: Kind, last: bool) {
-        self.activity.at(s.t);
-        let at = Pt { t: s.t, psn: self.unroll.near(s.psn), frame: s.frame };
+        let at = self.answer_at(s);
         let Some(i) = self.open.iter().rposition(|o| o.kind == kind && o.start.psn <= at.psn)
         else {
             return;
@@ -546,12 +550,11 @@ impl Series {
 
     /// A CE-marked packet or a CNP, drawn at this flow's PSN `s.psn`.
     pub fn congestion(&mut self, s: &Sample, kind: Kind) {
-        self.activity.at(s.t);
+        let at = self.answer_at(s);
         match kind {
             Kind::Cnp => self.counts.cnps += 1,
             _ => self.counts.ecn_ce += 1,
         }
-        let at = Pt { t: s.t, psn: self.unroll.near(s.psn), frame: s.frame };
         // A CNP's PSN means nothing: it is drawn at the flow's latest PSN.
         let at = if kind == Kind::Cnp {
             Pt { psn: self.requests.points().last().map_or(at.psn, |p| p.psn), ..at }

@@ -410,7 +410,7 @@ impl<X: Default> Checker<X> {
     /// The incarnation of the connection flow `key` is in now (after [`Checker::feed`] of its
     /// packet): what `export` writes per packet to join packets to their connection.
     pub fn incarnation_of(&self, key: &FlowKey) -> Option<u32> {
-        self.model.flow(key).map(|f| f.incarnation)
+        self.model.incarnation_of(key)
     }
 
     /// Whether the packet [`Checker::feed`] took last was a request the checker judged a
@@ -480,7 +480,7 @@ impl<X: Default> Checker<X> {
         // Rare (an idle reconnect begun or undone): checked here, handled out of line.
         if self.model.has_resumed() || (self.judging && self.model.began_provisional().is_some()) {
             self.provisional();
-            let incarnation = self.model.flow(&own).map(|fl| fl.incarnation);
+            let incarnation = self.model.incarnation_of(&own);
             self.last_observation = Some(Observation { incarnation, ..obs });
         }
         if !self.judging {

@@ -529,7 +529,7 @@ impl<T: Default> Connections<T> {
     }
 
     /// The incarnation flow `key` is in, when the model holds it.
-    fn incarnation_of(&self, key: &FlowKey) -> Option<u32> {
+    pub(crate) fn incarnation_of(&self, key: &FlowKey) -> Option<u32> {
         self.flows.get(key).map(|f| f.incarnation)
     }
 
