@@ -228,6 +228,41 @@ pub(crate) enum Proven {
     Burst(u64),
 }
 
+impl Proven {
+    /// The key as bytes whose lexicographic (unsigned) order is this type's `Ord`, for a
+    /// merge outside the crate ([`crate::ShardReport::order_keys`]): the variant's tag byte
+    /// (0 `Frame`, 1 `End`, 2 `Burst`), then its numbers big-endian; a flow is its two
+    /// addresses, each a family byte (0 IPv4, 1 IPv6, as `IpAddr` orders V4 before V6) and
+    /// its octets, then its DestQP. An address's length follows from its family byte, so
+    /// two keys differ first where their values do.
+    pub(crate) fn order_key(&self) -> Vec<u8> {
+        fn addr(out: &mut Vec<u8>, a: std::net::IpAddr) {
+            match a {
+                std::net::IpAddr::V4(v4) => {
+                    out.push(0);
+                    out.extend_from_slice(&v4.octets());
+                }
+                std::net::IpAddr::V6(v6) => {
+                    out.push(1);
+                    out.extend_from_slice(&v6.octets());
+                }
+            }
+        }
+        match *self {
+            Proven::Frame(n) => [&[0u8][..], &n.to_be_bytes()].concat(),
+            Proven::End(k) => {
+                let mut out = Vec::with_capacity(1 + 2 * 17 + 4);
+                out.push(1);
+                addr(&mut out, k.src);
+                addr(&mut out, k.dst);
+                out.extend_from_slice(&k.dest_qp.to_be_bytes());
+                out
+            }
+            Proven::Burst(n) => [&[2u8][..], &n.to_be_bytes()].concat(),
+        }
+    }
+}
+
 /// Tags the findings not tagged yet (a shard's checker) with where they were proven.
 #[inline(always)]
 fn tag(proven: &mut Option<Vec<Proven>>, judge: &Judge, at: Proven) {

@@ -68,6 +68,44 @@ impl ShardReport {
     pub fn report(&self) -> &Report {
         &self.report
     }
+
+    /// For each of [`report()`](ShardReport::report)`.findings` (same index), where one run
+    /// proves it, as bytes: for a caller that merges the shards' findings itself (a Spark
+    /// job, a binding) instead of through [`merge_shards`]. Sorting every shard's findings
+    /// by their keys, compared as unsigned bytes (Rust's `Vec<u8>` order, Spark's and
+    /// DuckDB's BINARY order, Python's `bytes`), keeping a shard's own order among equal keys
+    /// (a stable sort, or `(key, index)`), gives one checker's order of findings. Equal keys
+    /// only occur within one shard: a frame, a flow and a CE burst each belong to one host
+    /// pair.
+    ///
+    /// A key is a tag byte (0: proven while frame N was fed, 1: at the end, when a flow's
+    /// incarnation was finished, 2: at the end, a CE burst begun at frame N) and then, big
+    /// endian, N (8 bytes) or the flow: its source and destination addresses, each a family
+    /// byte (0 IPv4, 1 IPv6) and its 4 or 16 octets, then its DestQP (4 bytes).
+    ///
+    /// What the keys do not merge: the counts (sums of each shard's), the connections
+    /// listed past `--max-flows`, and CAP-TIME, which one run reports last from the whole
+    /// capture's clock ([`merge_shards`] does all three). A checker not made by
+    /// [`Checker::for_shard`](crate::Checker::for_shard) places no finding: the list is
+    /// empty.
+    ///
+    /// ```
+    /// use roce_conformance::{Checker, Finding, Options, ShardReport};
+    ///
+    /// // One checker per host-pair group, fed its frames in capture order with
+    /// // `feed_shard` (`feed_undecoded`, `tick` for the frames of other groups).
+    /// let shards: Vec<ShardReport> =
+    ///     (0..3).map(|_| Checker::for_shard(Options::default()).finish_shard()).collect();
+    /// let mut all: Vec<(Vec<u8>, &Finding)> = shards
+    ///     .iter()
+    ///     .flat_map(|s| s.order_keys().into_iter().zip(&s.report().findings))
+    ///     .collect();
+    /// all.sort_by(|a, b| a.0.cmp(&b.0));
+    /// assert!(all.is_empty());
+    /// ```
+    pub fn order_keys(&self) -> Vec<Vec<u8>> {
+        self.proven.iter().map(Proven::order_key).collect()
+    }
 }
 
 /// Why the shards' reports do not add up to one run's (a cap one run may have reached, or a
@@ -220,5 +258,59 @@ fn add_state(a: StateStats, b: StateStats) -> StateStats {
         congestion: a.congestion + b.congestion,
         listed_connections: a.listed_connections + b.listed_connections,
         evicted: a.evicted + b.evicted,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::net::IpAddr;
+
+    use super::*;
+    use crate::FlowKey;
+
+    #[test]
+    fn order_keys_sort_as_where_the_findings_were_proven() {
+        let ip = |s: &str| s.parse::<IpAddr>().unwrap();
+        let addrs = ["10.0.0.1", "10.0.0.2", "9.255.255.255", "255.0.0.0", "::1", "::", "fe80::1"];
+        let addrs: Vec<IpAddr> = addrs.iter().map(|a| ip(a)).collect();
+        // IpAddr orders every IPv4 address before every IPv6 one (the key's family byte).
+        assert!(ip("255.255.255.255") < ip("::"));
+        let mut proven = Vec::new();
+        for n in [0u64, 1, 2, 255, 256, 1 << 32, u64::MAX - 1, u64::MAX] {
+            proven.push(Proven::Frame(n));
+            proven.push(Proven::Burst(n));
+        }
+        for &src in &addrs {
+            for &dst in &addrs {
+                for dest_qp in [0u32, 1, 0x100, 0xff_ffff, u32::MAX] {
+                    proven.push(Proven::End(FlowKey { src, dst, dest_qp }));
+                }
+            }
+        }
+        // A scrambled start (the generation order is nearly sorted already).
+        proven.reverse();
+        let n = proven.len();
+        proven.rotate_left(n / 3);
+        let mut by_value = proven.clone();
+        by_value.sort();
+        let mut by_key: Vec<(Vec<u8>, Proven)> =
+            proven.iter().map(|p| (p.order_key(), *p)).collect();
+        by_key.sort_by(|a, b| a.0.cmp(&b.0));
+        let by_key: Vec<Proven> = by_key.into_iter().map(|(_, p)| p).collect();
+        assert_eq!(by_key, by_value);
+        // Distinct values, distinct keys (equal keys are equal values, nothing else).
+        let mut keys: Vec<Vec<u8>> = proven.iter().map(Proven::order_key).collect();
+        keys.sort();
+        keys.dedup();
+        by_value.dedup();
+        assert_eq!(keys.len(), by_value.len());
+        // The layout: the tag, then big-endian numbers; a flow's family bytes and octets.
+        assert_eq!(Proven::Frame(0x0102).order_key(), [0, 0, 0, 0, 0, 0, 0, 1, 2]);
+        assert_eq!(Proven::Burst(1).order_key(), [2, 0, 0, 0, 0, 0, 0, 0, 1]);
+        let k = FlowKey { src: ip("10.0.0.1"), dst: ip("::1"), dest_qp: 0x0102_0304 };
+        let mut want = vec![1, 0, 10, 0, 0, 1, 1];
+        want.extend_from_slice(&[0; 15]);
+        want.extend_from_slice(&[1, 1, 2, 3, 4]);
+        assert_eq!(Proven::End(k).order_key(), want);
     }
 }

@@ -4,7 +4,9 @@
 //! incarnation, CE bursts without a CNP, CAP-TIME); past `--max-flows` the merge refuses.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
-use roce_conformance::{merge_shards, Checker, FrameInfo, Options, Report, Shard};
+use roce_conformance::{
+    merge_shards, Checker, Finding, FrameInfo, Options, Report, Shard, ShardReport,
+};
 use roce_parser::{parse_ethernet, AethRepr, BthRepr, Config, FrameBuilder, Ipv4Spec, Network};
 
 /// A frame's bytes and time.
@@ -137,6 +139,54 @@ fn the_merged_shards_are_the_one_checkers_report() {
             assert_eq!(said(&merged), said(&one), "{count} shards");
         }
     }
+}
+
+/// A caller merging the shards itself (a Spark job over groups of host pairs): each shard's
+/// findings with their `order_keys`, sorted by the keys as bytes, are the one checker's
+/// findings in its order (less CAP-TIME, a finding of the whole capture's clock).
+#[test]
+fn the_shards_findings_sorted_by_their_order_keys_are_the_one_checkers() {
+    let g = traffic(30_000);
+    let opts = Options::default();
+    let mut whole = Checker::new(opts.clone());
+    let count = 4;
+    let mut shards: Vec<Checker> = (0..count).map(|_| Checker::for_shard(opts.clone())).collect();
+    for (i, (bytes, ts)) in g.frames.iter().enumerate() {
+        let p = parse_ethernet(bytes, &Config::default()).unwrap();
+        let n = bytes.len() as u32;
+        let info = FrameInfo { number: i as u64 + 1, ts_ns: *ts, caplen: n, len: n };
+        whole.feed(&info, &p);
+        let shard = Shard::of_frame(Some(&p), count) as usize;
+        for (k, c) in shards.iter_mut().enumerate() {
+            if k == shard {
+                c.feed_shard(&info, &p);
+            } else {
+                c.tick(*ts);
+            }
+        }
+    }
+    let one = whole.finish();
+    let parts: Vec<ShardReport> = shards.into_iter().map(Checker::finish_shard).collect();
+    // The shards are given in reverse: the keys place them, not the order they come in.
+    let mut keyed: Vec<(Vec<u8>, &Finding)> = Vec::new();
+    for part in parts.iter().rev() {
+        let keys = part.order_keys();
+        assert_eq!(keys.len(), part.report().findings.len());
+        keyed.extend(keys.into_iter().zip(&part.report().findings));
+    }
+    // Findings proven at each kind of place: while a frame was fed (tag 0), at the end of an
+    // incarnation (1), a CE burst without a CNP (2).
+    let tags: std::collections::BTreeSet<u8> = keyed.iter().map(|(k, _)| k[0]).collect();
+    assert_eq!(tags.into_iter().collect::<Vec<u8>>(), [0, 1, 2]);
+    keyed.sort_by(|a, b| a.0.cmp(&b.0));
+    let merged: Vec<&Finding> = keyed.into_iter().map(|(_, f)| f).collect();
+    let want: Vec<&Finding> = one.findings.iter().filter(|f| f.rule != "CAP-TIME").collect();
+    let rules: Vec<&str> = want.iter().map(|f| f.rule).collect();
+    for kind in ["CC-CNP", "PKT-ICRC", "CAP-GAP", "RSP-ACKREQ"] {
+        assert!(rules.contains(&kind), "the traffic makes {kind}: {rules:?}");
+    }
+    assert!(parts.iter().filter(|p| !p.report().findings.is_empty()).count() > 1);
+    assert_eq!(format!("{merged:?}"), format!("{want:?}"));
 }
 
 #[test]
