@@ -1,5 +1,5 @@
 //! The cells of a row: what a table's getters may return ([`IntCell`], [`BoolCell`],
-//! [`StrCell`]) and [`Cells`], which appends each to its column.
+//! [`StrCell`], [`BytesCell`]) and [`Cells`], which appends each to its column.
 
 use std::net::IpAddr;
 
@@ -122,6 +122,26 @@ impl<T: StrCell> StrCell for Option<T> {
     }
 }
 
+/// A value of a binary column.
+pub trait BytesCell {
+    /// The value, `None` for null.
+    fn bytes(&self) -> Option<&[u8]>;
+}
+
+impl BytesCell for &[u8] {
+    #[inline(always)]
+    fn bytes(&self) -> Option<&[u8]> {
+        Some(self)
+    }
+}
+
+impl BytesCell for Option<&[u8]> {
+    #[inline(always)]
+    fn bytes(&self) -> Option<&[u8]> {
+        *self
+    }
+}
+
 /// A list written comma-separated, built without allocating (problem codes, frame lists);
 /// an empty list is null.
 #[derive(Debug, Clone)]
@@ -190,6 +210,7 @@ pub struct Cells<'w> {
     ints: std::slice::IterMut<'w, IntColumn>,
     bools: std::slice::IterMut<'w, BoolColumn>,
     strs: std::slice::IterMut<'w, StrColumn>,
+    bins: std::slice::IterMut<'w, StrColumn>,
     ips: &'w mut IpStrings,
     row: usize,
 }
@@ -207,10 +228,18 @@ impl<'w> Cells<'w> {
         ints: &'w mut [IntColumn],
         bools: &'w mut [BoolColumn],
         strs: &'w mut [StrColumn],
+        bins: &'w mut [StrColumn],
         ips: &'w mut IpStrings,
         row: usize,
     ) -> Self {
-        Cells { ints: ints.iter_mut(), bools: bools.iter_mut(), strs: strs.iter_mut(), ips, row }
+        Cells {
+            ints: ints.iter_mut(),
+            bools: bools.iter_mut(),
+            strs: strs.iter_mut(),
+            bins: bins.iter_mut(),
+            ips,
+            row,
+        }
     }
 
     /// The next integer column's value (a nullable column).
@@ -263,6 +292,25 @@ impl<'w> Cells<'w> {
     pub fn str_required(&mut self, v: impl StrCell) {
         let Some(c) = self.strs.next() else { return };
         v.put(&mut c.bytes, self.ips);
+        c.ends.push(c.bytes.len());
+    }
+
+    /// The next binary column's value (a nullable column).
+    #[inline(always)]
+    pub fn bytes(&mut self, v: impl BytesCell) {
+        let Some(c) = self.bins.next() else { return };
+        if let Some(b) = v.bytes() {
+            c.bytes.extend_from_slice(b);
+            c.ends.push(c.bytes.len());
+            present(&mut c.defs, self.row);
+        }
+    }
+
+    /// The next binary column's value (a required column: null is written as no bytes).
+    #[inline(always)]
+    pub fn bytes_required(&mut self, v: impl BytesCell) {
+        let Some(c) = self.bins.next() else { return };
+        c.bytes.extend_from_slice(v.bytes().unwrap_or_default());
         c.ends.push(c.bytes.len());
     }
 }

@@ -9,7 +9,12 @@
 //! values back to back and, for a nullable column, a definition level per row (1 present, 0
 //! null), the layout a Parquet column chunk is written from. An Arrow array of a column is its
 //! values spread over the rows whose level is 1 (the levels are its validity), a string
-//! column's values are the UTF-8 bytes and where each ends ([`Strings`]).
+//! column's values are the UTF-8 bytes and where each ends ([`Strings`]), a binary column's
+//! the same of any bytes ([`Binaries`]).
+//!
+//! `export --raw` adds [`RAW_COLUMNS`] after the packets table's columns (the frame's bytes,
+//! its link type, its host pair's hash): a group of [`packet_columns`]`(true)` gets each row
+//! from [`write_packet`] and then [`write_raw`].
 //!
 //! ```
 //! use roce_analysis::rows::{write_packet, PacketRow, RowGroup, Values, PACKET_COLUMNS};
@@ -37,8 +42,10 @@ mod cells;
 mod packets;
 mod reports;
 
-pub use cells::{BoolCell, Cells, Hex, IntCell, IpStrings, Joined, StrCell};
-pub use packets::{write_packet, PacketRow, PACKET_COLUMNS, PACKET_UNIQUE};
+pub use cells::{BoolCell, BytesCell, Cells, Hex, IntCell, IpStrings, Joined, StrCell};
+pub use packets::{
+    packet_columns, write_packet, write_raw, PacketRow, PACKET_COLUMNS, PACKET_UNIQUE, RAW_COLUMNS,
+};
 pub use reports::{
     write_connection, write_finding, ConnectionRow, CONNECTION_COLUMNS, FINDING_COLUMNS,
 };
@@ -53,6 +60,9 @@ pub enum Kind {
     Bool,
     /// A UTF-8 string (Parquet BYTE_ARRAY annotated UTF8, Arrow Utf8).
     Str,
+    /// Bytes (Parquet BYTE_ARRAY without annotation, Arrow Binary, Spark BinaryType, DuckDB
+    /// BLOB): a frame as captured.
+    Bytes,
 }
 
 impl Kind {
@@ -62,6 +72,7 @@ impl Kind {
             Kind::Int => "INT64 (BIGINT)",
             Kind::Bool => "BOOLEAN",
             Kind::Str => "STRING (UTF8)",
+            Kind::Bytes => "BINARY (BLOB)",
         }
     }
 }
@@ -102,7 +113,8 @@ pub fn doc_table(cols: &[Column]) -> String {
 ///
 /// A getter returns the column's value: for `Int` an integer or an `Option` of one, for
 /// `Bool` a `bool` or `Option<bool>`, for `Str` anything [`StrCell`] (a `&'static str`, an
-/// address, a [`Hex`], a `String`, or an `Option` of them); `None` is null. The cell's method
+/// address, a [`Hex`], a `String`, or an `Option` of them), for `Bytes` a `&[u8]` or an
+/// `Option` of one ([`BytesCell`]); `None` is null. The cell's method
 /// is picked here from the column's type and nullability, so a row is appended with no
 /// per-value enum or call through a pointer.
 macro_rules! table {
@@ -147,6 +159,12 @@ macro_rules! put {
     (Str, false, $c:expr, $v:expr) => {
         $c.str_required($v)
     };
+    (Bytes, true, $c:expr, $v:expr) => {
+        $c.bytes($v)
+    };
+    (Bytes, false, $c:expr, $v:expr) => {
+        $c.bytes_required($v)
+    };
 }
 pub(crate) use put;
 
@@ -170,7 +188,7 @@ pub(crate) struct BoolColumn {
     pub(crate) defs: Vec<i16>,
 }
 
-/// The present values of a string column, back to back, and where each ends.
+/// The present values of a string or binary column, back to back, and where each ends.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct StrColumn {
     pub(crate) bytes: Vec<u8>,
@@ -212,6 +230,39 @@ impl<'a> Strings<'a> {
     }
 }
 
+/// The present values of a binary column: `bytes` holds them back to back, `ends[i]` is
+/// where value `i` ends (it starts where value `i - 1` ends, the first at 0).
+#[derive(Debug, Clone, Copy)]
+pub struct Binaries<'a> {
+    /// The values' bytes, back to back.
+    pub bytes: &'a [u8],
+    /// Where each ends in `bytes`.
+    pub ends: &'a [usize],
+}
+
+impl<'a> Binaries<'a> {
+    /// The values, in row order.
+    pub fn iter(&self) -> impl Iterator<Item = &'a [u8]> + 'a {
+        let bytes = self.bytes;
+        let mut start = 0;
+        self.ends.iter().map(move |&end| {
+            let v = bytes.get(start..end).unwrap_or_default();
+            start = end.max(start);
+            v
+        })
+    }
+
+    /// How many values.
+    pub fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    /// Whether there is none.
+    pub fn is_empty(&self) -> bool {
+        self.ends.is_empty()
+    }
+}
+
 /// The present values of one column of a [`RowGroup`].
 #[derive(Debug, Clone, Copy)]
 pub enum Values<'a> {
@@ -221,6 +272,8 @@ pub enum Values<'a> {
     Bool(&'a [bool]),
     /// A string column's.
     Str(Strings<'a>),
+    /// A binary column's.
+    Bytes(Binaries<'a>),
 }
 
 /// One column of a [`RowGroup`]: its present values and, for a nullable column, each row's
@@ -240,7 +293,7 @@ fn levels(nullable: bool, defs: &[i16], rows: usize) -> Option<&[i16]> {
 
 /// Rows of one table (up to the capacity it was made with, a Parquet row group), held
 /// column by column. Appending a row allocates nothing until the capacity is reached (a
-/// string column's bytes excepted, which grow with the strings).
+/// string or binary column's bytes excepted, which grow with the values).
 #[derive(Debug, Clone)]
 pub struct RowGroup {
     columns: &'static [Column],
@@ -249,6 +302,7 @@ pub struct RowGroup {
     ints: Vec<IntColumn>,
     bools: Vec<BoolColumn>,
     strs: Vec<StrColumn>,
+    bins: Vec<StrColumn>,
     rows: usize,
     capacity: usize,
     ips: IpStrings,
@@ -264,6 +318,7 @@ impl RowGroup {
             ints: Vec::new(),
             bools: Vec::new(),
             strs: Vec::new(),
+            bins: Vec::new(),
             rows: 0,
             capacity,
             ips: IpStrings::default(),
@@ -286,6 +341,14 @@ impl RowGroup {
                         defs,
                     });
                     g.strs.len() - 1
+                }
+                Kind::Bytes => {
+                    g.bins.push(StrColumn {
+                        bytes: Vec::new(),
+                        ends: Vec::with_capacity(capacity),
+                        defs,
+                    });
+                    g.bins.len() - 1
                 }
             };
             g.order.push((c.kind, at));
@@ -312,7 +375,14 @@ impl RowGroup {
         if row >= self.capacity {
             self.grow();
         }
-        write(&mut Cells::new(&mut self.ints, &mut self.bools, &mut self.strs, &mut self.ips, row));
+        write(&mut Cells::new(
+            &mut self.ints,
+            &mut self.bools,
+            &mut self.strs,
+            &mut self.bins,
+            &mut self.ips,
+            row,
+        ));
         self.rows += 1;
     }
 
@@ -326,6 +396,7 @@ impl RowGroup {
                 Kind::Int => self.ints.get_mut(at).map(|x| &mut x.defs),
                 Kind::Bool => self.bools.get_mut(at).map(|x| &mut x.defs),
                 Kind::Str => self.strs.get_mut(at).map(|x| &mut x.defs),
+                Kind::Bytes => self.bins.get_mut(at).map(|x| &mut x.defs),
             };
             if let (true, Some(defs)) = (c.nullable, defs) {
                 defs.resize(n, 0);
@@ -363,6 +434,12 @@ impl RowGroup {
                         levels(nullable, &x.defs, rows),
                     )
                 })?,
+                Kind::Bytes => self.bins.get(at).map(|x| {
+                    (
+                        Values::Bytes(Binaries { bytes: &x.bytes, ends: &x.ends }),
+                        levels(nullable, &x.defs, rows),
+                    )
+                })?,
             };
             Some((c, ColumnValues { values, defs }))
         })
@@ -386,7 +463,7 @@ impl RowGroup {
             c.values.clear();
             zero(&mut c.defs);
         }
-        for c in &mut self.strs {
+        for c in self.strs.iter_mut().chain(&mut self.bins) {
             c.bytes.clear();
             c.ends.clear();
             zero(&mut c.defs);
@@ -401,15 +478,26 @@ mod tests {
     use crate::Pass;
     use roce_parser::Config;
 
+    const SAMPLE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../pcaps/sample.pcap");
+
     /// The packets table of pcaps/sample.pcap in a group made for `capacity` rows.
     fn sample(capacity: usize) -> RowGroup {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../pcaps/sample.pcap");
-        let cap = roce_capture::open(std::path::Path::new(path)).unwrap();
-        let mut rows = RowGroup::new(PACKET_COLUMNS, capacity);
+        sample_of(false, capacity)
+    }
+
+    /// The same with `raw`: `export --raw`'s columns too.
+    fn sample_of(raw: bool, capacity: usize) -> RowGroup {
+        let cap = roce_capture::open(std::path::Path::new(SAMPLE)).unwrap();
+        let mut rows = RowGroup::new(packet_columns(raw), capacity);
         Pass::new(&Config::default())
             .run(cap, |d| {
                 let row = PacketRow { d, incarnation: None, retransmission: None };
-                rows.push(|cells| write_packet(&row, cells));
+                rows.push(|cells| {
+                    write_packet(&row, cells);
+                    if raw {
+                        write_raw(&row, cells);
+                    }
+                });
             })
             .unwrap();
         rows
@@ -423,6 +511,7 @@ mod tests {
                     Values::Int(x) => format!("{x:?}"),
                     Values::Bool(x) => format!("{x:?}"),
                     Values::Str(s) => format!("{:?}", s.iter().collect::<Vec<_>>()),
+                    Values::Bytes(b) => format!("{:?}", b.iter().collect::<Vec<_>>()),
                 };
                 format!("{} {:?} {values}", c.name, v.defs)
             })
@@ -439,6 +528,7 @@ mod tests {
                 Values::Int(x) => x.len(),
                 Values::Bool(x) => x.len(),
                 Values::Str(s) => s.len(),
+                Values::Bytes(b) => b.len(),
             };
             match v.defs {
                 Some(defs) => {
@@ -479,8 +569,7 @@ mod tests {
         again.clear();
         assert!(again.is_empty());
         assert!(again.columns().all(|(_, v)| v.defs.is_none_or(|d| d.is_empty())));
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../pcaps/sample.pcap");
-        let cap = roce_capture::open(std::path::Path::new(path)).unwrap();
+        let cap = roce_capture::open(std::path::Path::new(SAMPLE)).unwrap();
         Pass::new(&Config::default())
             .run(cap, |d| {
                 let row = PacketRow { d, incarnation: None, retransmission: None };
@@ -488,5 +577,32 @@ mod tests {
             })
             .unwrap();
         assert_eq!(dump(&again), want);
+    }
+
+    #[test]
+    fn raw_columns_hold_each_frames_bytes_after_the_packet_columns() {
+        let mut cap = roce_capture::open(std::path::Path::new(SAMPLE)).unwrap();
+        let mut frames = Vec::new();
+        while let Some(f) = cap.next_frame() {
+            frames.push(f.unwrap().data.to_vec());
+        }
+        let rows = sample_of(true, 1024);
+        assert_eq!(rows.column_list().len(), PACKET_COLUMNS.len() + RAW_COLUMNS.len());
+        let plain = dump(&sample(1024));
+        let all = dump(&rows);
+        assert_eq!(all[..plain.len()], plain[..], "the packet columns come first, unchanged");
+        let col = |name: &str| rows.columns().find(|(c, _)| c.name == name).unwrap().1;
+        let Values::Bytes(raw) = col("raw").values else { panic!("raw is a binary column") };
+        assert!(col("raw").defs.is_none(), "raw is required");
+        assert_eq!(raw.iter().map(<[u8]>::to_vec).collect::<Vec<_>>(), frames);
+        let Values::Int(links) = col("link_type").values else { panic!("an integer column") };
+        assert_eq!(links, vec![1; frames.len()]);
+        // Every frame of the sample is IP: a hash each, 10.0.0.1 with 10.0.0.2 the pinned one.
+        let Values::Int(pairs) = col("host_pair").values else { panic!("an integer column") };
+        assert_eq!(pairs.len(), frames.len());
+        assert_eq!(pairs.first(), Some(&(0x4537_6971_daba_9929u64 as i64)));
+        // Past the capacity and after a clear, the same rows.
+        assert_eq!(dump(&sample_of(true, 3)), all);
+        assert_eq!(Kind::Bytes.doc_name(), "BINARY (BLOB)");
     }
 }

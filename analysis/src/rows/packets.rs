@@ -3,12 +3,18 @@
 //! `_` for `.` and without `roce.` (`roce.bth.psn` is `bth_psn`, `ip.src` is `ip_src`); what
 //! JSON writes as a string for exactness (timestamps, 64-bit addresses) is an INT64 of
 //! nanoseconds or a `0x…` string.
+//!
+//! `export --raw` adds [`RAW_COLUMNS`] after them, for a consumer that replays the frames
+//! (a checker per host pair in Spark): the frame's bytes, its link type and its host pair's
+//! hash, the one `--shard K/N` splits by ([`roce_conformance::host_pair_hash`]).
 
 use std::net::IpAddr;
+use std::sync::OnceLock;
 
+use roce_conformance::{host_pair, host_pair_hash};
 use roce_parser::{IcrcStatus, Packet, Roce};
 
-use super::{table, Hex, Joined};
+use super::{table, Column, Hex, Joined};
 use crate::Decoded;
 
 /// What a packet row is read from: the pass's frame record and what the checker said of it.
@@ -106,4 +112,45 @@ table! {
         "retransmission" Bool true "A request the checker judged retransmitted (PSN not newer than its stream's highest, modulo 2^24); null for what is not a request of a judged stream" => |r| r.retransmission;
         "incarnation" Int true "Incarnation of the packet's connection (with `ip_dst` and `bth_dest_qp`, the key into connections.parquet); null for frames outside the connection model" => |r| r.incarnation;
     }
+}
+
+table! {
+    /// The columns `export --raw` adds to the packets table, after [`PACKET_COLUMNS`]
+    /// ([`packet_columns`]).
+    pub RAW_COLUMNS, write_raw(PacketRow<'_, '_>) {
+        "raw" Bytes false "The frame's bytes as captured (`caplen` bytes, from the link-layer header on)" => |r| r.d.frame.data;
+        "link_type" Int false "The link type of the frame's interface (LINKTYPE_* number: 1 Ethernet, 113 Linux cooked, 101 raw IP, ...): what `raw` starts with" => |r| r.d.frame.link_type.code();
+        "host_pair" Int true "The 64-bit hash of the frame's unordered address pair that `--shard K/N` splits by (section Sharding: the shard is this hash, taken as unsigned, modulo N), as a signed INT64 of the same 64 bits; the IP header's addresses, or RoCEv1's GIDs; null for a frame with neither (not IP, not decoded)" => |r| r.p().and_then(host_pair).map(|(a, b)| host_pair_hash(a, b) as i64);
+    }
+}
+
+/// The packets table's columns: [`PACKET_COLUMNS`], and with `raw` (`export --raw`)
+/// [`RAW_COLUMNS`] after them. A row of the longer list is [`write_packet`] then
+/// [`write_raw`]:
+///
+/// ```
+/// use roce_analysis::rows::{packet_columns, write_packet, write_raw, PacketRow, RowGroup};
+/// use roce_analysis::Pass;
+/// use roce_parser::Config;
+///
+/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../pcaps/sample.pcap");
+/// let cap = roce_capture::open(std::path::Path::new(path))?;
+/// let mut rows = RowGroup::new(packet_columns(true), 1024);
+/// Pass::new(&Config::default()).run(cap, |d| {
+///     let row = PacketRow { d, incarnation: None, retransmission: None };
+///     rows.push(|cells| {
+///         write_packet(&row, cells);
+///         write_raw(&row, cells);
+///     });
+/// })?;
+/// let names: Vec<&str> = rows.column_list().iter().map(|c| c.name).collect();
+/// assert_eq!(names[names.len() - 3..], ["raw", "link_type", "host_pair"]);
+/// # Ok::<(), roce_capture::CaptureError>(())
+/// ```
+pub fn packet_columns(raw: bool) -> &'static [Column] {
+    static WITH_RAW: OnceLock<Vec<Column>> = OnceLock::new();
+    if !raw {
+        return PACKET_COLUMNS;
+    }
+    WITH_RAW.get_or_init(|| PACKET_COLUMNS.iter().chain(RAW_COLUMNS).copied().collect())
 }

@@ -25,6 +25,12 @@ pub struct ExportArgs {
     #[arg(long, value_name = "N", default_value_t = roce_inspect::export::ROWS_PER_FILE,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub rows_per_file: u64,
+    /// Adds to packets.parquet, after its columns, each frame's bytes as captured (`raw`,
+    /// BINARY), its link type (`link_type`) and the 64-bit hash of its host pair that
+    /// --shard splits by (`host_pair`, null without addresses): what a job that replays
+    /// the frames per host pair needs (docs/parquet.md)
+    #[arg(long)]
+    pub raw: bool,
     #[command(flatten)]
     pub checking: CheckingArgs,
     #[command(flatten)]
@@ -39,12 +45,14 @@ pub struct ExportArgs {
 
 impl ExportArgs {
     pub fn run(self) -> Outcome {
-        let Self { input, output, rows_per_file, checking, model, scale, filter, common } = self;
+        let Self { input, output, rows_per_file, raw, checking, model, scale, filter, common } =
+            self;
         let opts = checking.options(&model);
         let input = input.input();
         let (cfg, threads, filter) = (common.config(), common.threads(), filter.filter());
         let scope = stats::Scope { shard: scale.shard, threads, filter: filter.as_ref() };
-        let w = roce_inspect::export::run(&input, &output, &cfg, opts, scope, rows_per_file)?;
+        let packets = roce_inspect::export::PacketFiles { rows_per_file, raw };
+        let w = roce_inspect::export::run(&input, &output, &cfg, opts, scope, packets)?;
         let parts = match w.packet_files {
             1 => String::new(),
             n => format!(" (packets.parquet and {} parts)", n - 1),

@@ -16,6 +16,11 @@
 //! footer, so `packets.parquet` holds at most [`ROWS_PER_FILE`] rows (`--rows-per-file`) and
 //! the frames after them go on in `packets-000001.parquet`, `packets-000002.parquet`, ...:
 //! nothing grows with the capture's length (an endless or bomb input included).
+//!
+//! `--raw` adds the columns of [`rows::RAW_COLUMNS`] to the packets table (each frame's
+//! bytes, its link type, its host pair's hash), for a consumer that replays the frames, such
+//! as a checker per host pair in Spark; without it the files are as they were. A row group
+//! then also holds its frames' bytes: memory is bounded by [`table::ROW_GROUP`] frames.
 
 mod table;
 
@@ -52,6 +57,16 @@ pub fn packets_part(k: usize) -> String {
     }
 }
 
+/// What the packets table holds beside its rows, and how it is split into files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PacketFiles {
+    /// The most rows of each file (`--rows-per-file`).
+    pub rows_per_file: u64,
+    /// Whether each row also holds its frame's bytes, link type and host pair's hash
+    /// (`--raw`: [`rows::RAW_COLUMNS`]).
+    pub raw: bool,
+}
+
 /// What `export` wrote.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Written {
@@ -65,14 +80,15 @@ pub struct Written {
 }
 
 /// Exports `input` into the directory `dir` (created when missing): the frames of `shard`,
-/// checked with `opts`, and counted as `stats` counts them (connections.parquet's counters).
+/// checked with `opts`, and counted as `stats` counts them (connections.parquet's counters),
+/// the packets table laid out as `packets` says.
 pub fn run(
     input: &Input,
     dir: &Path,
     cfg: &Config,
     opts: Options,
     scope: crate::stats::Scope<'_>,
-    rows_per_file: u64,
+    packets: PacketFiles,
 ) -> Result<Written, InputError> {
     let crate::stats::Scope { shard, threads, filter } = scope;
     let fail = |msg: String| InputError(format!("-o {}: {msg}", dir.display()));
@@ -86,7 +102,7 @@ pub fn run(
     }
     let created = !dir.exists();
     std::fs::create_dir_all(dir).map_err(|e| fail(format!("cannot create the directory: {e}")))?;
-    let res = export(input, dir, cfg, opts, (shard, threads, filter), rows_per_file);
+    let res = export(input, dir, cfg, opts, (shard, threads, filter), packets);
     // A failed export into a folder it made leaves no empty folder behind (an existing one,
     // and the tables it held, are as they were: the new tables were staged).
     if res.is_err() && created {
@@ -106,7 +122,7 @@ fn export(
         crate::threads::Threads,
         Option<&crate::filter::DisplayFilter>,
     ),
-    rows_per_file: u64,
+    PacketFiles { rows_per_file, raw }: PacketFiles,
 ) -> Result<Written, InputError> {
     // Every table is opened before the capture is read: one that is an input (`export
     // d/packets.parquet -o d`) is refused before anything is written.
@@ -117,16 +133,11 @@ fn export(
     let groups =
         usize::try_from(rows_per_file.div_ceil(table::ROW_GROUP as u64)).unwrap_or(usize::MAX);
     let (part_dir, part_input) = (dir.to_path_buf(), read.to_path_buf());
-    let mut out =
-        TableWriter::create(packets_file, "packets", rows::PACKET_COLUMNS, rows::PACKET_UNIQUE)?
-            .rolling(groups, move |k| {
-                OutFile::create(
-                    "-o",
-                    &part_dir.join(packets_part(k)),
-                    &[&part_input],
-                    Dash::Refused,
-                )
-            });
+    let columns = rows::packet_columns(raw);
+    let mut out = TableWriter::create(packets_file, "packets", columns, rows::PACKET_UNIQUE)?
+        .rolling(groups, move |k| {
+            OutFile::create("-o", &part_dir.join(packets_part(k)), &[&part_input], Dash::Refused)
+        });
     // More than one thread: one encodes the row groups of packets.parquet while the next
     // one fills, and one reads the capture ahead (its copy from the page cache is kernel
     // time the frame loop no longer waits for); the frame loop is the bottleneck
@@ -156,7 +167,13 @@ fn export(
             return;
         }
         let row = PacketRow { d, incarnation, retransmission };
-        if let Err(e) = out.row(|cells| rows::write_packet(&row, cells)) {
+        let written = out.row(|cells| {
+            rows::write_packet(&row, cells);
+            if raw {
+                rows::write_raw(&row, cells);
+            }
+        });
+        if let Err(e) = written {
             failed = Some(e);
         }
     })?
@@ -224,6 +241,9 @@ pub fn schema_markdown() -> String {
     let mut s = String::new();
     s.push_str("### packets.parquet\n\n");
     s.push_str(&rows::doc_table(rows::PACKET_COLUMNS));
+    s.push_str("\n### packets.parquet with `--raw`\n\n");
+    s.push_str("After the columns above, in this order:\n\n");
+    s.push_str(&rows::doc_table(rows::RAW_COLUMNS));
     s.push_str("\n### connections.parquet\n\n");
     s.push_str(&rows::doc_table(rows::CONNECTION_COLUMNS));
     s.push_str("\n### findings.parquet\n\n");

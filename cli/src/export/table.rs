@@ -15,7 +15,9 @@
 //! crate's dictionary interner (an ahash and a probe per value) was a quarter of export's
 //! instructions (the delta encoder and the strings' dictionaries now cost 30% less).
 //! Strings that repeat (addresses, opcode names, statuses) keep their dictionary: an index
-//! each. Nothing is compressed (no codec crate is built; a codec was not measured).
+//! each. Binary columns (`export --raw`'s frames) are plain, without statistics: frames do not
+//! repeat, and a min/max of frame bytes answers no query. Nothing is compressed (no codec
+//! crate is built; a codec was not measured).
 
 use std::io::BufWriter;
 use std::path::{Path, PathBuf};
@@ -24,7 +26,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use parquet::basic::{Compression, Encoding};
 use parquet::data_type::{BoolType, ByteArray, ByteArrayType, Int64Type};
-use parquet::file::properties::WriterProperties;
+use parquet::file::properties::{EnabledStatistics, WriterProperties};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::parser::parse_message_type;
 use parquet::schema::types::ColumnPath;
@@ -44,7 +46,7 @@ fn physical(kind: Kind) -> &'static str {
     match kind {
         Kind::Int => "INT64",
         Kind::Bool => "BOOLEAN",
-        Kind::Str => "BYTE_ARRAY",
+        Kind::Str | Kind::Bytes => "BYTE_ARRAY",
     }
 }
 
@@ -109,18 +111,11 @@ impl Encoder {
                 Values::Int(d) => col.typed::<Int64Type>().write_batch(d, defs, None),
                 Values::Bool(d) => col.typed::<BoolType>().write_batch(d, defs, None),
                 Values::Str(strings) => {
-                    // One copy of the row group's strings; each value is a slice of it.
-                    let all = Bytes::copy_from_slice(strings.bytes);
-                    let mut start = 0;
-                    let values: Vec<ByteArray> = strings
-                        .ends
-                        .iter()
-                        .map(|&end| {
-                            let v = ByteArray::from(all.slice(start..end.max(start)));
-                            start = end.max(start);
-                            v
-                        })
-                        .collect();
+                    let values = byte_arrays(strings.bytes, strings.ends);
+                    col.typed::<ByteArrayType>().write_batch(&values, defs, None)
+                }
+                Values::Bytes(binaries) => {
+                    let values = byte_arrays(binaries.bytes, binaries.ends);
                     col.typed::<ByteArrayType>().write_batch(&values, defs, None)
                 }
             };
@@ -168,6 +163,20 @@ impl Encoder {
         parts.push(close(self.file, &self.path)?);
         Ok((self.written, parts))
     }
+}
+
+/// The values of a string or binary column (back to back in `bytes`, each ending at its
+/// `ends`): one copy of the row group's bytes, each value a slice of it.
+fn byte_arrays(bytes: &[u8], ends: &[usize]) -> Vec<ByteArray> {
+    let all = Bytes::copy_from_slice(bytes);
+    let mut start = 0;
+    ends.iter()
+        .map(|&end| {
+            let v = ByteArray::from(all.slice(start..end.max(start)));
+            start = end.max(start);
+            v
+        })
+        .collect()
 }
 
 /// Writes a file's footer and flushes it; the file, not yet completed.
@@ -230,6 +239,11 @@ impl TableWriter {
                 }
                 Kind::Str if plain.contains(&c.name) => {
                     props = props.set_column_dictionary_enabled(path, false);
+                }
+                Kind::Bytes => {
+                    props = props
+                        .set_column_dictionary_enabled(path.clone(), false)
+                        .set_column_statistics_enabled(path, EnabledStatistics::None);
                 }
                 Kind::Str | Kind::Bool => {}
             }
