@@ -38,6 +38,8 @@ use crate::stats::{Connection, Stats};
 pub const SCHEMA_STATS: &str = roce_conformance::internal::json::SCHEMA_STATS;
 /// The `schema` of the `check --format json` document.
 pub const SCHEMA_CHECK: &str = roce_conformance::internal::json::SCHEMA_CHECK;
+/// The `schema` member of a frame document (`dissect --format json|jsonl`, [`crate::write_frame_json`]).
+pub const SCHEMA_FRAME: &str = roce_conformance::internal::json::SCHEMA_FRAME;
 
 fn is_zero(n: &u64) -> bool {
     *n == 0

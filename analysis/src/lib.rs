@@ -29,12 +29,15 @@
 //! `export`'s tables ([`rows`]: the packets, connections and findings tables' columns, held
 //! column by column), and the field catalog ([`FIELDS`], [`find_field`]: every decoded
 //! field's JSON path, `-V` label, filter name and reader, Parquet column and tshark names,
-//! which the display filter reads and the tests hold the other renderers to), and the
-//! report's series ([`series`]: what a flow's time–sequence graph draws, its request points,
-//! ACK line and marks, decimated and bounded, its counts and bytes over time), written
-//! against `Checker<X>` the same way; the report's collector that drives them, its filter
-//! selection and its page stay in the command line crate (see the project's CONTRIBUTING.md,
-//! "The pass").
+//! which the display filter reads and the tests hold the other renderers to), the display
+//! filter of `-Y EXPR` and `--conn` ([`filter`]: [`filter::DisplayFilter`], parsed once and
+//! matched on each frame, and the connections a filter selects, [`filter::Selection`]), the
+//! JSON object of one frame that `dissect --format json|jsonl` writes ([`write_frame_json`],
+//! by hand for speed, its CM object through serde), and the report's series ([`series`]:
+//! what a flow's time–sequence graph draws, its request points, ACK line and marks,
+//! decimated and bounded, its counts and bytes over time), written against `Checker<X>` the
+//! same way; the report's collector that drives them and its page stay in the command line
+//! crate, as do the command line's options (see the project's CONTRIBUTING.md, "The pass").
 //!
 //! ```
 //! use roce_analysis::Pass;
@@ -66,10 +69,13 @@
 )]
 
 mod bins;
+mod cm_json;
 mod documents;
 mod event;
 mod fields;
+pub mod filter;
 mod frame;
+mod frame_json;
 mod pass;
 pub mod rows;
 pub mod series;
@@ -77,7 +83,7 @@ mod stats;
 
 pub use documents::{
     CheckDocument, CheckSummary, IcrcCounts, ProblemCount, StatsDocument, SCHEMA_CHECK,
-    SCHEMA_STATS,
+    SCHEMA_FRAME, SCHEMA_STATS,
 };
 pub use event::{feed, feed_packet, PacketEvent};
 pub use fields::{
@@ -87,6 +93,7 @@ pub use frame::{
     count_undecoded, decode, decode_into, Decoded, ReadSummary, Undecoded, UndecodedGroup,
     UNSUPPORTED_LINK_TYPE,
 };
+pub use frame_json::write_frame_json;
 pub use pass::{Pass, WarningSink, PROGRESS_EVERY};
 pub use stats::{
     Connection, Counters, Direction, FlowStats, NakCounts, SlotOf, Stats, NIC_HOSTS_MAX,

@@ -3,7 +3,6 @@
 
 pub mod annotate;
 pub mod check;
-pub mod cm_json;
 pub mod cm_text;
 pub mod dissect;
 pub mod expect;

@@ -448,6 +448,14 @@ impl<X: Default> Checker<X> {
         self.model.incarnation_of(key)
     }
 
+    /// The name the report gives a connection that a finding named before the connection's
+    /// two directions were paired (its peer's QPN then unknown): a caller that keeps the
+    /// findings of [`Checker::take_findings`] names them with this when the capture ends, as
+    /// [`Checker::finish`] names its own.
+    pub fn canonical(&self, id: ConnId) -> ConnId {
+        self.model.canonical(id)
+    }
+
     /// Whether the packet [`Checker::feed`] took last was a request the checker judged a
     /// retransmission (its PSN not newer than the stream's highest); `None` when it was not
     /// a request of a stream the checker judges (`export`'s `retransmission` column).

@@ -2,7 +2,7 @@
 //! as tshark's `-T fields -e` prints them, for `cut`, `awk`, `sort | uniq -c` and
 //! spreadsheets.
 //!
-//! The names are those of the display filter (crate::filter, docs/filter.md): the JSON
+//! The names are those of the display filter (roce_analysis::filter, docs/filter.md): the JSON
 //! paths of docs/json.md, `roce.` optional (`bth.psn`, `ip.src`, `aeth.syndrome`). There is
 //! no second list: a column reads its value through the field catalog's filter rows
 //! (`roce_analysis::FILTER_FIELDS`). Values are written as the JSON writes them (numbers in
@@ -13,8 +13,11 @@
 
 use std::fmt::Write as _;
 
-use crate::filter::fields::{self, Field, Get, Kind, Value};
 use crate::input::Decoded;
+use roce_analysis::filter::{hint, lookup};
+use roce_analysis::{
+    FieldGet as Get, FieldKind as Kind, FieldValue as Value, FilterField as Field, FILTER_FIELDS,
+};
 
 /// One `-e FIELD`.
 #[derive(Clone, Copy, Debug)]
@@ -28,11 +31,11 @@ impl Column {
     /// Parses `-e NAME`: a field of the filter's table that holds a value (a header such as
     /// `aeth` holds members, not a value).
     pub fn parse(name: &str) -> Result<Column, String> {
-        let Some(field) = fields::lookup(name) else {
-            return Err(format!("'{name}' is not a field: {}", fields::hint(name)));
+        let Some(field) = lookup(name) else {
+            return Err(format!("'{name}' is not a field: {}", hint(name)));
         };
         if field.kind == Kind::Object {
-            let members: Vec<&str> = fields::FIELDS
+            let members: Vec<&str> = FILTER_FIELDS
                 .iter()
                 .filter(|f| f.name.strip_prefix(field.name).is_some_and(|r| r.starts_with('.')))
                 .map(|f| f.name.strip_prefix("roce.").unwrap_or(f.name))

@@ -1,7 +1,7 @@
-//! `roce-inspect dissect`: every frame, as a summary line, a field tree, or JSON.
+//! `roce-inspect dissect`: every frame, as a summary line, a field tree, or JSON (each
+//! frame's object written by `roce_analysis::write_frame_json`).
 
 pub mod fields;
-pub mod json;
 mod threads;
 pub mod write;
 
@@ -143,7 +143,7 @@ fn write_frame(
         }
         Format::Jsonl => {
             s.json.clear();
-            json::write_frame(&mut s.json, d);
+            roce_analysis::write_frame_json(&mut s.json, d);
             s.json.push(b'\n');
             out.write_all(&s.json)
         }
@@ -151,7 +151,7 @@ fn write_frame(
             s.json.clear();
             s.json.extend_from_slice(if *first { b"[\n" } else { b",\n" });
             *first = false;
-            json::write_frame(&mut s.json, d);
+            roce_analysis::write_frame_json(&mut s.json, d);
             out.write_all(&s.json)
         }
         Format::Fields => {

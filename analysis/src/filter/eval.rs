@@ -9,7 +9,7 @@ use std::cmp::Ordering;
 
 use super::fields::{Field, Get, Value};
 use super::parse::{Lit, Node, Op};
-use crate::input::Decoded;
+use crate::Decoded;
 
 pub(super) fn eval(node: &Node, d: &Decoded<'_>) -> bool {
     match node {

@@ -17,7 +17,7 @@ use std::collections::HashSet;
 use roce_conformance::{ConnId, FlowKey, Report, RuleCount, Severity};
 
 use super::DisplayFilter;
-use crate::input::Decoded;
+use crate::Decoded;
 
 /// The `selection` member of `stats`' and `check`'s JSON (docs/json.md).
 #[derive(Debug, serde::Serialize)]
@@ -52,6 +52,7 @@ pub struct Selection<'f> {
 }
 
 impl<'f> Selection<'f> {
+    /// Nothing selected yet, by `filter`.
     pub fn new(filter: &'f DisplayFilter) -> Self {
         Selection { filter, flows: HashSet::new(), matched: 0, overflow: 0 }
     }

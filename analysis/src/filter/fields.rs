@@ -1,25 +1,34 @@
-//! The fields a filter can name: the rows of roce-analysis's field catalog
-//! (`roce_analysis::FIELDS`) that have a filter name, with their JSON path, kind and reader
-//! ([`FIELDS`] here). Nothing else lists the fields: the parser looks names up here, the
+//! The fields a filter can name: the rows of the field catalog (`crate::FIELDS`,
+//! analysis/src/fields.rs) that have a filter name, with their JSON path, kind and reader
+//! ([`FIELDS`] here, `crate::FILTER_FIELDS`). Nothing else lists the fields: the parser looks names up here, the
 //! evaluator reads values through the row, the "did you mean" list and docs/filter.md's
 //! table (checked by a test) come from it.
 //!
 //! A row reads the `Decoded` frame straight from the parser's structs (no JSON is built):
 //! `dissect -Y` evaluates it on every frame.
 
-pub(crate) use roce_analysis::{
+pub(crate) use crate::{
     FieldGet as Get, FieldKind as Kind, FieldValue as Value, FilterField as Field,
     FILTER_FIELDS as FIELDS,
 };
 
-/// The row of `name`: its JSON path, or the path without `roce.` (`bth.psn`, `icrc.status`).
-pub(crate) fn lookup(name: &str) -> Option<&'static Field> {
+/// The filter row ([`crate::FILTER_FIELDS`]) of `name`: its JSON path, or the path without
+/// `roce.` (`bth.psn`, `icrc.status`). `dissect -T fields -e` looks its names up here too.
+///
+/// ```
+/// use roce_analysis::filter::lookup;
+///
+/// assert_eq!(lookup("bth.psn").map(|f| f.name), Some("roce.bth.psn"));
+/// assert!(lookup("bth.dest_qpn").is_none());
+/// ```
+pub fn lookup(name: &str) -> Option<&'static Field> {
     FIELDS.iter().find(|f| f.name == name || f.name.strip_prefix("roce.") == Some(name))
 }
 
-/// What to tell someone who typed `name`, which is no field: the nearest names, or where the
-/// fields are listed (the filter's errors and `dissect -e`'s).
-pub(crate) fn hint(name: &str) -> String {
+/// What to tell someone who typed `name`, which is no field: the nearest names (at most
+/// three, `"did you mean bth.dest_qp?"`), or where the fields are listed (the filter's
+/// errors and `dissect -e`'s).
+pub fn hint(name: &str) -> String {
     let near = near(name);
     if near.is_empty() {
         "docs/filter.md lists the fields".to_string()

@@ -5,6 +5,9 @@
 //! constant keys byte by byte and to ~200 small writes per frame (BENCHMARKS.md); here keys
 //! are literals, integers go through itoa and only strings that come from data are escaped.
 //! The CM object, rare and wide, is still serialized by serde (`crate::cm_json`).
+//!
+//! Public as [`crate::write_frame_json`]: `dissect --format json|jsonl` writes each frame
+//! with it, and so can any other user of the library.
 
 use std::io::Write;
 use std::net::IpAddr;
@@ -12,7 +15,7 @@ use std::net::IpAddr;
 use roce_conformance::internal::json::{write_hex64, write_ts, SCHEMA_FRAME};
 use roce_parser::{AethRepr, Error, IcrcStatus, Packet, Roce};
 
-use crate::input::{Decoded, Undecoded};
+use crate::{Decoded, Undecoded};
 
 /// A JSON object being written: commas between members, `close` writes the brace.
 struct Obj<'o> {
@@ -141,10 +144,9 @@ fn string(out: &mut Vec<u8>, s: &str) {
         };
         out.extend_from_slice(bytes.get(start..i).unwrap_or_default());
         if esc.is_empty() {
-            const HEX: &[u8; 16] = b"0123456789abcdef";
             out.extend_from_slice(b"\\u00");
-            out.push(HEX[usize::from(b >> 4)]);
-            out.push(HEX[usize::from(b & 0xf)]);
+            out.push(hex_digit(b >> 4));
+            out.push(hex_digit(b));
         } else {
             out.extend_from_slice(esc);
         }
@@ -154,22 +156,52 @@ fn string(out: &mut Vec<u8>, s: &str) {
     out.push(b'"');
 }
 
+/// The lowercase hex digit of the low four bits of `n`.
+#[inline(always)]
+fn hex_digit(n: u8) -> u8 {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    // `n & 0xf` is below 16: the `get` cannot miss (no indexing: the crate denies it).
+    HEX.get(usize::from(n & 0xf)).copied().unwrap_or(b'0')
+}
+
 /// "aa:bb:cc:dd:ee:ff".
 fn mac(out: &mut Vec<u8>, m: &[u8; 6]) {
-    const HEX: &[u8; 16] = b"0123456789abcdef";
     out.push(b'"');
-    for (i, b) in m.iter().enumerate() {
+    for (i, &b) in m.iter().enumerate() {
         if i > 0 {
             out.push(b':');
         }
-        out.push(HEX[usize::from(b >> 4)]);
-        out.push(HEX[usize::from(b & 0xf)]);
+        out.push(hex_digit(b >> 4));
+        out.push(hex_digit(b));
     }
     out.push(b'"');
 }
 
-/// Appends one frame object (no newline) to `out`.
-pub fn write_frame(out: &mut Vec<u8>, d: &Decoded<'_>) {
+/// Appends the JSON object of one frame to `out`: the object of `dissect --format
+/// json|jsonl`, the contract of docs/json.md (schema docs/schema/frame.schema.json,
+/// `"schema": "roce-inspect/frame/v1"`), keys in the contract's order, on one line. Nothing
+/// else is written: no newline after the object (JSON Lines adds it, a JSON array its
+/// commas), and `out` is not cleared first.
+///
+/// ```
+/// use roce_analysis::{write_frame_json, Pass};
+/// use roce_parser::Config;
+///
+/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../pcaps/sample.pcap");
+/// let cap = roce_capture::open(std::path::Path::new(path))?;
+/// let mut first = Vec::new();
+/// Pass::new(&Config::default()).run(cap, |d| {
+///     if d.frame.number == 1 {
+///         write_frame_json(&mut first, d);
+///     }
+/// })?;
+/// assert!(!first.ends_with(b"\n"));
+/// let json: serde_json::Value = serde_json::from_slice(&first).unwrap();
+/// assert_eq!(json["frame"], 1);
+/// assert_eq!(json["roce"]["bth"]["opcode_name"].as_str().map(str::is_empty), Some(false));
+/// # Ok::<(), roce_capture::CaptureError>(())
+/// ```
+pub fn write_frame_json(out: &mut Vec<u8>, d: &Decoded<'_>) {
     let f = &d.frame;
     let mut o = Obj::open(out);
     o.str("schema", SCHEMA_FRAME);
