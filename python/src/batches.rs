@@ -1,0 +1,430 @@
+//! `read_batches()`: the packets table of `export` (`roce_analysis::rows`, the columns of
+//! packets.parquet with their names, types and values) in batches of rows, handed to Python
+//! as Arrow buffers (validity bitmap, values, string offsets) that pyarrow wraps without a
+//! per-value step (`pa.Array.from_buffers`), or as lists without pyarrow.
+//!
+//! The connection model runs only when a column needs it (`incarnation`, `retransmission`:
+//! the checker's words on the packet); without them a batch is the parse and the rows alone.
+
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
+
+use roce_analysis::filter::DisplayFilter;
+use roce_analysis::rows::{self, Column, ColumnValues, Kind, PacketRow, RowGroup, Values};
+use roce_analysis::{decode_into, Decoded};
+use roce_capture::{Capture, Warnings};
+use roce_conformance::{Checker, Shard};
+use roce_parser::{Config, Packet};
+
+use crate::options::{self, Takes};
+
+/// The columns whose values come from the connection model.
+const MODEL_COLUMNS: &[&str] = &["incarnation", "retransmission"];
+
+fn kind_name(k: Kind) -> &'static str {
+    match k {
+        Kind::Int => "int64",
+        Kind::Bool => "bool",
+        Kind::Str => "string",
+        Kind::Bytes => "binary",
+    }
+}
+
+fn describe(py: Python<'_>, cols: &[Column]) -> PyResult<Py<PyList>> {
+    let items: Vec<Bound<'_, PyTuple>> = cols
+        .iter()
+        .map(|c| {
+            PyTuple::new(
+                py,
+                [
+                    c.name.into_pyobject(py)?.into_any(),
+                    kind_name(c.kind).into_pyobject(py)?.into_any(),
+                    pyo3::types::PyBool::new(py, c.nullable).to_owned().into_any(),
+                    c.doc.into_pyobject(py)?.into_any(),
+                ],
+            )
+        })
+        .collect::<PyResult<_>>()?;
+    Ok(PyList::new(py, items)?.unbind())
+}
+
+/// The packets table's columns: (name, type, nullable, meaning), in file order; with `raw`,
+/// `export --raw`'s after them.
+#[pyfunction]
+#[pyo3(signature = (raw = false))]
+pub fn packet_columns(py: Python<'_>, raw: bool) -> PyResult<Py<PyList>> {
+    describe(py, rows::packet_columns(raw))
+}
+
+/// The findings table's columns: (name, type, nullable, meaning), in file order.
+#[pyfunction]
+pub fn finding_columns(py: Python<'_>) -> PyResult<Py<PyList>> {
+    describe(py, rows::FINDING_COLUMNS)
+}
+
+/// Arrow's validity bitmap of a nullable column (bit `i` set when row `i` is present), or
+/// `None` for a required one.
+fn validity<'py>(
+    py: Python<'py>,
+    defs: Option<&[i16]>,
+    n: usize,
+) -> PyResult<Option<Bound<'py, PyBytes>>> {
+    let Some(defs) = defs else { return Ok(None) };
+    PyBytes::new_with(py, n.div_ceil(8), |bits| {
+        for (byte, rows) in bits.iter_mut().zip(defs.chunks(8)) {
+            *byte = rows.iter().enumerate().fold(0u8, |b, (j, &d)| b | (u8::from(d == 1) << j));
+        }
+        Ok(())
+    })
+    .map(Some)
+}
+
+/// An integer column as Arrow's little-endian values buffer: the present values spread over
+/// their rows, a null row 0. A required column is one copy.
+fn int_values<'py>(
+    py: Python<'py>,
+    vals: &[i64],
+    defs: Option<&[i16]>,
+    n: usize,
+) -> PyResult<Bound<'py, PyBytes>> {
+    PyBytes::new_with(py, n * 8, |out| {
+        let slots = out.chunks_exact_mut(8);
+        match defs {
+            None => slots.zip(vals).for_each(|(c, x)| c.copy_from_slice(&x.to_le_bytes())),
+            Some(defs) => {
+                let mut it = vals.iter();
+                for (c, _) in slots.zip(defs).filter(|(_, &d)| d == 1) {
+                    if let Some(x) = it.next() {
+                        c.copy_from_slice(&x.to_le_bytes());
+                    }
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+/// A boolean column as Arrow's values bitmap (a null row false).
+fn bool_values<'py>(
+    py: Python<'py>,
+    vals: &[bool],
+    defs: Option<&[i16]>,
+    n: usize,
+) -> PyResult<Bound<'py, PyBytes>> {
+    PyBytes::new_with(py, n.div_ceil(8), |bits| {
+        let mut it = vals.iter();
+        for i in 0..n {
+            let present = defs.is_none_or(|d| d.get(i) == Some(&1));
+            if present && it.next().copied().unwrap_or(false) {
+                if let Some(b) = bits.get_mut(i / 8) {
+                    *b |= 1 << (i % 8);
+                }
+            }
+        }
+        Ok(())
+    })
+}
+
+/// A string or binary column (the present values back to back in `bytes`, each ending at its
+/// `ends`) as Arrow's 32-bit offsets and data buffers, a null row an empty value.
+fn offsets_of<'py>(
+    py: Python<'py>,
+    bytes: &[u8],
+    ends: &[usize],
+    defs: Option<&[i16]>,
+    n: usize,
+) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
+    let total = ends.last().copied().unwrap_or(0);
+    if i32::try_from(total).is_err() {
+        return Err(crate::OptionError::new_err(
+            "batch_size: a column's values passed 2 GiB in one batch; use a smaller batch_size",
+        ));
+    }
+    let offsets = PyBytes::new_with(py, (n + 1) * 4, |out| {
+        let mut slots = out.chunks_exact_mut(4);
+        if let Some(first) = slots.next() {
+            first.copy_from_slice(&0i32.to_le_bytes());
+        }
+        let mut it = ends.iter();
+        let mut at = 0usize;
+        for (i, c) in slots.enumerate() {
+            if defs.is_none_or(|d| d.get(i) == Some(&1)) {
+                at = it.next().copied().unwrap_or(at);
+            }
+            // Below 2 GiB: checked above.
+            c.copy_from_slice(&(at as i32).to_le_bytes());
+        }
+        Ok(())
+    })?;
+    Ok((offsets, PyBytes::new(py, bytes.get(..total).unwrap_or(bytes))))
+}
+
+/// One column of a batch as Arrow buffers: (name, type, validity or None, values, offsets
+/// or None). Null rows hold zeros (ints), false (bools) or an empty value.
+pub(crate) fn arrow_column<'py>(
+    py: Python<'py>,
+    col: &Column,
+    v: &ColumnValues<'_>,
+    n: usize,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let none = || py.None().into_bound(py);
+    let (data, offsets) = match &v.values {
+        Values::Int(vals) => (int_values(py, vals, v.defs, n)?, None),
+        Values::Bool(vals) => (bool_values(py, vals, v.defs, n)?, None),
+        Values::Str(s) => {
+            let (o, d) = offsets_of(py, s.bytes, s.ends, v.defs, n)?;
+            (d, Some(o))
+        }
+        Values::Bytes(b) => {
+            let (o, d) = offsets_of(py, b.bytes, b.ends, v.defs, n)?;
+            (d, Some(o))
+        }
+    };
+    PyTuple::new(
+        py,
+        [
+            col.name.into_pyobject(py)?.into_any(),
+            kind_name(col.kind).into_pyobject(py)?.into_any(),
+            validity(py, v.defs, n)?.map_or_else(none, Bound::into_any),
+            data.into_any(),
+            offsets.map_or_else(none, Bound::into_any),
+        ],
+    )
+}
+
+/// What the reading thread hands over: a batch of rows (and the warnings of its frames),
+/// or the end of the capture, or the error that ends it before its first frame.
+enum Handed {
+    Rows(Box<RowGroup>, Vec<String>),
+    End(Vec<String>),
+    Failed(roce_capture::CaptureError, Vec<String>),
+}
+
+/// The reading side of `read_batches()`: the capture, the parse, the model and the rows.
+/// It runs on a thread of its own, so that the next batch is read while Python converts and
+/// uses this one (two cores: measured in BENCHMARKS.md), never more than two batches ahead.
+struct Filler {
+    cap: Capture,
+    cfg: Config,
+    filter: Option<DisplayFilter>,
+    shard: Shard,
+    checker: Option<Checker>,
+    raw: bool,
+    batch_size: usize,
+    warnings: Warnings,
+}
+
+impl Filler {
+    /// Reads batches until the capture ends or the receiver is gone; `spare` hands back
+    /// the row groups Python is done with.
+    fn run(
+        mut self,
+        out: SyncSender<Handed>,
+        spare: Receiver<Box<RowGroup>>,
+        columns: &'static [Column],
+    ) {
+        loop {
+            let mut rows = spare
+                .try_recv()
+                .unwrap_or_else(|_| Box::new(RowGroup::new(columns, self.batch_size.min(65536))));
+            rows.clear();
+            let (more, mut warnings) = self.fill(&mut rows);
+            match more {
+                Err(e) => {
+                    let _ = out.send(Handed::Failed(e, warnings));
+                    return;
+                }
+                Ok(more) => {
+                    if !rows.is_empty()
+                        && out.send(Handed::Rows(rows, std::mem::take(&mut warnings))).is_err()
+                    {
+                        return; // The iterator is gone.
+                    }
+                    if !more {
+                        let _ = out.send(Handed::End(warnings));
+                        return;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reads frames into `rows` until a batch is full (then `Ok(true)`) or the capture ends
+    /// (`Ok(false)`); the warnings to give. Damage before the first frame is the error.
+    fn fill(
+        &mut self,
+        rows: &mut RowGroup,
+    ) -> (Result<bool, roce_capture::CaptureError>, Vec<String>) {
+        let mut warnings = Vec::new();
+        while rows.len() < self.batch_size {
+            let Some(next) = self.cap.next_frame() else {
+                warnings.extend(self.warnings.omitted().map(|o| o.to_string()));
+                return (Ok(false), warnings);
+            };
+            match next {
+                Ok(frame) => {
+                    let mut d = Decoded { frame, packet: Ok(Packet::default()) };
+                    decode_into(&mut d, &self.cfg);
+                    let (mut incarnation, mut retransmission) = (None, None);
+                    if let Some(checker) = self.checker.as_mut() {
+                        let Some(ev) = roce_analysis::feed(checker, self.shard, &d) else {
+                            continue;
+                        };
+                        incarnation = ev.incarnation;
+                        retransmission = ev.observation.and(checker.last_retransmission());
+                    } else if !self.shard.owns(d.packet.as_ref().ok()) {
+                        continue;
+                    }
+                    if self.filter.as_ref().is_some_and(|f| !f.matches(&d)) {
+                        continue;
+                    }
+                    let row = PacketRow { d: &d, incarnation, retransmission };
+                    let raw = self.raw;
+                    rows.push(|cells| {
+                        rows::write_packet(&row, cells);
+                        if raw {
+                            rows::write_raw(&row, cells);
+                        }
+                    });
+                }
+                Err(e) => {
+                    if e.nothing_read() && e.is_fatal() {
+                        return (Err(e), warnings);
+                    }
+                    if let Some(e) = self.warnings.add(e) {
+                        warnings.push(e.to_string());
+                    }
+                }
+            }
+        }
+        (Ok(true), warnings)
+    }
+}
+
+/// `read_batches()`'s iterator: each `__next__` takes the next batch of up to `batch_size`
+/// frames (those the filter keeps) from the reading thread and returns (rows, [column
+/// buffers]) of the columns asked for.
+#[pyclass(unsendable, module = "roce_inspect._native")]
+pub struct BatchReader {
+    batches: Option<Receiver<Handed>>,
+    spare: SyncSender<Box<RowGroup>>,
+    /// Indexes into `packet_columns(raw)` of the columns returned.
+    wanted: Vec<usize>,
+    given: Vec<String>,
+}
+
+#[pymethods]
+impl BatchReader {
+    #[new]
+    #[pyo3(signature = (source, columns = None, batch_size = 65536, raw = false, **options))]
+    fn new(
+        py: Python<'_>,
+        source: &Bound<'_, PyAny>,
+        columns: Option<Vec<String>>,
+        batch_size: usize,
+        raw: bool,
+        options: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<Self> {
+        let all = rows::packet_columns(raw);
+        let o = options::parse(Takes::Batches, options)?;
+        if batch_size == 0 || batch_size > 16 * 1024 * 1024 {
+            return Err(crate::OptionError::new_err(format!(
+                "batch_size: {batch_size} is out of range (1..=16777216)"
+            )));
+        }
+        let wanted: Vec<usize> = match &columns {
+            None => (0..all.len()).collect(),
+            Some(names) => names
+                .iter()
+                .map(|n| {
+                    all.iter().position(|c| c.name == n).ok_or_else(|| {
+                        let hint = if !raw && rows::RAW_COLUMNS.iter().any(|c| c.name == n) {
+                            " (it is one of raw=True's columns)"
+                        } else {
+                            ""
+                        };
+                        crate::OptionError::new_err(format!(
+                            "columns: {n:?} is not a column of the packets table{hint} (roce_inspect.packet_columns() lists them)"
+                        ))
+                    })
+                })
+                .collect::<PyResult<_>>()?,
+        };
+        let model =
+            wanted.iter().any(|&i| all.get(i).is_some_and(|c| MODEL_COLUMNS.contains(&c.name)));
+        let (cap, _) = crate::frames::open(py, source)?;
+        let filler = Filler {
+            cap,
+            cfg: o.cfg,
+            filter: o.filter,
+            shard: o.shard,
+            checker: model.then(|| Checker::new(o.check)),
+            raw,
+            batch_size,
+            warnings: Warnings::default(),
+        };
+        let (out, batches) = sync_channel(1);
+        let (spare, spares) = sync_channel(2);
+        std::thread::Builder::new()
+            .name("roce-inspect-batches".into())
+            .spawn(move || filler.run(out, spares, all))
+            .map_err(|e| {
+                pyo3::exceptions::PyRuntimeError::new_err(format!(
+                    "cannot start the reading thread: {e}"
+                ))
+            })?;
+        Ok(BatchReader { batches: Some(batches), spare, wanted, given: Vec::new() })
+    }
+
+    fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
+        slf
+    }
+
+    fn __next__<'py>(&mut self, py: Python<'py>) -> PyResult<Option<(usize, Bound<'py, PyList>)>> {
+        let Some(batches) = self.batches.take() else { return Ok(None) };
+        // Waiting for the reading thread without the GIL.
+        let (batches, handed) = py.detach(move || {
+            let handed = batches.recv();
+            (batches, handed)
+        });
+        self.batches = Some(batches);
+        let (rows, warnings, failed) = match handed {
+            Ok(Handed::Rows(rows, w)) => (Some(rows), w, None),
+            Ok(Handed::End(w)) => (None, w, None),
+            Ok(Handed::Failed(e, w)) => (None, w, Some(e)),
+            // The thread ended without a word: it panicked (a bug), or the capture ended.
+            Err(_) => (None, Vec::new(), None),
+        };
+        if rows.is_none() {
+            self.batches = None;
+        }
+        for w in warnings {
+            crate::frames::warn(py, &w)?;
+            self.given.push(w);
+        }
+        if let Some(e) = failed {
+            return Err(crate::capture_error(py, &e));
+        }
+        let Some(rows) = rows else { return Ok(None) };
+        let n = rows.len();
+        let cols: Vec<(&'static Column, ColumnValues<'_>)> = rows.columns().collect();
+        let out = PyList::empty(py);
+        for &i in &self.wanted {
+            if let Some((c, v)) = cols.get(i) {
+                out.append(arrow_column(py, c, v, n)?)?;
+            }
+        }
+        drop(cols);
+        // Its buffers go back to the reading thread (none lost if it is gone or has two).
+        let _ = self.spare.try_send(rows);
+        Ok(Some((n, out)))
+    }
+
+    /// The warnings given so far (damage after the first frame), as text.
+    #[getter]
+    fn warnings(&self) -> Vec<String> {
+        self.given.clone()
+    }
+}
