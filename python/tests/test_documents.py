@@ -9,7 +9,7 @@ import json
 import pytest
 
 import roce_inspect as ri
-from conftest import PCAPS, cli, cli_json, ids, real_or_skip, shipped
+from conftest import PCAPS, cli, cli_json, ids, real, real_or_skip, shipped
 
 CAPTURES = shipped()
 
@@ -91,7 +91,7 @@ def test_check_options_are_checks(kwargs, flags):
 
 def test_two_shards_hold_every_finding_once():
     moved = 0
-    for path in CAPTURES + [p for p in real_or_skip() if p is not None]:
+    for path in CAPTURES + real():
         whole = ri.check(path)["findings"]
         halves = [ri.check(path, shard=f"{k}/2")["findings"] for k in (0, 1)]
         # CAP-TIME is the capture's (every shard sees the clock); the rest is a host pair's.
