@@ -102,3 +102,34 @@ def test_random_filters(text):
 def test_sources_that_are_not_captures(bad):
     with pytest.raises((ri.OptionError, ri.CaptureError, TypeError)):
         ri.stats(bad)
+
+
+FRAME_LISTS = st.lists(
+    st.tuples(st.binary(max_size=200), st.integers(0, 2**40), st.integers(0, 2**62), st.integers(0, 300)),
+    max_size=12,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(FRAME_LISTS, st.integers(0, 2**62), st.integers(0, 3))
+def test_random_groups_for_spark(frames, end_ns, cut):
+    """`spark.check`'s per-group entry: random frames and numbers give the findings columns and
+    one order key per finding; lists of different lengths and lengths below the bytes are
+    refused."""
+    from roce_inspect import _native
+
+    raws = [f for f, _, _, _ in frames]
+    numbers = [n for _, n, _, _ in frames]
+    ts = [t for _, _, t, _ in frames]
+    links = [k for _, _, _, k in frames]
+    lens = [len(f) + cut for f in raws]
+    n, cols = _native.check_group(raws, numbers, ts, lens, links, end_ns)
+    names = [c[0] for c in cols]
+    assert names == [c[0] for c in ri.finding_columns()] + ["order"]
+    assert len(cols[-1][3]) == n
+    if frames:
+        with pytest.raises(ri.OptionError):
+            _native.check_group(raws, numbers[1:], ts, lens, links, end_ns)
+        if any(raws):
+            with pytest.raises(ri.OptionError):
+                _native.check_group(raws, numbers, ts, [0] * len(raws), links, end_ns)
