@@ -33,6 +33,17 @@ def spark():
     s.sparkContext.setLogLevel("ERROR")
     yield s
     s.stop()
+    # The JVM outlives the session until this process exits, busy for a while after: end it,
+    # so that the tests after these have the machine's cores.
+    from pyspark import SparkContext
+
+    gateway = SparkContext._gateway
+    if gateway is not None and getattr(gateway, "proc", None) is not None:
+        gateway.shutdown()
+        gateway.proc.kill()
+        gateway.proc.wait()
+        SparkContext._gateway = None
+        SparkContext._jvm = None
 
 
 def concat_suite(out):
