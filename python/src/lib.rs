@@ -11,7 +11,8 @@
 //! this module keeps to bytes in, documents and column buffers out. Input bytes never panic
 //! the interpreter (the parser is panic-free; a Rust panic here would become a Python
 //! `PanicException`, and the fuzz corpus test feeds every file of it through). The GIL is
-//! released while a capture is read (`stats`, `check`, a batch).
+//! released while a capture is read: `stats` and `check` run without it, `read_batches`
+//! fills its batches on a thread of its own (`batches.rs`).
 
 #![forbid(unsafe_code)]
 
