@@ -14,7 +14,7 @@ use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use roce_analysis::filter::DisplayFilter;
 use roce_analysis::rows::{self, Column, ColumnValues, Kind, PacketRow, RowGroup, Values};
 use roce_analysis::{decode_into, Decoded};
-use roce_capture::{Capture, Warnings};
+use roce_capture::{Capture, Frame, Warnings};
 use roce_conformance::{Checker, Shard};
 use roce_parser::{Config, Packet};
 
@@ -170,6 +170,15 @@ pub(crate) fn arrow_column<'py>(
     n: usize,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let none = || py.None().into_bound(py);
+    // A nullable column whose every row is present (the BTH's in a capture of RoCE only)
+    // needs no bitmap, and its values are copied as a required column's are.
+    let present = match &v.values {
+        Values::Int(x) => x.len(),
+        Values::Bool(x) => x.len(),
+        Values::Str(x) => x.len(),
+        Values::Bytes(x) => x.len(),
+    };
+    let v = &ColumnValues { values: v.values, defs: v.defs.filter(|_| present != n) };
     let (data, offsets) = match &v.values {
         Values::Int(vals) => (int_values(py, vals, v.defs, n)?, None),
         Values::Bool(vals) => (bool_values(py, vals, v.defs, n)?, None),
@@ -196,10 +205,89 @@ pub(crate) fn arrow_column<'py>(
 
 /// What the reading thread hands over: a batch of rows (and the warnings of its frames),
 /// or the end of the capture, or the error that ends it before its first frame.
-enum Handed {
-    Rows(Box<RowGroup>, Vec<String>),
+enum Handed<T = RowGroup> {
+    Rows(Box<T>, Vec<String>),
     End(Vec<String>),
     Failed(roce_capture::CaptureError, Vec<String>),
+}
+
+/// Where [`Filler::fill`] puts each frame it keeps.
+trait Keep {
+    /// How many frames it holds.
+    fn held(&self) -> usize;
+    /// Keeps a frame and what the checker said of it.
+    fn keep(
+        &mut self,
+        d: &Decoded<'_>,
+        incarnation: Option<u32>,
+        retransmission: Option<bool>,
+        raw: bool,
+    );
+}
+
+impl Keep for RowGroup {
+    fn held(&self) -> usize {
+        self.len()
+    }
+
+    #[inline]
+    fn keep(
+        &mut self,
+        d: &Decoded<'_>,
+        incarnation: Option<u32>,
+        retransmission: Option<bool>,
+        raw: bool,
+    ) {
+        let row = PacketRow { d, incarnation, retransmission };
+        self.push(|cells| {
+            rows::write_packet(&row, cells);
+            if raw {
+                rows::write_raw(&row, cells);
+            }
+        });
+    }
+}
+
+/// Frames the checker has judged, copied out of the capture's buffer with its words on each
+/// (`incarnation`, `retransmission`), for the thread that writes their rows.
+#[derive(Default)]
+struct Judged {
+    data: Vec<u8>,
+    /// Each frame's record (its `data` empty), where its bytes end in `data`, its verdicts.
+    frames: Vec<(Frame<'static>, usize, Option<u32>, Option<bool>)>,
+}
+
+impl Keep for Judged {
+    fn held(&self) -> usize {
+        self.frames.len()
+    }
+
+    #[inline]
+    fn keep(
+        &mut self,
+        d: &Decoded<'_>,
+        incarnation: Option<u32>,
+        retransmission: Option<bool>,
+        _raw: bool,
+    ) {
+        self.data.extend_from_slice(d.frame.data);
+        let meta = Frame { data: &[], ..d.frame };
+        self.frames.push((meta, self.data.len(), incarnation, retransmission));
+    }
+}
+
+impl Judged {
+    /// Their rows: each frame decoded again (from its copy) and written with its verdicts.
+    fn write_rows(&self, cfg: &Config, raw: bool, rows: &mut RowGroup) {
+        let mut start = 0;
+        for &(meta, end, incarnation, retransmission) in &self.frames {
+            let data = self.data.get(start..end).unwrap_or_default();
+            start = end;
+            let mut d = Decoded { frame: Frame { data, ..meta }, packet: Ok(Packet::default()) };
+            decode_into(&mut d, cfg);
+            rows.keep(&d, incarnation, retransmission, raw);
+        }
+    }
 }
 
 /// The reading side of `read_batches()`: the capture, the parse, the model and the rows.
@@ -219,25 +307,24 @@ struct Filler {
 impl Filler {
     /// Reads batches until the capture ends or the receiver is gone; `spare` hands back
     /// the row groups Python is done with.
-    fn run(
+    fn run<T: Keep>(
         mut self,
-        out: SyncSender<Handed>,
-        spare: Receiver<Box<RowGroup>>,
-        columns: &'static [Column],
+        out: SyncSender<Handed<T>>,
+        spare: Receiver<Box<T>>,
+        make: impl Fn() -> T,
+        clear: impl Fn(&mut T),
     ) {
         loop {
-            let mut rows = spare
-                .try_recv()
-                .unwrap_or_else(|_| Box::new(RowGroup::new(columns, self.batch_size.min(65536))));
-            rows.clear();
-            let (more, mut warnings) = self.fill(&mut rows);
+            let mut rows = spare.try_recv().unwrap_or_else(|_| Box::new(make()));
+            clear(&mut rows);
+            let (more, mut warnings) = self.fill(&mut *rows);
             match more {
                 Err(e) => {
                     let _ = out.send(Handed::Failed(e, warnings));
                     return;
                 }
                 Ok(more) => {
-                    if !rows.is_empty()
+                    if rows.held() > 0
                         && out.send(Handed::Rows(rows, std::mem::take(&mut warnings))).is_err()
                     {
                         return; // The iterator is gone.
@@ -255,10 +342,10 @@ impl Filler {
     /// (`Ok(false)`); the warnings to give. Damage before the first frame is the error.
     fn fill(
         &mut self,
-        rows: &mut RowGroup,
+        rows: &mut impl Keep,
     ) -> (Result<bool, roce_capture::CaptureError>, Vec<String>) {
         let mut warnings = Vec::new();
-        while rows.len() < self.batch_size {
+        while rows.held() < self.batch_size {
             let Some(next) = self.cap.next_frame() else {
                 warnings.extend(self.warnings.omitted().map(|o| o.to_string()));
                 return (Ok(false), warnings);
@@ -280,14 +367,7 @@ impl Filler {
                     if self.filter.as_ref().is_some_and(|f| !f.matches(&d)) {
                         continue;
                     }
-                    let row = PacketRow { d: &d, incarnation, retransmission };
-                    let raw = self.raw;
-                    rows.push(|cells| {
-                        rows::write_packet(&row, cells);
-                        if raw {
-                            rows::write_raw(&row, cells);
-                        }
-                    });
+                    rows.keep(&d, incarnation, retransmission, self.raw);
                 }
                 Err(e) => {
                     if e.nothing_read() && e.is_fatal() {
@@ -366,15 +446,55 @@ impl BatchReader {
             warnings: Warnings::default(),
         };
         let (out, batches) = sync_channel(1);
-        let (spare, spares) = sync_channel(2);
-        std::thread::Builder::new()
-            .name("roce-inspect-batches".into())
-            .spawn(move || filler.run(out, spares, all))
-            .map_err(|e| {
-                pyo3::exceptions::PyRuntimeError::new_err(format!(
-                    "cannot start the reading thread: {e}"
-                ))
-            })?;
+        let (spare, spares) = sync_channel::<Box<RowGroup>>(2);
+        let capacity = batch_size.min(65536);
+        let thread = |name: &str| std::thread::Builder::new().name(format!("roce-inspect-{name}"));
+        let started = if filler.checker.is_none() {
+            // One thread reads, parses and writes the rows.
+            thread("batches").spawn(move || {
+                filler.run(out, spares, || RowGroup::new(all, capacity), RowGroup::clear)
+            })
+        } else {
+            // With the connection model, two: one reads, parses and judges (the checker,
+            // frame after frame), the other parses again and writes the rows, so the two
+            // halves run on two cores (BENCHMARKS.md).
+            let cfg = filler.cfg;
+            let (judged_out, judged) = sync_channel::<Handed<Judged>>(1);
+            let (judged_spare, judged_spares) = sync_channel::<Box<Judged>>(2);
+            let clear = |j: &mut Judged| {
+                j.data.clear();
+                j.frames.clear();
+            };
+            thread("judge")
+                .spawn(move || filler.run(judged_out, judged_spares, Judged::default, clear))
+                .and_then(|_| {
+                    thread("rows").spawn(move || {
+                        for handed in judged {
+                            let (next, last) = match handed {
+                                Handed::Rows(j, w) => {
+                                    let mut rows = spares
+                                        .try_recv()
+                                        .unwrap_or_else(|_| Box::new(RowGroup::new(all, capacity)));
+                                    rows.clear();
+                                    j.write_rows(&cfg, raw, &mut rows);
+                                    let _ = judged_spare.try_send(j);
+                                    (Handed::Rows(rows, w), false)
+                                }
+                                Handed::End(w) => (Handed::End(w), true),
+                                Handed::Failed(e, w) => (Handed::Failed(e, w), true),
+                            };
+                            if out.send(next).is_err() || last {
+                                return;
+                            }
+                        }
+                    })
+                })
+        };
+        started.map_err(|e| {
+            pyo3::exceptions::PyRuntimeError::new_err(format!(
+                "cannot start the reading thread: {e}"
+            ))
+        })?;
         Ok(BatchReader { batches: Some(batches), spare, wanted, given: Vec::new() })
     }
 
