@@ -12,7 +12,7 @@ use roce_analysis::rows::{self, RowGroup};
 use roce_analysis::{
     count_undecoded, decode, CheckDocument, Pass, ReadSummary, Stats, StatsDocument,
 };
-use roce_conformance::{Checker, Finding, FrameInfo, Options, Report};
+use roce_conformance::{Checker, Finding, FrameInfo, Options, Report, Shard};
 use roce_parser::Config;
 
 use crate::options::{self, Takes};
@@ -90,16 +90,8 @@ pub fn check<'py>(
         let mut selection = filter.as_ref().map(Selection::new);
         let summary = Pass::new(&cfg)
             .run(cap, |d| {
-                let f = &d.frame;
-                if !shard.owns(d.packet.as_ref().ok()) {
-                    checker.tick(f.ts_ns);
+                if roce_analysis::feed(&mut checker, shard, d).is_none() {
                     return;
-                }
-                let info =
-                    FrameInfo { number: f.number, ts_ns: f.ts_ns, caplen: f.caplen, len: f.len };
-                match &d.packet {
-                    Ok(p) => checker.feed(&info, p),
-                    Err(_) => checker.feed_undecoded(&info),
                 }
                 if let Some(sel) = selection.as_mut() {
                     sel.observe(d, |k| checker.incarnation_of(k));
@@ -175,16 +167,11 @@ impl StreamChecker {
         }
         let checker = self.checker.as_mut().ok_or_else(finished)?;
         let d = decode(crate::frames::frame_of(frame, ts_ns, n, len, link_type)?, &self.cfg);
-        let f = &d.frame;
-        let info = FrameInfo { number: f.number, ts_ns: f.ts_ns, caplen: f.caplen, len: f.len };
         self.summary.frames += 1;
-        match &d.packet {
-            Ok(p) => checker.feed(&info, p),
-            Err(why) => {
-                count_undecoded(&mut self.summary.undecoded, &d.frame, why);
-                checker.feed_undecoded(&info);
-            }
+        if let Err(why) = &d.packet {
+            count_undecoded(&mut self.summary.undecoded, &d.frame, why);
         }
+        roce_analysis::feed(checker, Shard::ALL, &d);
         self.next = n + 1;
         Ok(())
     }
