@@ -50,9 +50,11 @@ step "type stubs: stubtest against the built module, mypy on the package and the
 step "pip install ./python from the checkout, in another fresh venv, and README.md's example"
 rm -rf target/pyenv-src
 python3 -m venv target/pyenv-src
-# pip builds in an isolated environment with maturin from PyPI; the cargo build reuses
-# target/ (the wheel step's artefacts).
-CARGO_TARGET_DIR="$root/target" target/pyenv-src/bin/pip install -q ./python
+# pip builds in an isolated environment with maturin from PyPI, held to the pinned version
+# (PIP_CONSTRAINT reaches the build environment's pip too); the cargo build reuses target/
+# (the wheel step's artefacts).
+PIP_CONSTRAINT="$root/python/requirements-test.txt" CARGO_TARGET_DIR="$root/target" \
+  target/pyenv-src/bin/pip install -q ./python
 # README.md's example (its ```python block under "## Python"), run from the checkout's root:
 # it prints what README.md's ```text block after it shows.
 awk '/^## Python/{p=1} p&&/^```python/{f=1;next} f&&/^```/{exit} f' README.md > target/readme-example.py
