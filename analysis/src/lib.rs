@@ -70,6 +70,7 @@
 
 mod bins;
 mod cm_json;
+mod diagnose;
 mod documents;
 mod event;
 mod fields;
@@ -81,6 +82,11 @@ pub mod rows;
 pub mod series;
 mod stats;
 
+pub use diagnose::{
+    ConnectionDiagnosis, DiagnoseDocument, Diagnosis, Failure, FlowEvidence, SetupDiagnosis,
+    Severity, Timeline, Verdict, VerdictKind, ASSUMED_RETRY_COUNT, DEFAULT_CASCADE_WINDOW_NS,
+    SCHEMA_DIAGNOSE, TIMELINE_LISTED, VERDICTS,
+};
 pub use documents::{
     CheckDocument, CheckSummary, IcrcCounts, ProblemCount, StatsDocument, SCHEMA_CHECK,
     SCHEMA_FRAME, SCHEMA_STATS,

@@ -4,6 +4,7 @@
 pub mod annotate;
 pub mod check;
 pub mod cm_text;
+pub mod diagnose;
 pub mod dissect;
 pub mod expect;
 #[cfg(feature = "parquet")]

@@ -54,6 +54,15 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Answer what went wrong: a verdict for the capture and for each connection
+    /// incarnation (unanswered, retry exhausted, lossy path, congested, congestion control
+    /// not working, receiver not ready, application error, connection setup failed,
+    /// healthy), with the evidence (frames, counts, rule IDs, measured values), the first
+    /// failure and those that followed it, and what to look at next; docs/diagnose.md
+    ///
+    /// Exit status: 0 when no connection failed, 1 when one did (a verdict of severity
+    /// failure), 2 when the input could not be read or the command line was wrong.
+    Diagnose(cmd::diagnose::DiagnoseArgs),
     /// Show every frame: one line each (frame, time, addresses, opcode, DestQP, PSN, flags,
     /// payload length, ICRC status, problems), the full field tree (-V), or JSON.
     ///
@@ -106,6 +115,7 @@ impl Command {
         match self {
             Command::Dissect(cmd::dissect::DissectArgs { common, .. })
             | Command::Stats(cmd::stats::StatsArgs { common, .. })
+            | Command::Diagnose(cmd::diagnose::DiagnoseArgs { common, .. })
             | Command::Check(cmd::check::CheckArgs { common, .. })
             | Command::Report(cmd::report::ReportArgs { common, .. })
             | Command::Graph(cmd::graph::GraphArgs { common, .. }) => Some(common),
@@ -144,6 +154,7 @@ fn main() -> ExitCode {
     }
     let result = match cli.command {
         Command::Dissect(args) => args.run(),
+        Command::Diagnose(args) => args.run(),
         Command::Stats(args) => args.run(),
         Command::Check(args) => args.run(),
         #[cfg(feature = "parquet")]

@@ -271,3 +271,62 @@ pub fn parse_pmtu(s: &str) -> Result<u32, String> {
         .and_then(|m| check::valid_pmtu(m).ok())
         .ok_or_else(|| format!("'{s}' is not a PMTU: use 256, 512, 1024, 2048 or 4096"))
 }
+
+/// How the checker judges: the capture's completeness, its timing windows and the QPs'
+/// configured values (`check` and `diagnose`).
+#[derive(Args, Clone, Copy)]
+pub struct JudgingArgs {
+    /// The capture is lossless (mirror port with counters checked, generated traffic):
+    /// PSN gaps are requester faults instead of capture loss
+    #[arg(long)]
+    pub assume_complete: bool,
+    /// How long a response may precede its request in the capture, in microseconds
+    #[arg(long = "reorder-window", default_value = "500", value_parser = parse_micros, value_name = "US")]
+    pub reorder_window_ns: u64,
+    /// Silence after which a retransmission counts as a timeout retry, in microseconds
+    #[arg(long = "retx-timeout", default_value = "1000", value_parser = parse_micros, value_name = "US")]
+    pub retx_timeout_ns: u64,
+    /// The local ACK timeout exponent T the QPs were configured with (ibv_modify_qp
+    /// `timeout`, perftest -u, NCCL_IB_TIMEOUT): a timeout retransmission earlier than
+    /// 4.096 us x 2^T (less 10 %) is REQ-QP-TIMEOUT (docs/timing.md)
+    #[arg(long = "qp-timeout", value_name = "T", value_parser = clap::value_parser!(u8).range(1..=31))]
+    pub qp_timeout: Option<u8>,
+    /// The notification point's configured CNP pacing, DURATION[,qp|pair|dest] (e.g.
+    /// 4us, 50us,pair): two CNPs to one QP (default, mlx5's per-QP pacing), from one IP to
+    /// another (pair) or to one IP (dest) closer than DURATION are CC-CNP-PACING
+    /// (docs/congestion.md)
+    #[arg(long = "cnp-min-interval", value_name = "DURATION[,SCOPE]", value_parser = roce_conformance::CnpPacing::parse)]
+    pub cnp_min_interval: Option<roce_conformance::CnpPacing>,
+    /// The responder QPs' configured minimum RNR NAK timer code (ibv_modify_qp
+    /// min_rnr_timer, 0..31, IBTA table 45): an RNR NAK advertising another code is
+    /// RSP-RNR-TIMER; a retry before the advertised timer is REQ-RNR-WAIT anyway
+    #[arg(long = "rnr-timer", value_name = "CODE", value_parser = clap::value_parser!(u8).range(0..=31))]
+    pub rnr_timer: Option<u8>,
+}
+
+impl JudgingArgs {
+    /// The checker's options: these and the connection model's (`ModelArgs::options`),
+    /// every rule on.
+    pub fn options(&self, model: &ModelArgs) -> roce_conformance::Options {
+        roce_conformance::Options {
+            assume_complete: self.assume_complete,
+            reorder_window_ns: self.reorder_window_ns,
+            retx_timeout_ns: self.retx_timeout_ns,
+            qp_timeout: self.qp_timeout,
+            cnp_min_interval: self.cnp_min_interval,
+            rnr_timer: self.rnr_timer,
+            ..model.options()
+        }
+    }
+}
+
+/// Microseconds, as the checker's nanoseconds: what does not fit is refused, not wrapped.
+fn parse_micros(s: &str) -> Result<u64, String> {
+    let us: u64 = s.parse().map_err(|e| format!("'{s}' is not a number of microseconds: {e}"))?;
+    us.checked_mul(1000).ok_or_else(|| {
+        format!(
+            "{us} microseconds do not fit in the checker's nanosecond clock (at most {} microseconds)",
+            u64::MAX / 1000
+        )
+    })
+}

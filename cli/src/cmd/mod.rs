@@ -4,6 +4,7 @@
 
 pub mod check;
 pub mod common;
+pub mod diagnose;
 pub mod dissect;
 pub mod doc;
 #[cfg(feature = "parquet")]

@@ -74,6 +74,16 @@ pub struct CmExchange {
     pub rnr_retry_count: u8,
     /// The REP's RNR Retry Count (`None`: no REP captured).
     pub rep_rnr_retry_count: Option<u8>,
+    /// REQs of this exchange seen (a retried REQ, same communication ID from the same side,
+    /// counts again); not in the JSON of `stats` (what `diagnose` reads).
+    #[serde(skip)]
+    pub reqs: u32,
+    /// The frame of the first of those REQs.
+    #[serde(skip)]
+    pub first_req_frame: u64,
+    /// An MRA (message receipt acknowledgement: the peer asked for more time) was seen.
+    #[serde(skip)]
+    pub mra: bool,
 }
 
 /// The CM exchange that opened an incarnation: the last REQ at or before the frame that
@@ -182,10 +192,21 @@ impl CmTracker {
                     retry_count: q.retry_count,
                     rnr_retry_count: q.rnr_retry_count,
                     rep_rnr_retry_count: None,
+                    reqs: 1,
+                    first_req_frame: frame,
+                    mra: false,
                 };
                 let full = self.log.len() >= self.log_cap;
                 match retry.and_then(|i| self.log.get_mut(i)) {
-                    Some(old) => *old = c,
+                    Some(old) => {
+                        let (reqs, first, mra) = (old.reqs, old.first_req_frame, old.mra);
+                        *old = CmExchange {
+                            reqs: reqs.saturating_add(1),
+                            first_req_frame: first,
+                            mra,
+                            ..c
+                        };
+                    }
                     None if full => self.not_logged += 1,
                     None => {
                         self.log_ids.insert(q.local_comm_id, self.log.len());
@@ -217,6 +238,7 @@ impl CmTracker {
                         c.reject_reason = Some(j.reason.name());
                     }
                     CmMessage::Dreq(_) | CmMessage::Drep(_) => c.outcome = "disconnected",
+                    CmMessage::Mra(_) => c.mra = true,
                     _ => {}
                 }
             }

@@ -196,6 +196,9 @@ mod tests {
             retry_count: 7,
             rnr_retry_count: req,
             rep_rnr_retry_count: rep,
+            reqs: 1,
+            first_req_frame: 1,
+            mra: false,
         }
     }
 

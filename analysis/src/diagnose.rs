@@ -1,0 +1,1359 @@
+//! `diagnose`: what went wrong, where it started, and the proof, for the capture and for
+//! each connection incarnation.
+//!
+//! Why a module of its own: every ingredient of an answer is already measured by the pass
+//! (the checker's findings, `stats`' counters, timers and congestion, the connection
+//! model's lifecycle and CM exchanges), but a user who asks "why did my job die with
+//! transport retry counter exceeded" should not have to assemble it from sixty lines of
+//! findings. A [`Diagnosis`] is one more consumer of the same pass: it feeds the checker
+//! (whose model keeps `stats`' [`FlowStats`] and this module's [`FlowEvidence`] in each
+//! flow's slot), and at the end turns what was measured into [`Verdict`]s, each with its
+//! evidence (frames, counts, rule IDs, measured values) and what to look at next.
+//!
+//! The verdicts are one table ([`VERDICTS`]): an ID, a title, a severity, what to look at
+//! next. The project's docs/diagnose.md says for each what evidence it needs and what a
+//! capture cannot tell. Memory: per flow, a few counters and two short rings (the last
+//! requests, the last RETHs); per capture, the timeline keeps the first
+//! [`TIMELINE_LISTED`] failures and counts the rest.
+
+use std::collections::BTreeMap;
+use std::net::IpAddr;
+
+use roce_conformance::internal::hash::FastHashMap;
+use roce_conformance::internal::json::ts_string;
+use roce_conformance::internal::{exchange_of, Retained, Seen};
+use roce_conformance::{
+    BeganBy, Checker, CmExchange, ConnId, EndedBy, FlowKey, Options, Psn, Report, Shard, Side,
+};
+use roce_parser::{AethKind, Ecn, NakCode, Roce};
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use crate::event::PacketEvent;
+use crate::frame::{Decoded, ReadSummary};
+use crate::stats::{Connection, Counters, FlowStats, SlotOf};
+
+/// The `schema` of the `diagnose --format json` document.
+pub const SCHEMA_DIAGNOSE: &str = "roce-inspect/diagnose/v1";
+
+/// Failures the timeline lists (the first ones, in time order); beyond, counted.
+pub const TIMELINE_LISTED: usize = 100;
+
+/// The cascade window when none is given: failures within it after the first one are
+/// listed as following it (a flush cascade after one QP's error).
+pub const DEFAULT_CASCADE_WINDOW_NS: u64 = 100_000_000;
+
+/// The Retry Count assumed when no CM exchange of the connection was captured: 7, the
+/// default of rdma-cm, perftest and NCCL (`NCCL_IB_RETRY_CNT`).
+pub const ASSUMED_RETRY_COUNT: u8 = 7;
+
+/// Frames an item of evidence cites at most.
+const FRAMES_CITED: usize = 16;
+
+/// How bad a verdict is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// Nothing wrong.
+    Ok,
+    /// Configured in a way that defeats a mechanism (congestion control), working for now.
+    Misconfigured,
+    /// Working, but slowed or degraded (loss, congestion, receiver not ready).
+    Degraded,
+    /// The connection failed (the application saw an error, or never connected).
+    Failure,
+}
+
+macro_rules! verdicts {
+    ($($v:ident => $id:literal, $title:literal, $sev:ident, $next:literal;)*) => {
+        /// A verdict's kind (its stable ID is [`VerdictKind::id`]).
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum VerdictKind { $(#[doc = $title] $v,)* }
+
+        /// Every verdict: (kind, ID, title, severity, what to look at next).
+        pub const VERDICTS: &[(VerdictKind, &str, &str, Severity, &str)] =
+            &[$((VerdictKind::$v, $id, $title, Severity::$sev, $next),)*];
+
+        impl VerdictKind {
+            /// The stable ID (`retry_exhausted`, ...): what scripts match.
+            pub const fn id(self) -> &'static str { match self { $(VerdictKind::$v => $id,)* } }
+            /// The title, as text prints it.
+            pub const fn title(self) -> &'static str { match self { $(VerdictKind::$v => $title,)* } }
+            /// How bad it is.
+            pub const fn severity(self) -> Severity { match self { $(VerdictKind::$v => Severity::$sev,)* } }
+            /// What to look at next.
+            pub const fn next(self) -> &'static str { match self { $(VerdictKind::$v => $next,)* } }
+        }
+    };
+}
+
+verdicts! {
+    ConnectionSetupFailed => "connection_setup_failed", "connection setup failed", Failure,
+        "the passive side's listener and its rdma_accept/ibv_modify_qp path (a REJ's reason says which); compare the GIDs and QPNs the CM exchange named with the addresses the QPs use";
+    Unanswered => "unanswered", "unanswered", Failure,
+        "reachability, not loss: the GID index and route (RoCE v1/v2, IPv4/IPv6, link-local), the VLAN and PFC configuration on both ports, and whether the remote QP reached RTR with this QP's number and PSN";
+    RetryExhausted => "retry_exhausted", "retry exhausted", Failure,
+        "the application sees IBV_WC_RETRY_EXC_ERR (transport retry counter exceeded): look at what happened to the peer or the path at the first unanswered try (the peer's host, a link flap, a PFC storm); the measured timeout against the QP's configured one says whether the timers are as intended";
+    ApplicationError => "application_error", "application error", Failure,
+        "the offending request: its R_Key, VA and length against the memory region the peer registered (ibv_reg_mr access flags, bounds), or the operation the peer's QP does not allow";
+    ProtocolViolation => "protocol_violation", "transport rules broken", Failure,
+        "the side each rule judges (requester or responder): its NIC, firmware or driver; `check` lists every finding with its frames and `report` draws them on the connection's graph, for the bug report";
+    ReceiverNotReady => "receiver_not_ready", "receiver not ready", Degraded,
+        "the responder posts receives too slowly (its receive queue depth, ibv_post_recv in the application's hot path); the RNR timer it advertises against the waits measured";
+    LossyPath => "lossy_path", "lossy path", Degraded,
+        "the switch and NIC drop counters on the path (out_of_sequence, rx_discards, PFC pause counters); loss in a lossless RoCE fabric is a PFC or buffer configuration problem";
+    Congested => "congested", "congested", Degraded,
+        "the congestion point's queue (ECN marking thresholds) and the senders sharing it; CNPs and the rate after them show DCQCN at work";
+    CongestionControlNotWorking => "congestion_control_not_working", "congestion control not working", Misconfigured,
+        "ECN on the senders (data must leave ECT), the notification point's CNP generation, and the reaction point's rate limiter (DCQCN enabled on the NIC for this priority)";
+    Healthy => "healthy", "healthy", Ok,
+        "nothing: the figures below are what a working connection shows";
+}
+
+impl Serialize for VerdictKind {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.id())
+    }
+}
+
+/// One verdict on a connection incarnation (or a CM exchange that opened none).
+#[derive(Debug, Clone, Serialize)]
+pub struct Verdict {
+    /// What it is.
+    pub verdict: VerdictKind,
+    /// How bad.
+    pub severity: Severity,
+    /// One sentence with the measured values.
+    pub summary: String,
+    /// The frame where it started (the first evidence), when there is one.
+    pub frame: Option<u64>,
+    /// Its time, as the JSON contract writes times (`"seconds.nanoseconds"`).
+    #[serde(serialize_with = "opt_ts")]
+    pub ts: Option<u64>,
+    /// The frames that prove it (at most 16, the first ones).
+    pub frames: Vec<u64>,
+    /// The checker's rules whose findings on this connection support it.
+    pub rules: Vec<&'static str>,
+    /// The measured values, by name (docs/diagnose.md lists them per verdict).
+    pub evidence: Map<String, Value>,
+    /// What to look at next.
+    pub next: &'static str,
+}
+
+fn opt_ts<S: serde::Serializer>(ts: &Option<u64>, s: S) -> Result<S::Ok, S::Error> {
+    match ts {
+        Some(t) => s.serialize_str(&ts_string(*t)),
+        None => s.serialize_none(),
+    }
+}
+
+impl Verdict {
+    fn new(kind: VerdictKind, summary: String) -> Self {
+        Verdict {
+            verdict: kind,
+            severity: kind.severity(),
+            summary,
+            frame: None,
+            ts: None,
+            frames: Vec::new(),
+            rules: Vec::new(),
+            evidence: Map::new(),
+            next: kind.next(),
+        }
+    }
+
+    fn at(mut self, frame: u64, ts: u64) -> Self {
+        self.frame = Some(frame);
+        self.ts = Some(ts);
+        self
+    }
+
+    fn frames(mut self, frames: impl IntoIterator<Item = u64>) -> Self {
+        self.frames = frames.into_iter().filter(|&f| f > 0).take(FRAMES_CITED).collect();
+        self.frames.sort_unstable();
+        self.frames.dedup();
+        self
+    }
+
+    fn with(mut self, name: &str, v: Value) -> Self {
+        self.evidence.insert(name.to_string(), v);
+        self
+    }
+}
+
+/// A request as remembered for evidence: its PSN, frame and time.
+#[derive(Debug, Clone, Copy)]
+struct Sent {
+    psn: Psn,
+    frame: u64,
+    ts: u64,
+}
+
+/// A request's RETH (WRITE, READ): what an application error names.
+#[derive(Debug, Clone, Copy)]
+struct RethSent {
+    psn: Psn,
+    frame: u64,
+    opcode: &'static str,
+    va: u64,
+    rkey: u32,
+    dma_len: u32,
+}
+
+/// Retries of one PSN: its transmissions after the first, each a run of retransmissions
+/// starting at this PSN (a timeout or a NAK sent the requester back to it).
+#[derive(Debug, Clone)]
+struct Chain {
+    psn: Psn,
+    /// Transmissions of the PSN (the first one included).
+    tries: u32,
+    /// Their frames (the first transmission's when still remembered), the first 16.
+    frames: Vec<u64>,
+    last_frame: u64,
+    last_ts: u64,
+    /// Time between consecutive tries, ns.
+    gaps_ns: Vec<u64>,
+    /// The peer sent something on this stream after the last try.
+    answered_after: bool,
+}
+
+/// A fatal NAK (invalid request, remote access or operational error, invalid RD request).
+#[derive(Debug, Clone, Copy)]
+struct Fatal {
+    frame: u64,
+    ts: u64,
+    code: NakCode,
+    psn: Psn,
+    offending: Option<RethSent>,
+}
+
+/// What `diagnose` keeps per requester flow, beside `stats`' counters: bounded (a few
+/// counters, the last 16 requests, the last 4 RETHs, two retry chains).
+#[derive(Debug, Default, Clone)]
+pub struct FlowEvidence {
+    first_request: Option<(u64, u64)>,
+    last_request: (u64, u64),
+    requests: u64,
+    /// Data requests (not CNPs) by the ECN codepoint they left with: Not-ECT, ECT, CE.
+    not_ect: u64,
+    ect: u64,
+    first_not_ect: u64,
+    prev_psn: Option<Psn>,
+    recent: Vec<Sent>,
+    reths: Vec<RethSent>,
+    chain: Option<Chain>,
+    worst: Option<Chain>,
+    rnr_chain: Option<Chain>,
+    worst_rnr: Option<Chain>,
+    rnr_pending: bool,
+    answers: u64,
+    first_answer: u64,
+    fatal: Option<Fatal>,
+    fatal_naks: u64,
+    seq_naks: Vec<u64>,
+    first_rnr_nak: Option<(u64, u64)>,
+    /// RNR NAKs and PSN sequence error NAKs this requester received.
+    rnr_naks: u64,
+    seq_error_naks: u64,
+    cnps_to_sender: u64,
+}
+
+const RECENT: usize = 16;
+const RETHS: usize = 4;
+
+fn push_ring<T>(v: &mut Vec<T>, cap: usize, x: T) {
+    if v.len() >= cap {
+        v.remove(0);
+    }
+    v.push(x);
+}
+
+fn worse(a: &Option<Chain>, b: &Chain) -> bool {
+    a.as_ref().is_none_or(|a| b.tries > a.tries)
+}
+
+impl FlowEvidence {
+    /// A request of this flow (its own slot).
+    fn request(&mut self, ev: &PacketEvent<'_, '_>, r: &Roce<'_>) {
+        let (frame, ts) = (ev.info.number, ev.info.ts_ns);
+        let psn = Psn::new(r.bth.psn);
+        self.requests += 1;
+        self.first_request.get_or_insert((frame, ts));
+        self.last_request = (frame, ts);
+        if !ev.cnp {
+            match ev.packet.and_then(|p| p.ecn()) {
+                Some(Ecn::NotEct) => {
+                    self.not_ect += 1;
+                    if self.first_not_ect == 0 {
+                        self.first_not_ect = frame;
+                    }
+                }
+                Some(_) => self.ect += 1,
+                None => {}
+            }
+        }
+        if let (Some(reth), Some(info)) = (r.headers.reth, r.info) {
+            push_ring(
+                &mut self.reths,
+                RETHS,
+                RethSent {
+                    psn,
+                    frame,
+                    opcode: info.name,
+                    va: reth.va,
+                    rkey: reth.rkey,
+                    dma_len: reth.dma_len,
+                },
+            );
+        }
+        if ev.retransmitted() && self.prev_psn.is_none_or(|p| p + 1 != psn) {
+            let first = self.recent.iter().rev().find(|s| s.psn == psn).copied();
+            let rnr = std::mem::take(&mut self.rnr_pending);
+            let (chain, worst) = if rnr {
+                (&mut self.rnr_chain, &mut self.worst_rnr)
+            } else {
+                (&mut self.chain, &mut self.worst)
+            };
+            match chain {
+                Some(c) if c.psn == psn => {
+                    c.tries = c.tries.saturating_add(1);
+                    if c.frames.len() < FRAMES_CITED {
+                        c.frames.push(frame);
+                    }
+                    if c.gaps_ns.len() < FRAMES_CITED {
+                        c.gaps_ns.push(ts.saturating_sub(c.last_ts));
+                    }
+                    c.last_frame = frame;
+                    c.last_ts = ts;
+                    c.answered_after = false;
+                }
+                _ => {
+                    let (frames, gaps) = match first {
+                        Some(s) => (vec![s.frame, frame], vec![ts.saturating_sub(s.ts)]),
+                        None => (vec![frame], Vec::new()),
+                    };
+                    *chain = Some(Chain {
+                        psn,
+                        tries: 2,
+                        frames,
+                        last_frame: frame,
+                        last_ts: ts,
+                        gaps_ns: gaps,
+                        answered_after: false,
+                    });
+                }
+            }
+            if let Some(c) = chain.as_ref() {
+                if worse(worst, c) {
+                    *worst = Some(c.clone());
+                }
+            }
+        }
+        if !ev.retransmitted() {
+            push_ring(&mut self.recent, RECENT, Sent { psn, frame, ts });
+        }
+        self.prev_psn = Some(psn);
+    }
+
+    /// A response (ACK, NAK, READ response, atomic ACK) to this requester flow: the
+    /// stream's slot.
+    fn response(&mut self, ev: &PacketEvent<'_, '_>, r: &Roce<'_>) {
+        let (frame, ts) = (ev.info.number, ev.info.ts_ns);
+        self.answers += 1;
+        if self.first_answer == 0 {
+            self.first_answer = frame;
+        }
+        for c in [&mut self.chain, &mut self.rnr_chain].into_iter().flatten() {
+            if ts >= c.last_ts {
+                c.answered_after = true;
+            }
+        }
+        let Some(aeth) = r.headers.aeth else { return };
+        let psn = Psn::new(r.bth.psn);
+        match aeth.kind() {
+            AethKind::RnrNak => {
+                self.rnr_naks += 1;
+                self.rnr_pending = true;
+                self.first_rnr_nak.get_or_insert((frame, ts));
+            }
+            AethKind::Nak => match aeth.nak_code() {
+                Some(NakCode::PsnSequenceError) => {
+                    self.seq_error_naks += 1;
+                    if self.seq_naks.len() < FRAMES_CITED {
+                        self.seq_naks.push(frame);
+                    }
+                }
+                Some(code) => {
+                    self.fatal_naks += 1;
+                    if self.fatal.is_none() {
+                        // The request the NAK names: the RETH at or before its PSN.
+                        let offending = self.reths.iter().rev().find(|x| x.psn <= psn).copied();
+                        self.fatal = Some(Fatal { frame, ts, code, psn, offending });
+                    }
+                }
+                None => {}
+            },
+            _ => {}
+        }
+    }
+}
+
+/// What `diagnose` keeps in each flow's slot of the model: `stats`' counters and its own
+/// evidence.
+#[derive(Debug, Default)]
+struct Slot {
+    stats: FlowStats,
+    evidence: FlowEvidence,
+}
+
+impl AsMut<FlowStats> for Slot {
+    fn as_mut(&mut self) -> &mut FlowStats {
+        &mut self.stats
+    }
+}
+
+/// The pass's diagnosis in progress: one consumer of the pass ([`Diagnosis::frame`] for
+/// each decoded frame, in capture order), then [`Diagnosis::finish`].
+///
+/// ```
+/// use roce_analysis::{Diagnosis, Pass};
+/// use roce_conformance::{Options, Shard};
+/// use roce_parser::Config;
+///
+/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../pcaps/sample.pcap");
+/// let cap = roce_capture::open(std::path::Path::new(path))?;
+/// let cfg = Config::default();
+/// let mut diagnosis = Diagnosis::new(Options::default());
+/// let summary = Pass::new(&cfg).run(cap, |d| {
+///     diagnosis.frame(Shard::ALL, d);
+/// })?;
+/// let doc = diagnosis.finish(&summary, roce_analysis::DEFAULT_CASCADE_WINDOW_NS);
+/// // The sample's go-back-N after a PSN sequence error NAK: a lossy path, nothing failed.
+/// assert!(doc.connections.iter().any(|c| c.verdicts.iter().any(|v| v.verdict.id() == "lossy_path")));
+/// assert!(doc.timeline.first.is_none());
+/// # Ok::<(), roce_capture::CaptureError>(())
+/// ```
+pub struct Diagnosis {
+    checker: Checker<Slot>,
+    counters: Counters,
+    evidence: Retained<Vec<(FlowKey, FlowEvidence)>>,
+    /// CM frames' times (frame, ts), for the timeline of setups that failed; bounded.
+    cm_times: Vec<(u64, u64)>,
+    cm_times_not_kept: u64,
+}
+
+/// CM frames whose times are kept.
+const CM_TIMES: usize = 10_000;
+
+impl Diagnosis {
+    /// A diagnosis with the checker's options (its rules, timers and the model's cap).
+    pub fn new(opts: Options) -> Self {
+        let max_flows = opts.max_flows;
+        Diagnosis {
+            checker: Checker::with(opts),
+            counters: Counters::new(max_flows),
+            evidence: Retained::new(max_flows),
+            cm_times: Vec::new(),
+            cm_times_not_kept: 0,
+        }
+    }
+
+    /// One frame of the pass, when its host pair is in `shard`; the event the model made
+    /// of it, for other consumers.
+    pub fn frame<'e, 'a>(
+        &mut self,
+        shard: Shard,
+        d: &'e Decoded<'a>,
+    ) -> Option<PacketEvent<'e, 'a>> {
+        let ev = crate::feed(&mut self.checker, shard, d)?;
+        self.settle();
+        let roce = ev.roce();
+        let seen = ev.seen();
+        if seen == Some(Seen::Cm) {
+            if self.cm_times.len() < CM_TIMES {
+                self.cm_times.push((ev.info.number, ev.info.ts_ns));
+            } else {
+                self.cm_times_not_kept += 1;
+            }
+        }
+        self.counters.add_with(&mut self.checker, &ev, |slot, which| {
+            let Some(r) = roce else { return };
+            match (which, seen) {
+                (SlotOf::Own, Some(Seen::Request)) => slot.evidence.request(&ev, r),
+                (SlotOf::Stream, _) => slot.evidence.response(&ev, r),
+                _ => {}
+            }
+        });
+        // A CNP counts for the sender it slows (the flow it is sent to answers the marked
+        // flow: the CNP's own flow is the reverse of the data's).
+        if ev.cnp {
+            if let Some(own) = ev.flow() {
+                if let Some(peer) = self.checker.peer_of(&own) {
+                    if let Some(s) = self.checker.ext_mut(&peer) {
+                        s.evidence.cnps_to_sender += 1;
+                    }
+                }
+            }
+        }
+        Some(ev)
+    }
+
+    /// The incarnation of the connection flow `key` is in now (after [`Diagnosis::frame`]
+    /// of its packet): what a display filter's selection remembers.
+    pub fn incarnation_of(&self, key: &FlowKey) -> Option<u32> {
+        self.checker.incarnation_of(key)
+    }
+
+    /// The incarnations the model ended: their counters to `stats`' list, their evidence
+    /// kept (the same cap, so both list the same incarnations).
+    fn settle(&mut self) {
+        if self.checker.has_ended() {
+            for e in self.checker.take_ended() {
+                let (mut counted, mut kept) = (Vec::new(), Vec::new());
+                for (k, slot) in e.directions {
+                    counted.push((k, slot.stats));
+                    kept.push((k, slot.evidence));
+                }
+                self.counters.ended(e.info.clone(), counted);
+                self.evidence.push(e.info, kept);
+            }
+        }
+        if self.checker.has_resumed() {
+            for (k, provisional) in self.checker.take_resumed() {
+                if let Some(slot) = self.checker.ext_mut(&k) {
+                    slot.stats.resume(&provisional.stats);
+                }
+            }
+        }
+    }
+
+    /// The end of the capture: every incarnation ended and judged, the verdicts made.
+    /// `window_ns`: failures within it after the first are listed as following it.
+    pub fn finish(self, summary: &ReadSummary, window_ns: u64) -> DiagnoseDocument {
+        self.finish_selected(summary, window_ns, |_| true)
+    }
+
+    /// [`Diagnosis::finish`] of the connections `keep` selects (a display filter's
+    /// selection; CM exchanges that opened none are kept when `keep` takes their QPs).
+    pub fn finish_selected(
+        mut self,
+        summary: &ReadSummary,
+        window_ns: u64,
+        keep: impl Fn(&ConnId) -> bool,
+    ) -> DiagnoseDocument {
+        self.checker.end_all();
+        self.settle();
+        let cm: Vec<CmExchange> = self.checker.cm_exchanges().to_vec();
+        let (connections, not_listed) = self.counters.connections(&cm);
+        let (kept, _) = std::mem::replace(&mut self.evidence, Retained::new(1)).into_sorted();
+        let mut evidence: FastHashMap<ConnId, Vec<(FlowKey, FlowEvidence)>> =
+            FastHashMap::default();
+        for (info, dirs) in kept {
+            evidence.insert(info.connection, dirs);
+        }
+        let report = self.checker.finish();
+        let cm_ts = |frame: u64| {
+            self.cm_times
+                .binary_search_by_key(&frame, |&(f, _)| f)
+                .ok()
+                .and_then(|i| self.cm_times.get(i))
+                .map(|&(_, t)| t)
+        };
+        let mut used_cm: Vec<bool> = vec![false; cm.len()];
+        let mut out = Vec::with_capacity(connections.len());
+        for c in connections.iter().filter(|c| keep(&c.info.connection)) {
+            let exchange = exchange_of(&cm, &c.info);
+            if let Some(x) = exchange {
+                if let Some(i) = cm.iter().position(|y| std::ptr::eq(x, y)) {
+                    if let Some(u) = used_cm.get_mut(i) {
+                        *u = true;
+                    }
+                }
+            }
+            let dirs = evidence.get(&c.info.connection).map_or(&[][..], Vec::as_slice);
+            let verdicts = judge_connection(c, dirs, exchange, &report);
+            out.push(ConnectionDiagnosis::new(c, verdicts));
+        }
+        // CM exchanges between hosts whose QPs never carried a packet of their own.
+        let mut setup = Vec::new();
+        for (x, used) in cm.iter().zip(&used_cm) {
+            if *used {
+                continue;
+            }
+            // A connection whose data the model paired another way (its QPs in the data).
+            let carried = connections.iter().any(|c| {
+                let id = &c.info.connection;
+                c.total.requests > 0
+                    && ((id.a == x.active && id.qpn_a == Some(x.active_qpn))
+                        || (id.b == x.active && id.qpn_b == Some(x.active_qpn)))
+            });
+            let connection = ConnId {
+                a: x.active,
+                qpn_a: Some(x.active_qpn),
+                b: x.passive,
+                qpn_b: x.passive_qpn,
+                incarnation: 0,
+            };
+            if !keep(&connection) {
+                continue;
+            }
+            if let Some(v) = judge_setup(x, carried, cm_ts(x.req_frame), cm_ts(x.last_frame)) {
+                setup.push(SetupDiagnosis { connection, outcome: x.outcome, verdicts: vec![v] });
+            }
+        }
+        let timeline = Timeline::of(&out, &setup, window_ns);
+        let mut counts: BTreeMap<&'static str, u64> = BTreeMap::new();
+        for v in out.iter().flat_map(|c| &c.verdicts).chain(setup.iter().flat_map(|s| &s.verdicts))
+        {
+            *counts.entry(v.verdict.id()).or_default() += 1;
+        }
+        let headline = headline(&out, &setup, &timeline);
+        DiagnoseDocument {
+            schema: SCHEMA_DIAGNOSE,
+            frames: summary.frames,
+            roce_frames: self.counters.roce_frames(),
+            duration_ns: self.counters.duration_ns(),
+            headline,
+            verdicts: counts,
+            timeline,
+            connections: out,
+            connections_not_listed: not_listed,
+            setup,
+            findings: report.errors + report.warnings,
+            warnings: summary.warnings.clone(),
+        }
+    }
+}
+
+/// The rules of `report`'s findings on connection `id` (for a verdict's `rules`), those
+/// whose ID starts with one of `prefixes` (all with an empty list), and their frames.
+fn rules_of(report: &Report, id: &ConnId, wanted: &[&str]) -> (Vec<&'static str>, Vec<u64>) {
+    let mut rules = Vec::new();
+    let mut frames = Vec::new();
+    for f in report.findings.iter().filter(|f| f.connection.as_ref() == Some(id)) {
+        if !wanted.is_empty() && !wanted.iter().any(|w| f.rule.starts_with(w)) {
+            continue;
+        }
+        if !rules.contains(&f.rule) {
+            rules.push(f.rule);
+        }
+        if frames.len() < FRAMES_CITED {
+            frames.extend(f.frames.iter().take(2));
+        }
+    }
+    (rules, frames)
+}
+
+fn ms(ns: u64) -> String {
+    format!("{:.3} ms", ns as f64 / 1e6)
+}
+
+fn nak_name(c: NakCode) -> &'static str {
+    match c {
+        NakCode::PsnSequenceError => "PSN sequence error",
+        NakCode::InvalidRequest => "invalid request",
+        NakCode::RemoteAccessError => "remote access error",
+        NakCode::RemoteOperationalError => "remote operational error",
+        NakCode::InvalidRdRequest => "invalid RD request",
+        NakCode::Reserved(_) => "reserved NAK code",
+    }
+}
+
+fn host_of(k: &FlowKey) -> String {
+    format!("{} -> {} (DestQP 0x{:06x})", k.src, k.dst, k.dest_qp)
+}
+
+/// The verdicts of one incarnation.
+fn judge_connection(
+    c: &Connection,
+    dirs: &[(FlowKey, FlowEvidence)],
+    exchange: Option<&CmExchange>,
+    report: &Report,
+) -> Vec<Verdict> {
+    let id = &c.info.connection;
+    let reliable = matches!(c.info.transport, "RC" | "XRC" | "unknown");
+    let mut out = Vec::new();
+    let stats_of = |k: &FlowKey| {
+        c.directions.iter().find(|d| d.src == k.src && d.dst == k.dst && d.dest_qp == k.dest_qp)
+    };
+    let (retry_count, retry_source) = match exchange {
+        Some(x) => (x.retry_count, format!("the CM REQ's Retry Count (frame {})", x.req_frame)),
+        None => (ASSUMED_RETRY_COUNT, format!("assumed: no CM exchange captured, {ASSUMED_RETRY_COUNT} is the default of rdma-cm, perftest and NCCL")),
+    };
+    let cm_state = match (exchange, c.info.began.how) {
+        (Some(x), _) => {
+            format!("the CM exchange completed ({}, REQ frame {})", x.outcome, x.req_frame)
+        }
+        (None, BeganBy::Cm) => "a CM exchange opened it (not logged)".to_string(),
+        (None, _) => {
+            "no CM exchange captured (QPs connected out of band, or before the capture)".to_string()
+        }
+    };
+    let peer_packets: u64 = c.total.packets;
+    for (k, e) in dirs {
+        if e.requests == 0 {
+            continue;
+        }
+        let own = stats_of(k).map_or(0, |d| d.packets);
+        let from_peer = peer_packets.saturating_sub(own);
+        // Unanswered: requests and retries, nothing at all from the peer.
+        if reliable && from_peer == 0 && e.answers == 0 {
+            let (first, last) = (e.first_request.unwrap_or_default(), e.last_request);
+            let tries = e.worst.as_ref().map_or(1, |w| w.tries);
+            let mut v = Verdict::new(
+                VerdictKind::Unanswered,
+                format!(
+                    "{} requests from {} ({} of them retransmissions; one PSN sent up to {} times) and nothing from {} in {}: {}",
+                    e.requests,
+                    k.src,
+                    stats_of(k).map_or(0, |d| d.stats.retransmissions),
+                    tries,
+                    k.dst,
+                    ms(last.1.saturating_sub(first.1)),
+                    cm_state
+                ),
+            )
+            .at(first.0, first.1)
+            .frames(
+                std::iter::once(first.0)
+                    .chain(e.worst.iter().flat_map(|w| w.frames.iter().copied()))
+                    .chain(std::iter::once(last.0)),
+            )
+            .with("requester", json!(host_of(k)))
+            .with("requests", json!(e.requests))
+            .with("most_tries_of_one_psn", json!(tries))
+            .with("cm", json!(exchange.map(|x| x.outcome)));
+            v.rules = rules_of(report, id, &[]).0;
+            out.push(v);
+            continue;
+        }
+        // Retry exhausted: one PSN sent Retry Count + 1 times, then nothing from the peer.
+        if reliable {
+            if let Some(ch) = e
+                .chain
+                .as_ref()
+                .filter(|ch| ch.tries > u32::from(retry_count) && !ch.answered_after)
+            {
+                let timing = c.timing.inferred_timeout_exponent.as_ref();
+                let negotiated = exchange.map(|x| x.local_ack_timeout);
+                let end = match c.info.ended.how {
+                    EndedBy::Disconnect => format!("then a DREQ (frame {})", c.info.ended.frame),
+                    EndedBy::CaptureEnd => "then silence to the end of the capture".to_string(),
+                    _ => format!("then the connection ended ({})", c.info.ended.why),
+                };
+                let mean_gap = if ch.gaps_ns.is_empty() {
+                    0
+                } else {
+                    ch.gaps_ns.iter().sum::<u64>() / ch.gaps_ns.len() as u64
+                };
+                let mut v = Verdict::new(
+                    VerdictKind::RetryExhausted,
+                    format!(
+                        "PSN {} from {} sent {} times ({} retries; Retry Count {}: {}), {} apart on average, no answer after the last try (frame {}), {}{}",
+                        ch.psn.value(),
+                        k.src,
+                        ch.tries,
+                        ch.tries - 1,
+                        retry_count,
+                        retry_source,
+                        ms(mean_gap),
+                        ch.last_frame,
+                        end,
+                        match (timing, negotiated) {
+                            (Some(t), Some(n)) => format!("; the retries imply a local ACK timeout exponent of {} ({}), the CM REQ negotiated {} ({})", t.exponent, ms(t.timeout_ns), n, ms(roce_conformance::local_ack_timeout_ns(n).unwrap_or(0))),
+                            (Some(t), None) => format!("; the retries imply a local ACK timeout exponent of {} ({})", t.exponent, ms(t.timeout_ns)),
+                            _ => String::new(),
+                        }
+                    ),
+                )
+                .at(ch.last_frame, ch.last_ts)
+                .frames(ch.frames.iter().copied().chain(std::iter::once(c.info.ended.frame)))
+                .with("requester", json!(host_of(k)))
+                .with("psn", json!(ch.psn.value()))
+                .with("tries", json!(ch.tries))
+                .with("retry_count", json!(retry_count))
+                .with("retry_count_source", json!(if exchange.is_some() { "cm" } else { "assumed" }))
+                .with("gaps_ns", json!(ch.gaps_ns))
+                .with("inferred_timeout_exponent", json!(timing.map(|t| t.exponent)))
+                .with("negotiated_local_ack_timeout", json!(negotiated))
+                .with("ended", json!(c.info.ended.how));
+                v.rules = rules_of(report, id, &["REQ-RETRY", "REQ-QP-TIMEOUT", "REQ-TIMEOUT"]).0;
+                out.push(v);
+            }
+        }
+        // Application error: the first fatal NAK and the request it names.
+        if let Some(f) = e.fatal {
+            let off = f.offending.map(|o| {
+                json!({"frame": o.frame, "opcode": o.opcode, "psn": o.psn.value(), "va": format!("0x{:016x}", o.va), "rkey": format!("0x{:08x}", o.rkey), "length": o.dma_len})
+            });
+            let what = match f.offending {
+                Some(o) => format!(
+                    " for the {} at frame {} (VA 0x{:016x}, R_Key 0x{:08x}, length {})",
+                    o.opcode, o.frame, o.va, o.rkey, o.dma_len
+                ),
+                None => String::new(),
+            };
+            let mut v = Verdict::new(
+                VerdictKind::ApplicationError,
+                format!(
+                    "{} NAK from {} at frame {} (PSN {}){what}; {} fatal NAK(s) in all: the responder's QP went to the error state and the requester's work requests complete in error (flush)",
+                    nak_name(f.code),
+                    k.dst,
+                    f.frame,
+                    f.psn.value(),
+                    e.fatal_naks
+                ),
+            )
+            .at(f.frame, f.ts)
+            .frames([f.frame].into_iter().chain(f.offending.map(|o| o.frame)))
+            .with("requester", json!(host_of(k)))
+            .with("nak", json!(nak_name(f.code)))
+            .with("nak_frame", json!(f.frame))
+            .with("psn", json!(f.psn.value()))
+            .with("fatal_naks", json!(e.fatal_naks))
+            .with("offending_request", off.unwrap_or(Value::Null));
+            v.rules = rules_of(report, id, &["RSP-NAK", "REQ-AFTER-FATAL", "RSP-FATAL"]).0;
+            out.push(v);
+        }
+        let Some(d) = stats_of(k) else { continue };
+        let s = &d.stats;
+        // Receiver not ready: RNR NAKs, the advertised timer against the waits, the retries.
+        if e.rnr_naks > 0 {
+            let rnr_naks = e.rnr_naks;
+            let waits = &c.timing.rnr_waits;
+            let advertised = waits.first().map(|w| w.advertised_ns);
+            let waited_max = waits.iter().map(|w| w.waited_ns).max();
+            let rnr_limit = exchange.map(|x| x.rep_rnr_retry_count.unwrap_or(x.rnr_retry_count));
+            let most = e.worst_rnr.as_ref().map_or(0, |w| w.tries.saturating_sub(1));
+            let (frame, ts) = e.first_rnr_nak.unwrap_or_default();
+            let v = Verdict::new(
+                VerdictKind::ReceiverNotReady,
+                format!(
+                    "{rnr_naks} RNR NAK(s) to {} ({:.1} per 100 requests); advertised timer {}, waits measured up to {}; at most {most} RNR retries of one PSN{}",
+                    k.src,
+                    rnr_naks as f64 * 100.0 / e.requests.max(1) as f64,
+                    advertised.map_or("not measured".to_string(), ms),
+                    waited_max.map_or("not measured".to_string(), ms),
+                    match rnr_limit {
+                        Some(7) => " (RNR Retry Count 7: retry for ever)".to_string(),
+                        Some(n) => format!(" against an RNR Retry Count of {n}"),
+                        None => String::new(),
+                    }
+                ),
+            )
+            .at(frame, ts)
+            .frames(waits.iter().flat_map(|w| w.frames))
+            .with("requester", json!(host_of(k)))
+            .with("rnr_naks", json!(rnr_naks))
+            .with("advertised_ns", json!(advertised))
+            .with("waited_max_ns", json!(waited_max))
+            .with("max_rnr_retries", json!(most))
+            .with("rnr_retry_count", json!(rnr_limit));
+            out.push(v);
+        }
+        // Lossy path: sequence error NAKs and go-back-N; in the capture or on the wire.
+        if e.seq_error_naks > 0 {
+            let (cap_rules, cap_frames) = rules_of(report, id, &["CAP-"]);
+            let missing = report
+                .connections
+                .iter()
+                .find(|x| x.info.connection == *id)
+                .map_or(0, |x| x.missing_packets);
+            let rate = s.retransmissions as f64 * 100.0 / e.requests.max(1) as f64;
+            let mut v = Verdict::new(
+                VerdictKind::LossyPath,
+                format!(
+                    "{} PSN sequence error NAK(s) to {}, {} PSNs sent again (go-back-N), {:.2} % of its {} requests{}",
+                    e.seq_error_naks,
+                    k.src,
+                    s.retransmissions,
+                    rate,
+                    e.requests,
+                    if missing > 0 || !cap_rules.is_empty() {
+                        format!("; {missing} packet(s) missing from the capture as well ({}): part of the loss may be the capture's", cap_rules.join(", "))
+                    } else {
+                        "; the capture itself is complete here: the loss is on the wire".to_string()
+                    }
+                ),
+            )
+            .frames(e.seq_naks.iter().copied().chain(cap_frames))
+            .with("requester", json!(host_of(k)))
+            .with("sequence_error_naks", json!(e.seq_error_naks))
+            .with("retransmissions", json!(s.retransmissions))
+            .with("requests", json!(e.requests))
+            .with("retransmitted_percent", json!((rate * 100.0).round() / 100.0))
+            .with("missing_from_capture", json!(missing));
+            if let Some(&f) = e.seq_naks.first() {
+                v.frame = Some(f);
+            }
+            v.rules = rules_of(report, id, &["REQ-GBN", "CAP-", "RSP-SEQ"]).0;
+            out.push(v);
+        }
+    }
+    // Congestion control not working: data sent Not-ECT (both directions in one verdict).
+    let not_ect: Vec<&(FlowKey, FlowEvidence)> =
+        dirs.iter().filter(|(_, e)| reliable && e.not_ect > 0).collect();
+    if let Some(first) = not_ect.iter().map(|(_, e)| e.first_not_ect).min() {
+        let each: Vec<String> = not_ect
+            .iter()
+            .map(|(k, e)| format!("{} of {} from {}", e.not_ect, e.not_ect + e.ect, k.src))
+            .collect();
+        let per: Vec<Value> = not_ect
+            .iter()
+            .map(|(k, e)| json!({"requester": host_of(k), "not_ect": e.not_ect, "ect": e.ect}))
+            .collect();
+        out.push(
+            Verdict::new(
+                VerdictKind::CongestionControlNotWorking,
+                format!(
+                    "data packets left Not-ECT (ECN 00): {} (first at frame {first}); a congested switch drops them instead of marking them, and no CNP can slow the sender (fine only where no ECN-based congestion control is meant to run, e.g. Soft-RoCE)",
+                    each.join(", ")
+                ),
+            )
+            .frames([first])
+            .with("cause", json!("not_ect"))
+            .with("directions", Value::Array(per)),
+        );
+    }
+    // Congestion, per connection: CE marks, CNPs, the rate after them.
+    let cg = &c.congestion;
+    if cg.ce_marked > 0 && cg.cnps == 0 {
+        out.push(
+            Verdict::new(
+                VerdictKind::CongestionControlNotWorking,
+                format!(
+                    "{} packet(s) arrived CE-marked (congestion experienced) and no CNP went back: the notification point does not generate CNPs (DCQCN's NP disabled for this priority?)",
+                    cg.ce_marked
+                ),
+            )
+            .with("cause", json!("ce_without_cnp"))
+            .with("ce_marked", json!(cg.ce_marked))
+            .with("cnps", json!(0)),
+        );
+    } else if cg.cnps > 0 {
+        let r = &cg.rate_before_after_cnp;
+        let no_reaction = r.reactions >= 2 && r.slowed == 0;
+        if no_reaction {
+            out.push(
+                Verdict::new(
+                    VerdictKind::CongestionControlNotWorking,
+                    format!(
+                        "{} CNP(s), and after none of the {} measured did the sender's rate drop ({}): the reaction point ignores them",
+                        cg.cnps, r.reactions, r.window
+                    ),
+                )
+                .with("cause", json!("cnp_without_reduction"))
+                .with("cnps", json!(cg.cnps))
+                .with("reactions", json!(r.reactions))
+                .with("slowed", json!(r.slowed)),
+            );
+        }
+        let timeouts = c.timing.timeout_retransmissions.len() as u64
+            + c.timing.timeout_retransmissions_not_listed;
+        out.push(
+            Verdict::new(
+                VerdictKind::Congested,
+                format!(
+                    "{} CE-marked packet(s), {} CNP(s); the sender slowed after {} of {} CNPs measured ({}); {} timeout retransmission(s)",
+                    cg.ce_marked, cg.cnps, r.slowed, r.reactions, r.window, timeouts
+                ),
+            )
+            .with("ce_marked", json!(cg.ce_marked))
+            .with("cnps", json!(cg.cnps))
+            .with("reactions", json!(r.reactions))
+            .with("slowed", json!(r.slowed))
+            .with("timeout_retransmissions", json!(timeouts)),
+        );
+    }
+    // Transport rules broken that no verdict above explains: the checker's errors.
+    let explained: Vec<&str> = out.iter().flat_map(|v| v.rules.iter().copied()).collect();
+    let errors: Vec<&roce_conformance::Finding> = report
+        .findings
+        .iter()
+        .filter(|f| {
+            f.connection.as_ref() == Some(id)
+                && f.severity == roce_conformance::Severity::Error
+                && !matches!(f.side, Side::Capture | Side::Checker)
+                && !explained.contains(&f.rule)
+        })
+        .collect();
+    if let Some(first) = errors.first() {
+        let mut rules: Vec<&'static str> = Vec::new();
+        let mut by: Vec<String> = Vec::new();
+        for f in &errors {
+            if !rules.contains(&f.rule) {
+                rules.push(f.rule);
+                by.push(format!("{} ({})", f.rule, f.side.as_str()));
+            }
+        }
+        let mut v = Verdict::new(
+            VerdictKind::ProtocolViolation,
+            format!(
+                "{} error finding(s) of the checker: {}; the first: {}",
+                errors.len(),
+                by.join(", "),
+                first.message
+            ),
+        )
+        .frames(errors.iter().flat_map(|f| f.frames.iter().copied()))
+        .with(
+            "findings",
+            Value::Array(
+                errors
+                    .iter()
+                    .take(FRAMES_CITED)
+                    .map(|f| json!({"rule": f.rule, "side": f.side.as_str(), "frames": f.frames, "message": f.message}))
+                    .collect(),
+            ),
+        );
+        v.frame = first.frames.first().copied();
+        v.rules = rules;
+        out.push(v);
+    }
+    if !out.iter().any(|v| v.severity >= Severity::Degraded) {
+        let t = &c.total;
+        out.push(
+            Verdict::new(
+                VerdictKind::Healthy,
+                format!(
+                    "{} packets, {} messages, {} ACKs, no NAK, no retry exhausted, {} retransmitted PSNs; goodput {:.3} Mb/s over {}",
+                    t.packets,
+                    t.messages,
+                    t.acks,
+                    t.retransmissions,
+                    c.goodput_bps / 1e6,
+                    ms(c.duration_ns)
+                ),
+            )
+            .with("packets", json!(t.packets))
+            .with("messages", json!(t.messages))
+            .with("acks", json!(t.acks))
+            .with("retransmissions", json!(t.retransmissions))
+            .with("goodput_bps", json!(c.goodput_bps.round())),
+        );
+    }
+    out.sort_by_key(|v| std::cmp::Reverse(v.severity));
+    out
+}
+
+/// The verdict on a CM exchange that opened no incarnation, when it failed.
+fn judge_setup(
+    x: &CmExchange,
+    carried: bool,
+    req_ts: Option<u64>,
+    last_ts: Option<u64>,
+) -> Option<Verdict> {
+    let passive = x.passive_qpn.map_or("?".to_string(), |q| format!("0x{q:06x}"));
+    let what = match x.outcome {
+        "rejected" => format!(
+            "REQ from {} QP 0x{:06x} to {} rejected by a REJ ({}, frame {})",
+            x.active,
+            x.active_qpn,
+            x.passive,
+            x.reject_reason.unwrap_or("no reason"),
+            x.last_frame
+        ),
+        "requested" => format!(
+            "REQ from {} QP 0x{:06x} to {} sent {} time(s) (frames {}..{}) and never answered by a REP{}",
+            x.active,
+            x.active_qpn,
+            x.passive,
+            x.reqs,
+            x.first_req_frame,
+            x.req_frame,
+            if x.mra { " (an MRA asked for more time)" } else { "" }
+        ),
+        "replied" if !carried => format!(
+            "REQ from {} QP 0x{:06x} answered by a REP from {} QP {passive} (frame {}), but no RTU and no data followed",
+            x.active, x.active_qpn, x.passive, x.last_frame
+        ),
+        _ => return None,
+    };
+    let (frame, ts) = match x.outcome {
+        "rejected" | "replied" => (x.last_frame, last_ts),
+        _ => (x.first_req_frame, req_ts),
+    };
+    let mut v = Verdict::new(VerdictKind::ConnectionSetupFailed, what)
+        .frames([x.first_req_frame, x.req_frame, x.last_frame])
+        .with("outcome", json!(x.outcome))
+        .with("reject_reason", json!(x.reject_reason))
+        .with("reqs", json!(x.reqs))
+        .with("mra", json!(x.mra))
+        .with("active", json!(x.active.to_string()))
+        .with("active_qpn", json!(x.active_qpn))
+        .with("passive", json!(x.passive.to_string()))
+        .with("passive_qpn", json!(x.passive_qpn));
+    v.frame = Some(frame);
+    v.ts = ts;
+    Some(v)
+}
+
+/// One incarnation's diagnosis.
+#[derive(Debug, Clone, Serialize)]
+pub struct ConnectionDiagnosis {
+    /// The connection as `stats` and `check` name it (`{a, qpn_a, b, qpn_b, incarnation}`).
+    pub connection: ConnId,
+    /// Its name as text prints it.
+    pub name: String,
+    /// `RC`, `UC`, `UD`, ...
+    pub transport: &'static str,
+    /// How it began.
+    pub began: &'static str,
+    /// How it ended.
+    pub ended: EndedBy,
+    /// Packets, both directions.
+    pub packets: u64,
+    /// Its first and last frames.
+    pub first_frame: u64,
+    /// Its last frame.
+    pub last_frame: u64,
+    /// The verdicts, the worst first (`healthy` alone when nothing is wrong).
+    pub verdicts: Vec<Verdict>,
+}
+
+impl ConnectionDiagnosis {
+    fn new(c: &Connection, verdicts: Vec<Verdict>) -> Self {
+        ConnectionDiagnosis {
+            connection: c.info.connection,
+            name: c.info.connection.to_string(),
+            transport: c.info.transport,
+            began: match c.info.began.how {
+                BeganBy::FirstPackets => "first_packets",
+                BeganBy::Cm => "cm",
+                BeganBy::IdleReconnect => "idle_reconnect",
+                BeganBy::AfterEnd => "after_end",
+            },
+            ended: c.info.ended.how,
+            packets: c.total.packets,
+            first_frame: c.info.first_frame,
+            last_frame: c.info.last_frame,
+            verdicts,
+        }
+    }
+
+    /// The worst verdict.
+    pub fn worst(&self) -> Option<&Verdict> {
+        self.verdicts.first()
+    }
+}
+
+/// A CM exchange that opened no connection, and why.
+#[derive(Debug, Clone, Serialize)]
+pub struct SetupDiagnosis {
+    /// The QPs the exchange named: `a` sent the REQ (`qpn_b` null without a REP;
+    /// `incarnation` 0: none began).
+    pub connection: ConnId,
+    /// The exchange's outcome as `stats` logs it (`requested`, `replied`, `rejected`).
+    pub outcome: &'static str,
+    /// `connection_setup_failed`, with its evidence.
+    pub verdicts: Vec<Verdict>,
+}
+
+/// One failure on the timeline.
+#[derive(Debug, Clone, Serialize)]
+pub struct Failure {
+    /// The connection (as in `connections` or `setup`).
+    pub connection: ConnId,
+    /// Its name as text prints it.
+    pub name: String,
+    /// The verdict.
+    pub verdict: VerdictKind,
+    /// Where it happened.
+    pub frame: u64,
+    /// When.
+    #[serde(serialize_with = "roce_conformance::internal::json::ts")]
+    pub ts: u64,
+    /// After the first failure, ns (0 for the first).
+    pub after_ns: u64,
+}
+
+/// Which connection failed first, and which failures followed within the window.
+#[derive(Debug, Clone, Serialize)]
+pub struct Timeline {
+    /// The window after the first failure, ns.
+    pub window_ns: u64,
+    /// The first failure (null: none).
+    pub first: Option<Failure>,
+    /// Failures within the window after it, in time order (the first [`TIMELINE_LISTED`]).
+    pub followed: Vec<Failure>,
+    /// Failures within the window beyond those listed.
+    pub followed_not_listed: u64,
+    /// Of the failures within the window, those sharing a host with the first.
+    pub followed_same_host: u64,
+    /// Failures after the window.
+    pub later: u64,
+}
+
+impl Timeline {
+    fn of(conns: &[ConnectionDiagnosis], setup: &[SetupDiagnosis], window_ns: u64) -> Self {
+        let mut all: Vec<Failure> = Vec::new();
+        let mut push = |id: &ConnId, v: &Verdict| {
+            if v.severity != Severity::Failure {
+                return;
+            }
+            let (Some(frame), Some(ts)) = (v.frame, v.ts) else { return };
+            all.push(Failure {
+                connection: *id,
+                name: id.to_string(),
+                verdict: v.verdict,
+                frame,
+                ts,
+                after_ns: 0,
+            });
+        };
+        for c in conns {
+            // Each connection once: its earliest failure.
+            if let Some(v) = c
+                .verdicts
+                .iter()
+                .filter(|v| v.severity == Severity::Failure && v.ts.is_some())
+                .min_by_key(|v| (v.ts, v.frame))
+            {
+                push(&c.connection, v);
+            }
+        }
+        for s in setup {
+            for v in &s.verdicts {
+                push(&s.connection, v);
+            }
+        }
+        all.sort_by_key(|f| (f.ts, f.frame));
+        let mut it = all.into_iter();
+        let Some(first) = it.next() else {
+            return Timeline {
+                window_ns,
+                first: None,
+                followed: Vec::new(),
+                followed_not_listed: 0,
+                followed_same_host: 0,
+                later: 0,
+            };
+        };
+        let hosts = |c: &ConnId| -> [IpAddr; 2] { [c.a, c.b] };
+        let first_hosts = hosts(&first.connection);
+        let (mut followed, mut not_listed, mut same, mut later) = (Vec::new(), 0, 0, 0);
+        for mut f in it {
+            f.after_ns = f.ts.saturating_sub(first.ts);
+            if f.after_ns > window_ns {
+                later += 1;
+                continue;
+            }
+            if hosts(&f.connection).iter().any(|h| first_hosts.contains(h)) {
+                same += 1;
+            }
+            if followed.len() < TIMELINE_LISTED {
+                followed.push(f);
+            } else {
+                not_listed += 1;
+            }
+        }
+        Timeline {
+            window_ns,
+            first: Some(first),
+            followed,
+            followed_not_listed: not_listed,
+            followed_same_host: same,
+            later,
+        }
+    }
+}
+
+fn headline(conns: &[ConnectionDiagnosis], setup: &[SetupDiagnosis], t: &Timeline) -> String {
+    let total = conns.len() + setup.len();
+    if total == 0 {
+        return "no RoCE connection in the capture".to_string();
+    }
+    let worst = conns
+        .iter()
+        .flat_map(|c| &c.verdicts)
+        .chain(setup.iter().flat_map(|s| &s.verdicts))
+        .map(|v| v.severity)
+        .max()
+        .unwrap_or(Severity::Ok);
+    let count = |k: VerdictKind| {
+        conns.iter().filter(|c| c.verdicts.iter().any(|v| v.verdict == k)).count()
+            + setup.iter().filter(|s| s.verdicts.iter().any(|v| v.verdict == k)).count()
+    };
+    let mut parts = Vec::new();
+    for &(k, _, title, sev, _) in VERDICTS {
+        if sev == Severity::Ok {
+            continue;
+        }
+        let n = count(k);
+        if n > 0 {
+            parts.push(format!("{title} on {n} of {total}"));
+        }
+    }
+    let mut s = match worst {
+        Severity::Ok => format!("healthy: {total} connection(s), nothing wrong found"),
+        Severity::Misconfigured => {
+            format!("healthy, but {}", parts.join("; "))
+        }
+        _ => parts.join("; "),
+    };
+    if let Some(f) = &t.first {
+        s.push_str(&format!(
+            ". First failure: {} ({}, frame {})",
+            f.name,
+            f.verdict.title(),
+            f.frame
+        ));
+        let n = t.followed.len() as u64 + t.followed_not_listed;
+        if n > 0 {
+            s.push_str(&format!(
+                "; {n} more failed within {} after it ({} sharing a host with it)",
+                ms(t.window_ns),
+                t.followed_same_host
+            ));
+        }
+    }
+    s
+}
+
+/// `diagnose --format json` (`roce-inspect/diagnose/v1`, docs/json.md, docs/schema/).
+#[derive(Debug, Serialize)]
+pub struct DiagnoseDocument {
+    /// Always [`SCHEMA_DIAGNOSE`].
+    pub schema: &'static str,
+    /// Frames read.
+    pub frames: u64,
+    /// RoCE frames.
+    pub roce_frames: u64,
+    /// From the first frame's time to the last's, ns.
+    pub duration_ns: u64,
+    /// One sentence: the verdicts, how many connections each, the first failure.
+    pub headline: String,
+    /// Verdicts given, by ID: how many connections (and setups) got each.
+    pub verdicts: BTreeMap<&'static str, u64>,
+    /// Which connection failed first and what followed.
+    pub timeline: Timeline,
+    /// Each incarnation, the busiest first (as `stats` lists them).
+    pub connections: Vec<ConnectionDiagnosis>,
+    /// Incarnations beyond the model's cap, counted only.
+    pub connections_not_listed: u64,
+    /// CM exchanges that opened no connection and failed.
+    pub setup: Vec<SetupDiagnosis>,
+    /// The checker's findings (errors and warnings) in all: `check` lists them.
+    pub findings: u64,
+    /// The capture's warnings.
+    pub warnings: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_verdict_has_an_id_title_and_next_step() {
+        let mut ids: Vec<&str> = VERDICTS.iter().map(|v| v.1).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), VERDICTS.len());
+        for &(k, id, title, sev, next) in VERDICTS {
+            assert_eq!(k.id(), id);
+            assert_eq!(k.title(), title);
+            assert_eq!(k.severity(), sev);
+            assert!(!next.is_empty());
+        }
+    }
+}
