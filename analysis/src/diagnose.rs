@@ -98,6 +98,8 @@ verdicts! {
         "the offending request: its R_Key, VA and length against the memory region the peer registered (ibv_reg_mr access flags, bounds), or the operation the peer's QP does not allow";
     ProtocolViolation => "protocol_violation", "transport rules broken", Failure,
         "the side each rule judges (requester or responder): its NIC, firmware or driver; `check` lists every finding with its frames and `report` draws them on the connection's graph, for the bug report";
+    BadPackets => "bad_packets", "bad packets", Degraded,
+        "a bad ICRC on every packet of one sender points at the capture point (a mirror or ibdump that rewrites a header) or a NIC bug, on some packets at the link (cable, optics: the port's symbol and CRC errors); a frame shorter than its IP/UDP length at the capture tool or a truncating mirror";
     ReceiverNotReady => "receiver_not_ready", "receiver not ready", Degraded,
         "the responder posts receives too slowly (its receive queue depth, ibv_post_recv in the application's hot path); the RNR timer it advertises against the waits measured";
     LossyPath => "lossy_path", "lossy path", Degraded,
@@ -440,10 +442,26 @@ pub struct Diagnosis {
     /// CM frames' times (frame, ts), for the timeline of setups that failed; bounded.
     cm_times: Vec<(u64, u64)>,
     cm_times_not_kept: u64,
+    /// Per host pair (source, destination; IPv4-mapped addresses as IPv4, so a RoCEv1 GRH
+    /// and a RoCEv2 IP header name one host alike): the last RoCE packet's time. What
+    /// `unanswered` asks before it says the peer never answered: not even on another QP or
+    /// flow the model did not pair. Bounded; a pair beyond the cap is not tracked.
+    hosts: FastHashMap<(IpAddr, IpAddr), u64>,
 }
 
 /// CM frames whose times are kept.
 const CM_TIMES: usize = 10_000;
+
+/// Host pairs tracked for `unanswered`.
+const HOSTS: usize = 65_536;
+
+/// An IPv4-mapped IPv6 address as the IPv4 address it maps.
+fn host(ip: IpAddr) -> IpAddr {
+    match ip {
+        IpAddr::V6(v) => v.to_ipv4_mapped().map_or(ip, IpAddr::V4),
+        v4 => v4,
+    }
+}
 
 impl Diagnosis {
     /// A diagnosis with the checker's options (its rules, timers and the model's cap).
@@ -455,6 +473,7 @@ impl Diagnosis {
             evidence: Retained::new(max_flows),
             cm_times: Vec::new(),
             cm_times_not_kept: 0,
+            hosts: FastHashMap::default(),
         }
     }
 
@@ -469,6 +488,17 @@ impl Diagnosis {
         self.settle();
         let roce = ev.roce();
         let seen = ev.seen();
+        if let Some(k) = ev.flow() {
+            let pair = (host(k.src), host(k.dst));
+            let room = self.hosts.len() < HOSTS;
+            match self.hosts.get_mut(&pair) {
+                Some(t) => *t = (*t).max(ev.info.ts_ns),
+                None if room => {
+                    self.hosts.insert(pair, ev.info.ts_ns);
+                }
+                None => {}
+            }
+        }
         if seen == Some(Seen::Cm) {
             if self.cm_times.len() < CM_TIMES {
                 self.cm_times.push((ev.info.number, ev.info.ts_ns));
@@ -571,7 +601,15 @@ impl Diagnosis {
                 }
             }
             let dirs = evidence.get(&c.info.connection).map_or(&[][..], Vec::as_slice);
-            let verdicts = judge_connection(c, dirs, exchange, &report);
+            let heard = |k: &FlowKey, since: u64| {
+                // None: the pair was not tracked (beyond the cap).
+                match self.hosts.get(&(host(k.dst), host(k.src))) {
+                    Some(&t) => Some(t >= since),
+                    None if self.hosts.len() >= HOSTS => None,
+                    None => Some(false),
+                }
+            };
+            let verdicts = judge_connection(c, dirs, exchange, &report, &heard);
             out.push(ConnectionDiagnosis::new(c, verdicts));
         }
         // CM exchanges between hosts whose QPs never carried a packet of their own.
@@ -659,8 +697,9 @@ fn nak_name(c: NakCode) -> &'static str {
     }
 }
 
-fn host_of(k: &FlowKey) -> String {
-    format!("{} -> {} (DestQP 0x{:06x})", k.src, k.dst, k.dest_qp)
+/// A requester flow as the evidence names it (as `stats`' `directions` do).
+fn host_of(k: &FlowKey) -> Value {
+    json!({"src": k.src.to_string(), "dst": k.dst.to_string(), "dest_qp": k.dest_qp})
 }
 
 /// The verdicts of one incarnation.
@@ -669,6 +708,7 @@ fn judge_connection(
     dirs: &[(FlowKey, FlowEvidence)],
     exchange: Option<&CmExchange>,
     report: &Report,
+    heard: &dyn Fn(&FlowKey, u64) -> Option<bool>,
 ) -> Vec<Verdict> {
     let id = &c.info.connection;
     let reliable = matches!(c.info.transport, "RC" | "XRC" | "unknown");
@@ -696,9 +736,17 @@ fn judge_connection(
         }
         let own = stats_of(k).map_or(0, |d| d.packets);
         let from_peer = peer_packets.saturating_sub(own);
-        // Unanswered: requests and retries, nothing at all from the peer.
-        if reliable && from_peer == 0 && e.answers == 0 {
-            let (first, last) = (e.first_request.unwrap_or_default(), e.last_request);
+        // Unanswered: requests and retries, nothing at all from the peer host (on no flow:
+        // a capture of one direction only shows no retries, a peer answering on a flow the
+        // model did not pair is heard).
+        let (first, last) = (e.first_request.unwrap_or_default(), e.last_request);
+        let retried = e.worst.as_ref().is_some_and(|w| w.tries >= 2);
+        if reliable
+            && from_peer == 0
+            && e.answers == 0
+            && retried
+            && heard(k, first.1) == Some(false)
+        {
             let tries = e.worst.as_ref().map_or(1, |w| w.tries);
             let mut v = Verdict::new(
                 VerdictKind::Unanswered,
@@ -719,7 +767,7 @@ fn judge_connection(
                     .chain(e.worst.iter().flat_map(|w| w.frames.iter().copied()))
                     .chain(std::iter::once(last.0)),
             )
-            .with("requester", json!(host_of(k)))
+            .with("requester", host_of(k))
             .with("requests", json!(e.requests))
             .with("most_tries_of_one_psn", json!(tries))
             .with("cm", json!(exchange.map(|x| x.outcome)));
@@ -768,7 +816,7 @@ fn judge_connection(
                 )
                 .at(ch.last_frame, ch.last_ts)
                 .frames(ch.frames.iter().copied().chain(std::iter::once(c.info.ended.frame)))
-                .with("requester", json!(host_of(k)))
+                .with("requester", host_of(k))
                 .with("psn", json!(ch.psn.value()))
                 .with("tries", json!(ch.tries))
                 .with("retry_count", json!(retry_count))
@@ -806,7 +854,7 @@ fn judge_connection(
             )
             .at(f.frame, f.ts)
             .frames([f.frame].into_iter().chain(f.offending.map(|o| o.frame)))
-            .with("requester", json!(host_of(k)))
+            .with("requester", host_of(k))
             .with("nak", json!(nak_name(f.code)))
             .with("nak_frame", json!(f.frame))
             .with("psn", json!(f.psn.value()))
@@ -843,7 +891,7 @@ fn judge_connection(
             )
             .at(frame, ts)
             .frames(waits.iter().flat_map(|w| w.frames))
-            .with("requester", json!(host_of(k)))
+            .with("requester", host_of(k))
             .with("rnr_naks", json!(rnr_naks))
             .with("advertised_ns", json!(advertised))
             .with("waited_max_ns", json!(waited_max))
@@ -877,7 +925,7 @@ fn judge_connection(
                 ),
             )
             .frames(e.seq_naks.iter().copied().chain(cap_frames))
-            .with("requester", json!(host_of(k)))
+            .with("requester", host_of(k))
             .with("sequence_error_naks", json!(e.seq_error_naks))
             .with("retransmissions", json!(s.retransmissions))
             .with("requests", json!(e.requests))
@@ -965,29 +1013,37 @@ fn judge_connection(
             .with("timeout_retransmissions", json!(timeouts)),
         );
     }
-    // Transport rules broken that no verdict above explains: the checker's errors.
+    // The checker's errors no verdict above explains: bad packets (PKT-*), broken
+    // transport rules (the rest).
     let explained: Vec<&str> = out.iter().flat_map(|v| v.rules.iter().copied()).collect();
-    let errors: Vec<&roce_conformance::Finding> = report
-        .findings
-        .iter()
-        .filter(|f| {
-            f.connection.as_ref() == Some(id)
-                && f.severity == roce_conformance::Severity::Error
-                && !matches!(f.side, Side::Capture | Side::Checker)
-                && !explained.contains(&f.rule)
-        })
-        .collect();
-    if let Some(first) = errors.first() {
+    let errors = |packet: bool| -> Vec<&roce_conformance::Finding> {
+        report
+            .findings
+            .iter()
+            .filter(|f| {
+                f.connection.as_ref() == Some(id)
+                    && f.severity == roce_conformance::Severity::Error
+                    && !matches!(f.side, Side::Capture | Side::Checker)
+                    && f.rule.starts_with("PKT-") == packet
+                    && !explained.contains(&f.rule)
+            })
+            .collect()
+    };
+    for (packet, kind) in [(true, VerdictKind::BadPackets), (false, VerdictKind::ProtocolViolation)]
+    {
+        let errors = errors(packet);
+        let Some(first) = errors.first() else { continue };
         let mut rules: Vec<&'static str> = Vec::new();
         let mut by: Vec<String> = Vec::new();
         for f in &errors {
             if !rules.contains(&f.rule) {
                 rules.push(f.rule);
-                by.push(format!("{} ({})", f.rule, f.side.as_str()));
+                let n = errors.iter().filter(|g| g.rule == f.rule).count();
+                by.push(format!("{} x{n} ({})", f.rule, f.side.as_str()));
             }
         }
         let mut v = Verdict::new(
-            VerdictKind::ProtocolViolation,
+            kind,
             format!(
                 "{} error finding(s) of the checker: {}; the first: {}",
                 errors.len(),

@@ -34,6 +34,7 @@ struct Schemas {
     stats: jsonschema::Validator,
     check: jsonschema::Validator,
     expect: jsonschema::Validator,
+    diagnose: jsonschema::Validator,
 }
 
 fn schemas() -> Schemas {
@@ -42,6 +43,7 @@ fn schemas() -> Schemas {
         stats: schema("stats").1,
         check: schema("check").1,
         expect: schema("expect").1,
+        diagnose: schema("diagnose").1,
     }
 }
 
@@ -102,6 +104,10 @@ fn validate_capture(s: &Schemas, path: &Path) -> usize {
         assert_eq!(doc["selection"]["filter"], "bth", "{name}");
         n += 2;
     }
+    let doc = json(&run(&["diagnose", "--format", "json", p]), &format!("{name} diagnose"));
+    assert_valid(&s.diagnose, &doc, &format!("{name} diagnose --format json"));
+    diagnosis_counts_its_verdicts(&doc, &name);
+    n += 1;
     let expect = std::env::temp_dir()
         .join(format!("roce-inspect-schema-{}-{name}.expect.json", std::process::id()));
     run(&["check", "--write-expect", expect.to_str().unwrap(), p]);
@@ -220,7 +226,42 @@ fn the_schemas_refuse_what_the_contract_does_not_say() {
     assert_valid(&s.stats, &stats, "stats --nic-counters");
     stats["nic_counters"]["counters"][0]["verdict"] = "maybe".into();
     assert!(!s.stats.is_valid(&stats), "the stats schema accepts a verdict maybe");
+    let diag = run(&["diagnose", "--format", "json", sample.to_str().unwrap()]);
+    let diag: Value = serde_json::from_slice(&diag).unwrap();
+    assert_valid(&s.diagnose, &diag, "diagnose on the sample");
+    let patches: [(&str, Patch); 4] = [
+        ("an unknown verdict", |d| d["connections"][0]["verdicts"][0]["verdict"] = "weird".into()),
+        ("evidence another verdict's", |d| {
+            d["connections"][0]["verdicts"][0]["evidence"]["goodput_bps"] = 1.into()
+        }),
+        ("a QPN as a string", |d| d["connections"][0]["connection"]["qpn_a"] = "0xdc1".into()),
+        ("a verdict without its next step", |d| {
+            d["connections"][0]["verdicts"][0].as_object_mut().unwrap().remove("next");
+        }),
+    ];
+    for (what, patch) in patches {
+        let mut d = diag.clone();
+        patch(&mut d);
+        assert!(!s.diagnose.is_valid(&d), "the diagnose schema accepts {what}");
+    }
 }
+/// `verdicts` counts the verdicts given, each verdict's severity is its kind's, and every
+/// connection has at least one verdict (`healthy` alone when nothing is wrong).
+fn diagnosis_counts_its_verdicts(doc: &Value, name: &str) {
+    let mut counted = std::collections::BTreeMap::<String, u64>::new();
+    let all = doc["connections"].as_array().unwrap().iter().chain(doc["setup"].as_array().unwrap());
+    for c in all {
+        for v in c["verdicts"].as_array().unwrap() {
+            *counted.entry(v["verdict"].as_str().unwrap().to_string()).or_default() += 1;
+            let kind = roce_analysis::VERDICTS.iter().find(|k| k.1 == v["verdict"]).unwrap();
+            assert_eq!(v["severity"], serde_json::to_value(kind.3).unwrap(), "{name}");
+        }
+    }
+    let given: std::collections::BTreeMap<String, u64> =
+        serde_json::from_value(doc["verdicts"].clone()).unwrap();
+    assert_eq!(given, counted, "{name}: verdicts counts");
+}
+
 /// A finding's `side` is its rule's side in the catalog, and `summary.by_rule` counts the
 /// findings listed (with none suppressed, exactly).
 fn findings_name_their_rules_side(doc: &Value, name: &str) {
