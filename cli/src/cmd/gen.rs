@@ -37,6 +37,14 @@ pub enum GenScenario {
         #[arg(short, long)]
         output: PathBuf,
     },
+    /// Diagnosis scenarios: for each, NAME.pcap and NAME.verdicts.json, the verdicts its
+    /// connections must get (healthy, unanswered, retry exhausted, lossy path, congestion,
+    /// RNR storm, remote access error, setup failures, a failure cascade)
+    Diagnose {
+        /// Output directory
+        #[arg(short, long)]
+        output: PathBuf,
+    },
     /// A large capture for benchmarks: RC WRITE / READ / SEND traffic over many connections
     Bench {
         #[arg(short, long)]
@@ -56,6 +64,7 @@ impl GenArgs {
     pub fn run(self) -> Outcome {
         match self.scenario {
             GenScenario::Suite { output } => check::write_suite(&output),
+            GenScenario::Diagnose { output } => write_diagnose(&output),
             GenScenario::Sample { output, seed } => {
                 generate(&output, |w| gen::scenarios::sample(seed).write_pcap(w))
             }
@@ -77,4 +86,31 @@ fn generate(
     let mut w = std::io::BufWriter::new(OutFile::create("-o", path, &[], Dash::Stdout)?);
     write(&mut w).and_then(|()| w.flush()).map_err(|e| w.get_ref().error(e))?;
     w.into_parts().0.commit()
+}
+
+/// `gen diagnose`: every diagnosis scenario's capture and verdicts file into `dir`, each
+/// file completed only when whole (crate::outfile), as `gen suite` writes its own.
+fn write_diagnose(dir: &Path) -> Result<(), InputError> {
+    if dir == Path::new("-") {
+        return Err(InputError(
+            "gen diagnose -o -: the scenarios are a folder of files; give a directory".into(),
+        ));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| InputError(format!("{}: {e}", dir.display())))?;
+    for s in gen::diagnose::scenarios() {
+        let pcap =
+            OutFile::create("-o", &dir.join(format!("{}.pcap", s.name)), &[], Dash::Refused)?;
+        let mut w = std::io::BufWriter::new(pcap);
+        s.trace.write_pcap(&mut w).map_err(|e| w.get_ref().error(e))?;
+        w.flush().map_err(|e| w.get_ref().error(e))?;
+        w.into_parts().0.commit()?;
+        let text = serde_json::to_string_pretty(&s.verdicts_json())
+            .map_err(|e| InputError(e.to_string()))?;
+        let vj = dir.join(format!("{}.verdicts.json", s.name));
+        check::write_whole(
+            OutFile::create("-o", &vj, &[], Dash::Refused)?,
+            (text + "\n").as_bytes(),
+        )?;
+    }
+    Ok(())
 }

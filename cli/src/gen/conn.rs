@@ -445,11 +445,21 @@ pub struct Cm {
     /// The REQ's RNR Retry Count, which the REP repeats (None: 0, `ReqRepr::rdma_cm`'s; 7
     /// is retry for ever).
     pub rnr_retry_count: Option<u8>,
+    /// The REQ's (transport) Retry Count: timeout retries allowed per PSN (None: 3,
+    /// `ReqRepr::rdma_cm`'s; 7 is the most the 3 bits hold, not for ever).
+    pub retry_count: Option<u8>,
 }
 
 impl Cm {
     pub fn new(tid: u64, comm_ids: (u32, u32)) -> Self {
-        Cm { tid, comm_ids, gsi_psn: [1, 1], local_ack_timeout: None, rnr_retry_count: None }
+        Cm {
+            tid,
+            comm_ids,
+            gsi_psn: [1, 1],
+            local_ack_timeout: None,
+            rnr_retry_count: None,
+            retry_count: None,
+        }
     }
 
     fn mad(&mut self, t: &mut Trace, conn: &RcConn, from_a: bool, msg: &CmMessage<'_>) {
@@ -498,6 +508,9 @@ impl Cm {
         if let Some(n) = self.rnr_retry_count {
             req.rnr_retry_count = n;
         }
+        if let Some(n) = self.retry_count {
+            req.retry_count = n;
+        }
         if conn.transport == 0x20 {
             req.transport_service_type = TransportServiceType::Uc;
         }
@@ -527,6 +540,41 @@ impl Cm {
         t.advance(20_000);
         self.mad(t, conn, true, &CmMessage::Rtu(RtuRepr::new(self.comm_ids.0, self.comm_ids.1)));
         t.advance(10_000);
+    }
+
+    /// Only the REQ from a (announcing `conn`'s current PSNs): a connect nobody answers, or
+    /// the CM's retry of it (the same transaction and communication IDs, the next QP1 PSN).
+    pub fn request(&mut self, t: &mut Trace, conn: &RcConn, port: u16) {
+        let pd = Self::ip_header(conn);
+        let req = self.req(conn, port, &pd);
+        self.mad(t, conn, true, &CmMessage::Req(req));
+    }
+
+    /// REQ from a and REP from b as in [`Self::connect`], but no RTU: the active side never
+    /// completes the connection.
+    pub fn request_reply(&mut self, t: &mut Trace, conn: &RcConn, port: u16) {
+        let pd = Self::ip_header(conn);
+        let req = self.req(conn, port, &pd);
+        self.mad(t, conn, true, &CmMessage::Req(req));
+        t.advance(50_000);
+        let rep = RepRepr::reply_to(
+            &req,
+            self.comm_ids.1,
+            conn.b.qpn,
+            conn.sides[0].next_psn,
+            0x0002_c903_00aa_bb01,
+        );
+        self.mad(t, conn, false, &CmMessage::Rep(rep));
+    }
+
+    /// Only the DREQ from a: a disconnect the peer never answers.
+    pub fn dreq(&mut self, t: &mut Trace, conn: &RcConn) {
+        self.mad(
+            t,
+            conn,
+            true,
+            &CmMessage::Dreq(DreqRepr::new(self.comm_ids.0, self.comm_ids.1, conn.b.qpn)),
+        );
     }
 
     /// REQ from a (announcing `conn`'s current PSNs), REJ from b (consumer defined, what

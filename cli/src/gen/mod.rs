@@ -3,6 +3,7 @@
 //! the captures under pcaps/ (the sample, benchmark captures, the conformance suite).
 
 pub mod conn;
+pub mod diagnose;
 pub mod scenarios;
 pub mod suite;
 pub mod timers;
