@@ -609,7 +609,14 @@ impl Diagnosis {
                     None => Some(false),
                 }
             };
-            let verdicts = judge_connection(c, dirs, exchange, &report, &heard);
+            let mut verdicts = judge_connection(c, dirs, exchange, &report, &heard);
+            // CM opened it and no request followed: how far the exchange got.
+            if let Some(x) = exchange.filter(|_| c.total.requests == 0) {
+                if let Some(v) = judge_setup(x, false, cm_ts(x.req_frame), cm_ts(x.last_frame)) {
+                    verdicts.retain(|v| v.verdict != VerdictKind::Healthy);
+                    verdicts.insert(0, v);
+                }
+            }
             out.push(ConnectionDiagnosis::new(c, verdicts));
         }
         // CM exchanges between hosts whose QPs never carried a packet of their own.
@@ -1044,12 +1051,7 @@ fn judge_connection(
         }
         let mut v = Verdict::new(
             kind,
-            format!(
-                "{} error finding(s) of the checker: {}; the first: {}",
-                errors.len(),
-                by.join(", "),
-                first.message
-            ),
+            format!("{} error finding(s) of the checker: {}", errors.len(), by.join(", ")),
         )
         .frames(errors.iter().flat_map(|f| f.frames.iter().copied()))
         .with(
@@ -1068,24 +1070,33 @@ fn judge_connection(
     }
     if !out.iter().any(|v| v.severity >= Severity::Degraded) {
         let t = &c.total;
-        out.push(
-            Verdict::new(
-                VerdictKind::Healthy,
-                format!(
-                    "{} packets, {} messages, {} ACKs, no NAK, no retry exhausted, {} retransmitted PSNs; goodput {:.3} Mb/s over {}",
-                    t.packets,
-                    t.messages,
-                    t.acks,
-                    t.retransmissions,
-                    c.goodput_bps / 1e6,
-                    ms(c.duration_ns)
-                ),
+        let summary = if reliable {
+            format!(
+                "{} packets, {} messages, {} ACKs, no NAK, no retry exhausted, {} retransmitted PSNs; goodput {:.3} Mb/s over {}",
+                t.packets,
+                t.messages,
+                t.acks,
+                t.retransmissions,
+                c.goodput_bps / 1e6,
+                ms(c.duration_ns)
             )
-            .with("packets", json!(t.packets))
-            .with("messages", json!(t.messages))
-            .with("acks", json!(t.acks))
-            .with("retransmissions", json!(t.retransmissions))
-            .with("goodput_bps", json!(c.goodput_bps.round())),
+        } else {
+            format!(
+                "{} packets, {} messages ({}: nothing is acknowledged); goodput {:.3} Mb/s over {}",
+                t.packets,
+                t.messages,
+                c.info.transport,
+                c.goodput_bps / 1e6,
+                ms(c.duration_ns)
+            )
+        };
+        out.push(
+            Verdict::new(VerdictKind::Healthy, summary)
+                .with("packets", json!(t.packets))
+                .with("messages", json!(t.messages))
+                .with("acks", json!(t.acks))
+                .with("retransmissions", json!(t.retransmissions))
+                .with("goodput_bps", json!(c.goodput_bps.round())),
         );
     }
     out.sort_by_key(|v| std::cmp::Reverse(v.severity));

@@ -72,6 +72,12 @@ pub fn run(run: &Run<'_>) -> Result<u8, InputError> {
     Ok(u8::from(failed))
 }
 
+/// Findings a `protocol_violation` or `bad_packets` verdict prints (JSON has 16).
+const FINDINGS_SHOWN: usize = 3;
+
+/// Healthy connections the text lists (the busiest); the others are counted.
+const HEALTHY_SHOWN: usize = 5;
+
 fn secs(ns: u64) -> String {
     format!("{}.{:06} s", ns / 1_000_000_000, (ns % 1_000_000_000) / 1000)
 }
@@ -89,7 +95,8 @@ fn frames(v: &Verdict) -> String {
     v.frames.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
 }
 
-fn verdict(t: &mut String, v: &Verdict) {
+/// One verdict; its next step once per kind (`told`: the kinds already told).
+fn verdict(t: &mut String, v: &Verdict, told: &mut Vec<roce_analysis::VerdictKind>) {
     let _ = writeln!(t, "    {} {}: {}", tag(v.severity), v.verdict.title(), v.summary);
     if v.severity == Severity::Ok {
         return;
@@ -97,10 +104,27 @@ fn verdict(t: &mut String, v: &Verdict) {
     if !v.frames.is_empty() {
         let _ = writeln!(t, "             frames {}", frames(v));
     }
-    if !v.rules.is_empty() {
+    if let Some(serde_json::Value::Array(found)) = v.evidence.get("findings") {
+        for f in found.iter().take(FINDINGS_SHOWN) {
+            let frames: Vec<String> = f["frames"]
+                .as_array()
+                .map(|a| a.iter().map(ToString::to_string).collect())
+                .unwrap_or_default();
+            let _ = writeln!(
+                t,
+                "             {} frames {}: {}",
+                f["rule"].as_str().unwrap_or("?"),
+                frames.join(","),
+                f["message"].as_str().unwrap_or("")
+            );
+        }
+    } else if !v.rules.is_empty() {
         let _ = writeln!(t, "             rules {} (check lists the findings)", v.rules.join(", "));
     }
-    let _ = writeln!(t, "             next: {}", v.next);
+    if !told.contains(&v.verdict) {
+        told.push(v.verdict);
+        let _ = writeln!(t, "             next: {}", v.next);
+    }
 }
 
 /// The text report: the headline, the timeline, then each connection with its verdicts
@@ -168,22 +192,39 @@ pub fn text(input: &Input, doc: &DiagnoseDocument, selected: Option<&str>) -> St
             doc.connections_not_listed
         );
     }
+    let mut told = Vec::new();
+    // Healthy ones in a line each, the first HEALTHY_SHOWN: a screen that answers.
+    let mut healthy = 0;
     for c in order {
+        let ok = c.worst().is_none_or(|v| v.severity == Severity::Ok);
+        if ok {
+            healthy += 1;
+            if healthy > HEALTHY_SHOWN {
+                continue;
+            }
+        }
         let _ = writeln!(
             t,
             "  {}  {}  {} packets, frames {}..{}",
             c.name, c.transport, c.packets, c.first_frame, c.last_frame
         );
         for v in &c.verdicts {
-            verdict(&mut t, v);
+            verdict(&mut t, v, &mut told);
         }
+    }
+    if healthy > HEALTHY_SHOWN {
+        let _ = writeln!(
+            t,
+            "  ({} more healthy connection(s): --format json lists them)",
+            healthy - HEALTHY_SHOWN
+        );
     }
     if !doc.setup.is_empty() {
         let _ = writeln!(t, "\nCM exchanges that opened no connection ({})", doc.setup.len());
         for s in &doc.setup {
             let _ = writeln!(t, "  {}  ({})", s.connection.a, s.outcome);
             for v in &s.verdicts {
-                verdict(&mut t, v);
+                verdict(&mut t, v, &mut told);
             }
         }
     }

@@ -224,3 +224,24 @@ fn the_real_captures_get_the_verdicts_reviewed_for_them() {
     }
     assert!(n >= 20, "only {n} real captures reviewed");
 }
+
+/// README.md opens with `diagnose` on a real capture: its output there is the output now.
+#[test]
+fn the_readme_shows_what_diagnose_prints() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).unwrap();
+    let at = readme.find("<!-- diagnose-example: ").expect("README's diagnose example");
+    let block = &readme[at..];
+    let start = block.find("```text\n").unwrap() + "```text\n".len();
+    let end = block[start..].find("```").unwrap() + start;
+    let shown = &block[start..end];
+    let (command, printed) = shown.split_once('\n').unwrap();
+    let file = command.strip_prefix("$ roce-inspect diagnose ").unwrap();
+    let Some(dir) = real::real_dir() else { return };
+    let out = Command::new(env!("CARGO_BIN_EXE_roce-inspect"))
+        .args(["diagnose", file])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8(out.stdout).unwrap(), printed, "README.md's diagnose example");
+}
