@@ -23,7 +23,8 @@ use roce_conformance::internal::hash::FastHashMap;
 use roce_conformance::internal::json::ts_string;
 use roce_conformance::internal::{exchange_of, Retained, Seen};
 use roce_conformance::{
-    BeganBy, Checker, CmExchange, ConnId, EndedBy, FlowKey, Options, Psn, Report, Shard, Side,
+    BeganBy, Checker, CmExchange, ConnId, ConnectionInfo, EndedBy, FlowKey, Options, Psn, Report,
+    Shard, Side,
 };
 use roce_parser::{AethKind, Ecn, NakCode, Roce};
 use serde::Serialize;
@@ -257,7 +258,6 @@ pub struct FlowEvidence {
     /// RNR NAKs and PSN sequence error NAKs this requester received.
     rnr_naks: u64,
     seq_error_naks: u64,
-    cnps_to_sender: u64,
 }
 
 const RECENT: usize = 16;
@@ -275,6 +275,19 @@ fn worse(a: &Option<Chain>, b: &Chain) -> bool {
 }
 
 impl FlowEvidence {
+    /// What the packet of `ev` adds to the flow's evidence, in the slot `which` the
+    /// counters looked up ([`Counters::add_with`]'s callback: a request in its own flow's
+    /// slot, a response in its requester's).
+    #[inline]
+    pub fn observe(&mut self, ev: &PacketEvent<'_, '_>, which: SlotOf) {
+        let Some(r) = ev.roce() else { return };
+        match (which, ev.seen()) {
+            (SlotOf::Own, Some(Seen::Request)) => self.request(ev, r),
+            (SlotOf::Stream, _) => self.response(ev, r),
+            _ => {}
+        }
+    }
+
     /// A request of this flow (its own slot).
     fn request(&mut self, ev: &PacketEvent<'_, '_>, r: &Roce<'_>) {
         let (frame, ts) = (ev.info.number, ev.info.ts_ns);
@@ -438,10 +451,18 @@ impl AsMut<FlowStats> for Slot {
 pub struct Diagnosis {
     checker: Checker<Slot>,
     counters: Counters,
-    evidence: Retained<Vec<(FlowKey, FlowEvidence)>>,
+    evidence: Evidence,
+}
+
+/// The capture-wide part of a diagnosis, for a caller that runs its own model with
+/// [`FlowEvidence`] in its slots (the HTML report): the packets' host pairs and CM times
+/// ([`Evidence::observe`]), the ended incarnations' evidence ([`Evidence::ended`]), and
+/// the verdicts at the end ([`Evidence::judge`]).
+#[derive(Debug)]
+pub struct Evidence {
+    kept: Retained<Vec<(FlowKey, FlowEvidence)>>,
     /// CM frames' times (frame, ts), for the timeline of setups that failed; bounded.
     cm_times: Vec<(u64, u64)>,
-    cm_times_not_kept: u64,
     /// Per host pair (source, destination; IPv4-mapped addresses as IPv4, so a RoCEv1 GRH
     /// and a RoCEv2 IP header name one host alike): the last RoCE packet's time. What
     /// `unanswered` asks before it says the peer never answered: not even on another QP or
@@ -463,136 +484,96 @@ fn host(ip: IpAddr) -> IpAddr {
     }
 }
 
-impl Diagnosis {
-    /// A diagnosis with the checker's options (its rules, timers and the model's cap).
-    pub fn new(opts: Options) -> Self {
-        let max_flows = opts.max_flows;
-        Diagnosis {
-            checker: Checker::with(opts),
-            counters: Counters::new(max_flows),
-            evidence: Retained::new(max_flows),
+/// What a finished pass gives [`Evidence::judge`] beside the evidence.
+#[derive(Debug, Clone, Copy)]
+pub struct Measured<'a> {
+    /// `stats`' connections ([`Counters::connections`]) and how many were not listed.
+    pub connections: &'a [Connection],
+    /// Incarnations beyond the cap.
+    pub not_listed: u64,
+    /// The model's CM exchanges.
+    pub cm: &'a [CmExchange],
+    /// The checker's report.
+    pub report: &'a Report,
+    /// Frames read, RoCE frames, the capture's duration.
+    pub frames: u64,
+    /// RoCE frames.
+    pub roce_frames: u64,
+    /// From the first frame to the last, ns.
+    pub duration_ns: u64,
+    /// The capture's warnings.
+    pub warnings: &'a [String],
+}
+
+impl Evidence {
+    /// Evidence kept for at most `max_flows` ended incarnations (the model's cap).
+    pub fn new(max_flows: usize) -> Self {
+        Evidence {
+            kept: Retained::new(max_flows),
             cm_times: Vec::new(),
-            cm_times_not_kept: 0,
             hosts: FastHashMap::default(),
         }
     }
 
-    /// One frame of the pass, when its host pair is in `shard`; the event the model made
-    /// of it, for other consumers.
-    pub fn frame<'e, 'a>(
-        &mut self,
-        shard: Shard,
-        d: &'e Decoded<'a>,
-    ) -> Option<PacketEvent<'e, 'a>> {
-        let ev = crate::feed(&mut self.checker, shard, d)?;
-        self.settle();
-        let roce = ev.roce();
-        let seen = ev.seen();
-        if let Some(k) = ev.flow() {
-            let pair = (host(k.src), host(k.dst));
-            let room = self.hosts.len() < HOSTS;
-            match self.hosts.get_mut(&pair) {
-                Some(t) => *t = (*t).max(ev.info.ts_ns),
-                None if room => {
-                    self.hosts.insert(pair, ev.info.ts_ns);
-                }
-                None => {}
+    /// Every packet the model took: its host pair, and a CM MAD's time.
+    #[inline]
+    pub fn observe(&mut self, ev: &PacketEvent<'_, '_>) {
+        let Some(o) = ev.observation else { return };
+        let pair = (host(o.own.src), host(o.own.dst));
+        let room = self.hosts.len() < HOSTS;
+        match self.hosts.get_mut(&pair) {
+            Some(t) => *t = (*t).max(ev.info.ts_ns),
+            None if room => {
+                self.hosts.insert(pair, ev.info.ts_ns);
             }
+            None => {}
         }
-        if seen == Some(Seen::Cm) {
-            if self.cm_times.len() < CM_TIMES {
-                self.cm_times.push((ev.info.number, ev.info.ts_ns));
-            } else {
-                self.cm_times_not_kept += 1;
-            }
-        }
-        self.counters.add_with(&mut self.checker, &ev, |slot, which| {
-            let Some(r) = roce else { return };
-            match (which, seen) {
-                (SlotOf::Own, Some(Seen::Request)) => slot.evidence.request(&ev, r),
-                (SlotOf::Stream, _) => slot.evidence.response(&ev, r),
-                _ => {}
-            }
-        });
-        // A CNP counts for the sender it slows (the flow it is sent to answers the marked
-        // flow: the CNP's own flow is the reverse of the data's).
-        if ev.cnp {
-            if let Some(own) = ev.flow() {
-                if let Some(peer) = self.checker.peer_of(&own) {
-                    if let Some(s) = self.checker.ext_mut(&peer) {
-                        s.evidence.cnps_to_sender += 1;
-                    }
-                }
-            }
-        }
-        Some(ev)
-    }
-
-    /// The incarnation of the connection flow `key` is in now (after [`Diagnosis::frame`]
-    /// of its packet): what a display filter's selection remembers.
-    pub fn incarnation_of(&self, key: &FlowKey) -> Option<u32> {
-        self.checker.incarnation_of(key)
-    }
-
-    /// The incarnations the model ended: their counters to `stats`' list, their evidence
-    /// kept (the same cap, so both list the same incarnations).
-    fn settle(&mut self) {
-        if self.checker.has_ended() {
-            for e in self.checker.take_ended() {
-                let (mut counted, mut kept) = (Vec::new(), Vec::new());
-                for (k, slot) in e.directions {
-                    counted.push((k, slot.stats));
-                    kept.push((k, slot.evidence));
-                }
-                self.counters.ended(e.info.clone(), counted);
-                self.evidence.push(e.info, kept);
-            }
-        }
-        if self.checker.has_resumed() {
-            for (k, provisional) in self.checker.take_resumed() {
-                if let Some(slot) = self.checker.ext_mut(&k) {
-                    slot.stats.resume(&provisional.stats);
-                }
-            }
+        if o.seen == Seen::Cm && self.cm_times.len() < CM_TIMES {
+            self.cm_times.push((ev.info.number, ev.info.ts_ns));
         }
     }
 
-    /// The end of the capture: every incarnation ended and judged, the verdicts made.
-    /// `window_ns`: failures within it after the first are listed as following it.
-    pub fn finish(self, summary: &ReadSummary, window_ns: u64) -> DiagnoseDocument {
-        self.finish_selected(summary, window_ns, |_| true)
+    /// An incarnation the model ended, with its directions' evidence.
+    pub fn ended(&mut self, info: ConnectionInfo, directions: Vec<(FlowKey, FlowEvidence)>) {
+        self.kept.push(info, directions);
     }
 
-    /// [`Diagnosis::finish`] of the connections `keep` selects (a display filter's
-    /// selection; CM exchanges that opened none are kept when `keep` takes their QPs).
-    pub fn finish_selected(
-        mut self,
-        summary: &ReadSummary,
+    /// The verdicts of the connections `keep` selects (all: `|_| true`), with the failures'
+    /// timeline (`window_ns` after the first).
+    pub fn judge(
+        self,
+        m: &Measured<'_>,
         window_ns: u64,
         keep: impl Fn(&ConnId) -> bool,
     ) -> DiagnoseDocument {
-        self.checker.end_all();
-        self.settle();
-        let cm: Vec<CmExchange> = self.checker.cm_exchanges().to_vec();
-        let (connections, not_listed) = self.counters.connections(&cm);
-        let (kept, _) = std::mem::replace(&mut self.evidence, Retained::new(1)).into_sorted();
+        let (cm, report, connections) = (m.cm, m.report, m.connections);
+        let (kept, _) = self.kept.into_sorted();
         let mut evidence: FastHashMap<ConnId, Vec<(FlowKey, FlowEvidence)>> =
             FastHashMap::default();
         for (info, dirs) in kept {
             evidence.insert(info.connection, dirs);
         }
-        let report = self.checker.finish();
+        let cm_times = &self.cm_times;
         let cm_ts = |frame: u64| {
-            self.cm_times
+            cm_times
                 .binary_search_by_key(&frame, |&(f, _)| f)
                 .ok()
-                .and_then(|i| self.cm_times.get(i))
+                .and_then(|i| cm_times.get(i))
                 .map(|&(_, t)| t)
+        };
+        let hosts = &self.hosts;
+        let heard = |k: &FlowKey, since: u64| {
+            // None: the pair was not tracked (beyond the cap).
+            match hosts.get(&(host(k.dst), host(k.src))) {
+                Some(&t) => Some(t >= since),
+                None if hosts.len() >= HOSTS => None,
+                None => Some(false),
+            }
         };
         let mut used_cm: Vec<bool> = vec![false; cm.len()];
         let mut out = Vec::with_capacity(connections.len());
-        for c in connections.iter().filter(|c| keep(&c.info.connection)) {
-            let exchange = exchange_of(&cm, &c.info);
+        for c in connections {
+            let exchange = exchange_of(cm, &c.info);
             if let Some(x) = exchange {
                 if let Some(i) = cm.iter().position(|y| std::ptr::eq(x, y)) {
                     if let Some(u) = used_cm.get_mut(i) {
@@ -600,16 +581,11 @@ impl Diagnosis {
                     }
                 }
             }
+            if !keep(&c.info.connection) {
+                continue;
+            }
             let dirs = evidence.get(&c.info.connection).map_or(&[][..], Vec::as_slice);
-            let heard = |k: &FlowKey, since: u64| {
-                // None: the pair was not tracked (beyond the cap).
-                match self.hosts.get(&(host(k.dst), host(k.src))) {
-                    Some(&t) => Some(t >= since),
-                    None if self.hosts.len() >= HOSTS => None,
-                    None => Some(false),
-                }
-            };
-            let mut verdicts = judge_connection(c, dirs, exchange, &report, &heard);
+            let mut verdicts = judge_connection(c, dirs, exchange, report, &heard);
             // CM opened it and no request followed: how far the exchange got.
             if let Some(x) = exchange.filter(|_| c.total.requests == 0) {
                 if let Some(v) = judge_setup(x, false, cm_ts(x.req_frame), cm_ts(x.last_frame)) {
@@ -655,18 +631,115 @@ impl Diagnosis {
         let headline = headline(&out, &setup, &timeline);
         DiagnoseDocument {
             schema: SCHEMA_DIAGNOSE,
-            frames: summary.frames,
-            roce_frames: self.counters.roce_frames(),
-            duration_ns: self.counters.duration_ns(),
+            frames: m.frames,
+            roce_frames: m.roce_frames,
+            duration_ns: m.duration_ns,
             headline,
             verdicts: counts,
             timeline,
             connections: out,
-            connections_not_listed: not_listed,
+            connections_not_listed: m.not_listed,
             setup,
             findings: report.errors + report.warnings,
-            warnings: summary.warnings.clone(),
+            warnings: m.warnings.to_vec(),
         }
+    }
+}
+
+impl Diagnosis {
+    /// A diagnosis with the checker's options (its rules, timers and the model's cap).
+    pub fn new(opts: Options) -> Self {
+        let max_flows = opts.max_flows;
+        Diagnosis {
+            checker: Checker::with(opts),
+            counters: Counters::new(max_flows),
+            evidence: Evidence::new(max_flows),
+        }
+    }
+
+    /// One frame of the pass, when its host pair is in `shard`; the event the model made
+    /// of it, for other consumers.
+    #[inline]
+    pub fn frame<'e, 'a>(
+        &mut self,
+        shard: Shard,
+        d: &'e Decoded<'a>,
+    ) -> Option<PacketEvent<'e, 'a>> {
+        let ev = crate::feed(&mut self.checker, shard, d)?;
+        self.settle();
+        self.evidence.observe(&ev);
+        self.counters
+            .add_with(&mut self.checker, &ev, |slot, which| slot.evidence.observe(&ev, which));
+        Some(ev)
+    }
+
+    /// The incarnation of the connection flow `key` is in now (after [`Diagnosis::frame`]
+    /// of its packet): what a display filter's selection remembers.
+    pub fn incarnation_of(&self, key: &FlowKey) -> Option<u32> {
+        self.checker.incarnation_of(key)
+    }
+
+    /// The incarnations the model ended: their counters to `stats`' list, their evidence
+    /// kept (the same cap, so both list the same incarnations).
+    #[inline]
+    fn settle(&mut self) {
+        if self.checker.has_ended() || self.checker.has_resumed() {
+            self.settle_now();
+        }
+    }
+
+    #[inline(never)]
+    fn settle_now(&mut self) {
+        if self.checker.has_ended() {
+            for e in self.checker.take_ended() {
+                let (mut counted, mut kept) = (Vec::new(), Vec::new());
+                for (k, slot) in e.directions {
+                    counted.push((k, slot.stats));
+                    kept.push((k, slot.evidence));
+                }
+                self.counters.ended(e.info.clone(), counted);
+                self.evidence.ended(e.info, kept);
+            }
+        }
+        if self.checker.has_resumed() {
+            for (k, provisional) in self.checker.take_resumed() {
+                if let Some(slot) = self.checker.ext_mut(&k) {
+                    slot.stats.resume(&provisional.stats);
+                }
+            }
+        }
+    }
+
+    /// The end of the capture: every incarnation ended and judged, the verdicts made.
+    /// `window_ns`: failures within it after the first are listed as following it.
+    pub fn finish(self, summary: &ReadSummary, window_ns: u64) -> DiagnoseDocument {
+        self.finish_selected(summary, window_ns, |_| true)
+    }
+
+    /// [`Diagnosis::finish`] of the connections `keep` selects (a display filter's
+    /// selection; CM exchanges that opened none are kept when `keep` takes their QPs).
+    pub fn finish_selected(
+        mut self,
+        summary: &ReadSummary,
+        window_ns: u64,
+        keep: impl Fn(&ConnId) -> bool,
+    ) -> DiagnoseDocument {
+        self.checker.end_all();
+        self.settle();
+        let cm: Vec<CmExchange> = self.checker.cm_exchanges().to_vec();
+        let (connections, not_listed) = self.counters.connections(&cm);
+        let report = self.checker.finish();
+        let m = Measured {
+            connections: &connections,
+            not_listed,
+            cm: &cm,
+            report: &report,
+            frames: summary.frames,
+            roce_frames: self.counters.roce_frames(),
+            duration_ns: self.counters.duration_ns(),
+            warnings: &summary.warnings,
+        };
+        self.evidence.judge(&m, window_ns, keep)
     }
 }
 

@@ -83,9 +83,9 @@ pub mod series;
 mod stats;
 
 pub use diagnose::{
-    ConnectionDiagnosis, DiagnoseDocument, Diagnosis, Failure, FlowEvidence, SetupDiagnosis,
-    Severity, Timeline, Verdict, VerdictKind, ASSUMED_RETRY_COUNT, DEFAULT_CASCADE_WINDOW_NS,
-    SCHEMA_DIAGNOSE, TIMELINE_LISTED, VERDICTS,
+    ConnectionDiagnosis, DiagnoseDocument, Diagnosis, Evidence, Failure, FlowEvidence, Measured,
+    SetupDiagnosis, Severity, Timeline, Verdict, VerdictKind, ASSUMED_RETRY_COUNT,
+    DEFAULT_CASCADE_WINDOW_NS, SCHEMA_DIAGNOSE, TIMELINE_LISTED, VERDICTS,
 };
 pub use documents::{
     CheckDocument, CheckSummary, IcrcCounts, ProblemCount, StatsDocument, SCHEMA_CHECK,

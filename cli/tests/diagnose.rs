@@ -34,8 +34,10 @@ fn diagnose(pcap: &Path, format: &str) -> (Option<i32>, Vec<u8>) {
     (out.status.code(), out.stdout)
 }
 
-fn dir() -> PathBuf {
-    let d = std::env::temp_dir().join(format!("roce-inspect-diagnose-{}", std::process::id()));
+/// A folder of the test's own (tests run in parallel).
+fn dir(test: &str) -> PathBuf {
+    let d =
+        std::env::temp_dir().join(format!("roce-inspect-diagnose-{}-{test}", std::process::id()));
     std::fs::create_dir_all(&d).unwrap();
     d
 }
@@ -186,7 +188,7 @@ fn check_scenario(s: &Scenario, path: &Path) {
 
 #[test]
 fn every_scenario_gets_the_verdicts_it_was_built_to_show() {
-    let d = dir();
+    let d = dir("scenarios");
     let all = scenarios();
     assert!(all.len() >= 15);
     for s in &all {
@@ -229,7 +231,8 @@ fn the_real_captures_get_the_verdicts_reviewed_for_them() {
 #[test]
 fn the_readme_shows_what_diagnose_prints() {
     let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md")).unwrap();
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../README.md"))
+            .unwrap();
     let at = readme.find("<!-- diagnose-example: ").expect("README's diagnose example");
     let block = &readme[at..];
     let start = block.find("```text\n").unwrap() + "```text\n".len();
@@ -244,4 +247,32 @@ fn the_readme_shows_what_diagnose_prints() {
         .output()
         .unwrap();
     assert_eq!(String::from_utf8(out.stdout).unwrap(), printed, "README.md's diagnose example");
+}
+
+/// `report` opens with the same diagnosis: its headline, and a row per verdict with a
+/// problem (the cascade's 41).
+#[test]
+fn the_report_opens_with_the_diagnosis() {
+    let d = dir("report");
+    let s = scenarios().into_iter().find(|s| s.name == "cascade").unwrap();
+    let pcap = d.join("cascade.pcap");
+    s.trace.write_pcap(std::fs::File::create(&pcap).unwrap()).unwrap();
+    let (_, out) = diagnose(&pcap, "json");
+    let doc: Value = serde_json::from_slice(&out).unwrap();
+    let html = d.join("cascade.html");
+    let status = Command::new(env!("CARGO_BIN_EXE_roce-inspect"))
+        .args(["report", "-o"])
+        .arg(&html)
+        .arg(&pcap)
+        .status()
+        .unwrap();
+    assert!(matches!(status.code(), Some(0 | 1)));
+    let page = std::fs::read_to_string(&html).unwrap();
+    let at = page.find("<h2 id=\"diagnosis\">Diagnosis</h2>").expect("a diagnosis section");
+    assert!(at < page.find("<h2 id=\"summary\">").unwrap(), "the diagnosis comes first");
+    let headline = doc["headline"].as_str().unwrap().replace('<', "&lt;").replace('>', "&gt;");
+    assert!(page.contains(&headline), "the page's headline is diagnose's: {headline}");
+    let section = &page[at..page.find("<h2 id=\"summary\">").unwrap()];
+    assert_eq!(section.matches("<tr class=\"error\">").count(), 41, "41 failed connections");
+    std::fs::remove_dir_all(&d).unwrap();
 }

@@ -17,7 +17,7 @@ use roce_parser::{AethKind, IcrcStatus, NakCode, OpcodeInfo, Operation, Roce, Ro
 use crate::filter::{DisplayFilter, Selection};
 use crate::input::Decoded;
 use crate::stats::{Connection, Counters, FlowStats};
-use roce_analysis::{PacketEvent, SlotOf};
+use roce_analysis::{PacketEvent, SlotOf, DEFAULT_CASCADE_WINDOW_NS};
 use roce_conformance::internal::timing::congestion::CnpScopesJson;
 
 /// Which connections get a graph.
@@ -87,6 +87,8 @@ pub struct Collected {
     pub icrc: [u64; 4],
     pub first_ts: Option<u64>,
     pub last_ts: u64,
+    /// `diagnose`'s verdicts, from the same pass (the page's first section).
+    pub diagnosis: roce_analysis::DiagnoseDocument,
 }
 
 /// What the report keeps per flow in the checker's model.
@@ -94,6 +96,8 @@ pub struct Collected {
 pub struct Slot {
     stats: FlowStats,
     series: Series,
+    /// `diagnose`'s evidence (the verdicts at the top of the page).
+    evidence: roce_analysis::FlowEvidence,
 }
 
 impl AsMut<FlowStats> for Slot {
@@ -121,6 +125,8 @@ pub struct Collector<'f> {
     icrc: [u64; 4],
     first_ts: Option<u64>,
     last_ts: u64,
+    evidence: roce_analysis::Evidence,
+    frames: u64,
 }
 
 /// Whether `sel` names connection `c`: its full name, or a part of it.
@@ -150,6 +156,8 @@ impl<'f> Collector<'f> {
             icrc: [0; 4],
             first_ts: None,
             last_ts: 0,
+            evidence: roce_analysis::Evidence::new(max_flows),
+            frames: 0,
         }
     }
 
@@ -161,7 +169,9 @@ impl<'f> Collector<'f> {
             self.wide.start(f.ts_ns);
         }
         self.last_ts = self.last_ts.max(f.ts_ns);
+        self.frames += 1;
         let Some(ev) = roce_analysis::feed(&mut self.checker, Shard::ALL, d) else { return };
+        self.evidence.observe(&ev);
         // The incarnations this packet ended: their counters listed now, their series once
         // the filter saw the packet (a DREP the filter selects selects its connection).
         let series = if self.checker.has_ended() { self.take_ended() } else { Vec::new() };
@@ -180,6 +190,7 @@ impl<'f> Collector<'f> {
         let draw = ev.roce().and_then(|r| Draw::of(&ev, r));
         let wide = &mut self.wide;
         let stream_found = self.stats.add_with(&mut self.checker, &ev, |slot, which| {
+            slot.evidence.observe(&ev, which);
             if let Some(d) = &draw {
                 d.apply(slot, which, wide);
             }
@@ -275,12 +286,14 @@ impl<'f> Collector<'f> {
         let ended = self.checker.take_ended();
         let mut series = Vec::with_capacity(ended.len());
         for e in ended {
-            let (mut counted, mut drawn) = (Vec::new(), Vec::new());
+            let (mut counted, mut drawn, mut kept) = (Vec::new(), Vec::new(), Vec::new());
             for (k, slot) in e.directions {
                 counted.push((k, slot.stats));
                 drawn.push((k, slot.series));
+                kept.push((k, slot.evidence));
             }
             self.stats.ended(e.info.clone(), counted);
+            self.evidence.ended(e.info.clone(), kept);
             series.push(Ended { info: e.info, directions: drawn });
         }
         series
@@ -324,8 +337,25 @@ impl<'f> Collector<'f> {
         let series = self.take_ended();
         self.settle(series);
         let cnp_pacing = self.stats.cnp_scopes();
-        let (mut timers, _) = self.stats.connections(self.checker.cm_exchanges());
+        let cm = self.checker.cm_exchanges().to_vec();
+        let (mut timers, timers_not_listed) = self.stats.connections(&cm);
         let mut check = self.checker.finish();
+        let measured = roce_analysis::Measured {
+            connections: &timers,
+            not_listed: timers_not_listed,
+            cm: &cm,
+            report: &check,
+            frames: self.frames,
+            roce_frames: check.roce_frames,
+            duration_ns: self.first_ts.map_or(0, |f| self.last_ts.saturating_sub(f)),
+            warnings: &[],
+        };
+        let diagnosis = match &self.selection {
+            Some(sel) => {
+                self.evidence.judge(&measured, DEFAULT_CASCADE_WINDOW_NS, |c| sel.selects(c))
+            }
+            None => self.evidence.judge(&measured, DEFAULT_CASCADE_WINDOW_NS, |_| true),
+        };
         if let Some(sel) = &self.selection {
             sel.retain(&mut check);
         }
@@ -360,6 +390,7 @@ impl<'f> Collector<'f> {
             icrc: self.icrc,
             first_ts: self.first_ts,
             last_ts: self.last_ts,
+            diagnosis,
         }
     }
 }

@@ -46,6 +46,7 @@ fn dur(ns: u64) -> String {
 pub fn render(p: &Page<'_>, out: &mut String) {
     super::html::head(out, &format!("roce-inspect report: {}", p.file));
     let _ = writeln!(out, "<h1>RoCE report: {}</h1>", esc(p.file));
+    diagnosis(p, out);
     summary(p, out);
     metadata(p.meta, out);
     findings(p, out);
@@ -60,6 +61,59 @@ pub fn render(p: &Page<'_>, out: &mut String) {
     );
     super::html::tail(out);
 }
+
+/// `diagnose`'s verdicts (docs/diagnose.md): the headline, the first failure and those that
+/// followed, and each connection with a problem, its verdicts and what to look at next.
+fn diagnosis(p: &Page<'_>, out: &mut String) {
+    use roce_analysis::Severity as S;
+    let d = &p.c.diagnosis;
+    out.push_str("<h2 id=\"diagnosis\">Diagnosis</h2>\n");
+    let _ = writeln!(out, "<p class=\"headline\">{}</p>", esc(&d.headline));
+    let problems: Vec<_> = d
+        .connections
+        .iter()
+        .map(|c| (c.name.as_str(), &c.verdicts))
+        .chain(d.setup.iter().map(|s| ("", &s.verdicts)))
+        .filter(|(_, v)| v.iter().any(|v| v.severity > S::Ok))
+        .collect();
+    if problems.is_empty() {
+        return;
+    }
+    out.push_str("<table class=\"diagnosis\"><thead><tr><th>connection</th><th>verdict</th><th>what was measured</th><th>frames</th></tr></thead><tbody>\n");
+    let mut told = Vec::new();
+    let mut shown = 0;
+    for (name, verdicts) in &problems {
+        for v in verdicts.iter().filter(|v| v.severity > S::Ok) {
+            shown += 1;
+            if shown > DIAGNOSIS_ROWS {
+                continue;
+            }
+            let frames: Vec<String> = v.frames.iter().map(u64::to_string).collect();
+            let class = match v.severity {
+                S::Failure => " class=\"error\"",
+                S::Degraded | S::Misconfigured => " class=\"warning\"",
+                S::Ok => "",
+            };
+            let mut what = v.summary.clone();
+            if !told.contains(&v.verdict) {
+                told.push(v.verdict);
+                what.push_str(&format!(" Next: {}.", v.next));
+            }
+            row(out, class, &[name, v.verdict.title(), &what, &frames.join(", ")]);
+        }
+    }
+    out.push_str("</tbody></table>\n");
+    if shown > DIAGNOSIS_ROWS {
+        let _ = writeln!(
+            out,
+            "<p class=\"muted\">{} more verdicts: <code>roce-inspect diagnose --format json</code> lists them.</p>",
+            shown - DIAGNOSIS_ROWS
+        );
+    }
+}
+
+/// Verdicts the page's diagnosis lists.
+const DIAGNOSIS_ROWS: usize = 50;
 
 fn summary(p: &Page<'_>, out: &mut String) {
     let c = p.c;
