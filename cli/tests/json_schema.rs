@@ -226,6 +226,25 @@ fn the_schemas_refuse_what_the_contract_does_not_say() {
     assert_valid(&s.stats, &stats, "stats --nic-counters");
     stats["nic_counters"]["counters"][0]["verdict"] = "maybe".into();
     assert!(!s.stats.is_valid(&stats), "the stats schema accepts a verdict maybe");
+    stats["nic_counters"]["counters"][0]["verdict"] = "agree".into();
+    assert_valid(&s.stats, &stats, "stats --nic-counters, verdict agree");
+    stats["nic_counters"]["counters"][0]["drivers"] = serde_json::json!(["mlx4"]);
+    assert!(!s.stats.is_valid(&stats), "the stats schema accepts a driver mlx4");
+    // Every driver's snapshots (rxe's rdma statistic line, bnxt_re, irdma) validate too.
+    for (b, a, host) in [
+        ("rxe-before.txt", "rxe-after.txt", "10.0.0.2"),
+        ("rxe-sysfs-before.txt", "rxe-sysfs-after.txt", "10.0.0.1"),
+        ("bnxt_re-before.txt", "bnxt_re-after.txt", "10.0.0.2"),
+        ("irdma-before.txt", "irdma-after.txt", "10.0.0.1"),
+    ] {
+        let (b, a) = (nic.join(b), nic.join(a));
+        let mut args = vec!["stats", "--format", "json", sample.to_str().unwrap()];
+        args.extend(["--nic-counters", b.to_str().unwrap(), a.to_str().unwrap()]);
+        args.extend(["--nic-host", host]);
+        let doc: Value = serde_json::from_slice(&run(&args)).unwrap();
+        assert!(doc["nic_counters"]["counters"].as_array().is_some_and(|c| c.len() >= 15));
+        assert_valid(&s.stats, &doc, "stats --nic-counters of another driver");
+    }
     let diag = run(&["diagnose", "--format", "json", sample.to_str().unwrap()]);
     let diag: Value = serde_json::from_slice(&diag).unwrap();
     assert_valid(&s.diagnose, &diag, "diagnose on the sample");
