@@ -673,6 +673,12 @@ impl Diagnosis {
         Some(ev)
     }
 
+    /// Counts the bad ICRCs of frames to `host` (`--nic-counters`' host: its NIC's counter
+    /// of them is reconciled with [`Diagnosis::finish_parts`]'s count).
+    pub fn set_nic_host(&mut self, host: IpAddr) {
+        self.counters.nic_host = Some(host);
+    }
+
     /// The incarnation of the connection flow `key` is in now (after [`Diagnosis::frame`]
     /// of its packet): what a display filter's selection remembers.
     pub fn incarnation_of(&self, key: &FlowKey) -> Option<u32> {
@@ -719,11 +725,22 @@ impl Diagnosis {
     /// [`Diagnosis::finish`] of the connections `keep` selects (a display filter's
     /// selection; CM exchanges that opened none are kept when `keep` takes their QPs).
     pub fn finish_selected(
-        mut self,
+        self,
         summary: &ReadSummary,
         window_ns: u64,
         keep: impl Fn(&ConnId) -> bool,
     ) -> DiagnoseDocument {
+        self.finish_parts(summary, window_ns, keep).document
+    }
+
+    /// [`Diagnosis::finish_selected`], with what `stats` would list beside the document
+    /// (for a caller that reconciles a NIC's counters with the same connections).
+    pub fn finish_parts(
+        mut self,
+        summary: &ReadSummary,
+        window_ns: u64,
+        keep: impl Fn(&ConnId) -> bool,
+    ) -> Finished {
         self.checker.end_all();
         self.settle();
         let cm: Vec<CmExchange> = self.checker.cm_exchanges().to_vec();
@@ -739,8 +756,27 @@ impl Diagnosis {
             duration_ns: self.counters.duration_ns(),
             warnings: &summary.warnings,
         };
-        self.evidence.judge(&m, window_ns, keep)
+        let document = self.evidence.judge(&m, window_ns, keep);
+        Finished {
+            document,
+            connections,
+            not_listed,
+            nic_host_bad_icrc: self.counters.nic_host_bad_icrc,
+        }
     }
+}
+
+/// A finished diagnosis and what `stats` would have listed from the same pass.
+#[derive(Debug)]
+pub struct Finished {
+    /// The document.
+    pub document: DiagnoseDocument,
+    /// `stats`' connections (every one, whatever the selection).
+    pub connections: Vec<Connection>,
+    /// Incarnations beyond the cap.
+    pub not_listed: u64,
+    /// Bad ICRCs of frames to [`Diagnosis::set_nic_host`]'s host.
+    pub nic_host_bad_icrc: u64,
 }
 
 /// The rules of `report`'s findings on connection `id` (for a verdict's `rules`), those

@@ -83,8 +83,8 @@ pub mod series;
 mod stats;
 
 pub use diagnose::{
-    ConnectionDiagnosis, DiagnoseDocument, Diagnosis, Evidence, Failure, FlowEvidence, Measured,
-    SetupDiagnosis, Severity, Timeline, Verdict, VerdictKind, ASSUMED_RETRY_COUNT,
+    ConnectionDiagnosis, DiagnoseDocument, Diagnosis, Evidence, Failure, Finished, FlowEvidence,
+    Measured, SetupDiagnosis, Severity, Timeline, Verdict, VerdictKind, ASSUMED_RETRY_COUNT,
     DEFAULT_CASCADE_WINDOW_NS, SCHEMA_DIAGNOSE, TIMELINE_LISTED, VERDICTS,
 };
 pub use documents::{

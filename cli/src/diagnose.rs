@@ -5,7 +5,11 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use roce_analysis::{DiagnoseDocument, Diagnosis, Severity, Verdict};
+use roce_analysis::{DiagnoseDocument, Diagnosis, Severity, Verdict, VerdictKind};
+use serde::Serialize;
+use serde_json::json;
+
+use crate::nic_counters::{NicInput, Reconciliation, RETRY_EXCEEDED};
 use roce_conformance::{Options, Shard};
 use roce_parser::Config;
 
@@ -28,11 +32,79 @@ pub struct Run<'a> {
     pub threads: crate::threads::Threads,
     pub filter: Option<&'a crate::filter::DisplayFilter>,
     pub format: Format,
+    /// `--nic-counters BEFORE AFTER --nic-host IP`: the NIC's word on the verdicts.
+    pub nic: Option<&'a NicInput>,
+}
+
+/// `diagnose --format json`: the library's document, then the NIC's counters when given.
+#[derive(Serialize)]
+pub struct Output<'a> {
+    #[serde(flatten)]
+    pub doc: &'a DiagnoseDocument,
+    /// The host's counters against the capture, as `stats --nic-counters` reconciles them.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub nic_counters: Option<&'a Reconciliation>,
+}
+
+/// The NIC's retry-exceeded counters against the `retry_exhausted` verdicts of its host's
+/// requesters: each such verdict's evidence gets `nic_counter` (`confirms`: the counter
+/// rose; `contradicts`: it did not), and the text says it.
+fn nic_word(doc: &mut DiagnoseDocument, nic: &NicInput, r: &Reconciliation) -> Vec<String> {
+    let host = nic.host.to_string();
+    let rows: Vec<_> = r.counters.iter().filter(|c| c.event_id == RETRY_EXCEEDED).collect();
+    let delta: u64 = rows.iter().filter_map(|c| c.delta).sum();
+    let names: Vec<&str> = rows.iter().map(|c| c.counter).collect();
+    let mut verdicts = 0u64;
+    for v in doc.connections.iter_mut().flat_map(|c| c.verdicts.iter_mut()) {
+        if v.verdict != VerdictKind::RetryExhausted
+            || v.evidence.get("requester").and_then(|q| q.get("src")).and_then(|s| s.as_str())
+                != Some(host.as_str())
+        {
+            continue;
+        }
+        verdicts += 1;
+        if rows.is_empty() {
+            continue;
+        }
+        let says = if delta > 0 { "confirms" } else { "contradicts" };
+        v.evidence
+            .insert("nic_counter".into(), json!({"counters": names, "delta": delta, "says": says}));
+    }
+    let mut lines = Vec::new();
+    if rows.is_empty() {
+        if verdicts > 0 {
+            lines.push(format!(
+                "NIC counters of {host}: no retry-exceeded counter in the snapshots (docs/nic-counters.md lists each driver's)"
+            ));
+        }
+        return lines;
+    }
+    let what = match (verdicts, delta) {
+        (0, 0) => "agree: no retry exhausted in the capture, none counted".to_string(),
+        (0, d) => format!("{d} counted, none in the capture: another QP, or before or after the capture"),
+        (n, 0) => format!("contradict the capture's {n} retry exhausted: the NIC counted none (the snapshots do not span the capture, or they are another port's)"),
+        (n, d) if d >= n => format!("confirm the capture's {n} retry exhausted ({d} counted)"),
+        (n, d) => format!("confirm {d} of the capture's {n} retry exhausted"),
+    };
+    lines.push(format!("NIC counters of {host}: {} +{delta}: {what}", names.join(", ")));
+    lines
 }
 
 /// The diagnosis of a capture (the pass, then the verdicts).
-pub fn diagnose(run: &Run<'_>) -> Result<(DiagnoseDocument, Option<String>), InputError> {
+pub fn diagnose(
+    run: &Run<'_>,
+) -> Result<(DiagnoseDocument, Option<String>, Option<Reconciliation>, Vec<String>), InputError> {
     let mut d = Diagnosis::new(run.opts.clone());
+    if let Some(n) = run.nic {
+        if run.filter.is_some() || !run.input.window.is_all() {
+            return Err(InputError(
+                "--nic-counters reconciles the host's counters with the whole capture: not with \
+                 -Y/--filter, --conn, -c or --frames"
+                    .into(),
+            ));
+        }
+        d.set_nic_host(n.host);
+    }
     let mut selection = run.filter.map(crate::filter::Selection::new);
     let summary = crate::threads::for_each_frame_on(run.threads, run.input, run.cfg, |fr| {
         if d.frame(Shard::ALL, fr).is_none() {
@@ -43,17 +115,26 @@ pub fn diagnose(run: &Run<'_>) -> Result<(DiagnoseDocument, Option<String>), Inp
         }
     })?;
     warn_undecoded(&summary.undecoded);
-    let doc = match &selection {
-        Some(sel) => d.finish_selected(&summary, run.window_ns, |c| sel.selects(c)),
-        None => d.finish(&summary, run.window_ns),
+    let done = match &selection {
+        Some(sel) => d.finish_parts(&summary, run.window_ns, |c| sel.selects(c)),
+        None => d.finish_parts(&summary, run.window_ns, |_| true),
     };
+    let mut doc = done.document;
     let selected = selection.as_ref().map(|s| s.describe(doc.connections.len()));
-    Ok((doc, selected))
+    let (mut nic_rec, mut nic_lines) = (None, Vec::new());
+    if let Some(n) = run.nic {
+        let r = n
+            .reconcile(&done.connections, done.not_listed, done.nic_host_bad_icrc)
+            .map_err(|e| InputError(format!("--nic-counters: {e}")))?;
+        nic_lines = nic_word(&mut doc, n, &r);
+        nic_rec = Some(r);
+    }
+    Ok((doc, selected, nic_rec, nic_lines))
 }
 
 /// Runs the command: 1 when a connection failed (a verdict of severity failure), else 0.
 pub fn run(run: &Run<'_>) -> Result<u8, InputError> {
-    let (doc, selected) = diagnose(run)?;
+    let (doc, selected, nic, nic_lines) = diagnose(run)?;
     let failed = doc
         .connections
         .iter()
@@ -63,10 +144,19 @@ pub fn run(run: &Run<'_>) -> Result<u8, InputError> {
     let stdout = io::stdout();
     let mut out = stdout.lock();
     let res = match run.format {
-        Format::Json => serde_json::to_writer_pretty(&mut out, &doc)
-            .map_err(io::Error::from)
-            .and_then(|()| writeln!(out)),
-        Format::Text => out.write_all(text(run.input, &doc, selected.as_deref()).as_bytes()),
+        Format::Json => serde_json::to_writer_pretty(
+            &mut out,
+            &Output { doc: &doc, nic_counters: nic.as_ref() },
+        )
+        .map_err(io::Error::from)
+        .and_then(|()| writeln!(out)),
+        Format::Text => {
+            let mut t = text(run.input, &doc, selected.as_deref());
+            for l in &nic_lines {
+                let _ = writeln!(t, "\n{l}");
+            }
+            out.write_all(t.as_bytes())
+        }
     };
     crate::output::written(res.and_then(|()| out.flush()))?;
     Ok(u8::from(failed))

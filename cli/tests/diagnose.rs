@@ -276,3 +276,53 @@ fn the_report_opens_with_the_diagnosis() {
     assert_eq!(section.matches("<tr class=\"error\">").count(), 41, "41 failed connections");
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// `--nic-counters`: the host's retry-exceeded counter (rxe `retry_exceeded_err`, here in
+/// `rdma statistic`'s one-line form) confirms the capture's retry exhausted when it rose,
+/// contradicts it when it did not; every counter is reconciled as `stats` does.
+#[test]
+fn the_nics_retry_exceeded_counter_confirms_or_contradicts() {
+    let d = dir("nic");
+    let s = scenarios().into_iter().find(|s| s.name == "retry_exhausted_rc3").unwrap();
+    let pcap = d.join("rc3.pcap");
+    s.trace.write_pcap(std::fs::File::create(&pcap).unwrap()).unwrap();
+    let before = d.join("before.txt");
+    std::fs::write(&before, "link rxe0/1 sent_pkts 0 retry_exceeded_err 4 duplicate_request 0\n")
+        .unwrap();
+    for (after, says) in [(5, "confirms"), (4, "contradicts")] {
+        let a = d.join(format!("after-{after}.txt"));
+        let line =
+            format!("link rxe0/1 sent_pkts 10 retry_exceeded_err {after} duplicate_request 0\n");
+        std::fs::write(&a, line).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_roce-inspect"))
+            .args(["diagnose", "--format", "json", "--nic-host", "10.0.0.1", "--nic-counters"])
+            .args([&before, &a])
+            .arg(&pcap)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{}", String::from_utf8_lossy(&out.stderr));
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let (_, v) =
+            verdicts(&doc).into_iter().find(|(_, v)| v["verdict"] == "retry_exhausted").unwrap();
+        assert_eq!(v["evidence"]["nic_counter"]["says"], says, "after {after}");
+        assert_eq!(v["evidence"]["nic_counter"]["counters"][0], "retry_exceeded_err");
+        let rows = doc["nic_counters"]["counters"].as_array().unwrap();
+        assert!(rows
+            .iter()
+            .any(|r| r["counter"] == "retry_exceeded_err" && r["verdict"] == "not_in_capture"));
+        let text = Command::new(env!("CARGO_BIN_EXE_roce-inspect"))
+            .args(["diagnose", "--nic-host", "10.0.0.1", "--nic-counters"])
+            .args([&before, &a])
+            .arg(&pcap)
+            .output()
+            .unwrap();
+        let text = String::from_utf8(text.stdout).unwrap();
+        let word = if after == 5 {
+            "confirm the capture's 1 retry exhausted"
+        } else {
+            "contradict the capture's 1 retry exhausted"
+        };
+        assert!(text.contains(word), "{text}");
+    }
+    std::fs::remove_dir_all(&d).unwrap();
+}

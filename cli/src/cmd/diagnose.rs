@@ -5,7 +5,10 @@ use std::process::ExitCode;
 use clap::Args;
 use roce_inspect::diagnose;
 
-use super::common::{parse_millis, Common, InputArg, JudgingArgs, ModelArgs};
+use roce_inspect::input::InputError;
+use roce_inspect::nic_counters::NicInput;
+
+use super::common::{parse_millis, Common, InputArg, JudgingArgs, ModelArgs, NicArgs};
 use super::Outcome;
 
 // No doc comment here: the subcommand's help is the one on `Command::Diagnose` (main.rs).
@@ -25,6 +28,8 @@ pub struct DiagnoseArgs {
     #[command(flatten)]
     pub model: ModelArgs,
     #[command(flatten)]
+    pub nic: NicArgs,
+    #[command(flatten)]
     pub filter: roce_inspect::filter::FilterArgs,
     #[command(flatten)]
     pub common: Common,
@@ -32,7 +37,13 @@ pub struct DiagnoseArgs {
 
 impl DiagnoseArgs {
     pub fn run(self) -> Outcome {
-        let Self { input, format, cascade_window_ns, judging, model, filter, common } = self;
+        let Self { input, format, cascade_window_ns, judging, model, nic, filter, common } = self;
+        let nic = match (&nic.nic_counters, nic.nic_host) {
+            (Some(files), Some(host)) if files.len() == 2 => {
+                Some(NicInput::read(&files[0], &files[1], host).map_err(InputError)?)
+            }
+            _ => None,
+        };
         let input = input.input();
         let (cfg, filter) = (common.config(), filter.filter());
         let run = diagnose::Run {
@@ -43,6 +54,7 @@ impl DiagnoseArgs {
             threads: common.threads_or_one(),
             filter: filter.as_ref(),
             format,
+            nic: nic.as_ref(),
         };
         diagnose::run(&run).map(ExitCode::from)
     }
