@@ -230,29 +230,49 @@ struct Fatal {
     offending: Option<RethSent>,
 }
 
-/// What `diagnose` keeps per requester flow, beside `stats`' counters: bounded (a few
-/// counters, the last 16 requests, the last 4 RETHs, two retry chains).
+/// What `diagnose` keeps per requester flow, beside `stats`' counters: a few counters
+/// inline (read on every request), the last 4 requests and RETHs in a ring allocated at the
+/// flow's first request, and what only a flow with retries or NAKs has (the retry chains,
+/// the first fatal NAK) allocated when the first comes. Bounded: no list grows with packets.
 #[derive(Debug, Default, Clone)]
 pub struct FlowEvidence {
-    first_request: Option<(u64, u64)>,
+    /// (frame, ts) of the first request (frame 0: none yet) and of the last.
+    first_request: (u64, u64),
     last_request: (u64, u64),
     requests: u64,
-    /// Data requests (not CNPs) by the ECN codepoint they left with: Not-ECT, ECT, CE.
+    /// Data requests (not CNPs) by the ECN codepoint they left with: Not-ECT, ECT or CE.
     not_ect: u64,
     ect: u64,
     first_not_ect: u64,
     prev_psn: Option<Psn>,
-    recent: Vec<Sent>,
-    reths: Vec<RethSent>,
+    rnr_pending: bool,
+    answers: u64,
+    recent: Option<Box<Recent>>,
+    rare: Option<Box<Rare>>,
+}
+
+/// The last requests and RETHs of a flow, in rings.
+#[derive(Debug, Default, Clone)]
+struct Recent {
+    sent: [Option<Sent>; RING],
+    sent_at: usize,
+    reths: [Option<RethSent>; RING],
+    reth_at: usize,
+}
+
+/// Requests and RETHs a flow remembers.
+const RING: usize = 4;
+
+/// What only a flow with retries or NAKs keeps.
+#[derive(Debug, Clone)]
+struct Rare {
     chain: Option<Chain>,
     worst: Option<Chain>,
     rnr_chain: Option<Chain>,
     worst_rnr: Option<Chain>,
-    rnr_pending: bool,
-    answers: u64,
-    first_answer: u64,
     fatal: Option<Fatal>,
     fatal_naks: u64,
+    /// The first sequence error NAKs' frames (16).
     seq_naks: Vec<u64>,
     first_rnr_nak: Option<(u64, u64)>,
     /// RNR NAKs and PSN sequence error NAKs this requester received.
@@ -260,15 +280,19 @@ pub struct FlowEvidence {
     seq_error_naks: u64,
 }
 
-const RECENT: usize = 16;
-const RETHS: usize = 4;
-
-fn push_ring<T>(v: &mut Vec<T>, cap: usize, x: T) {
-    if v.len() >= cap {
-        v.remove(0);
-    }
-    v.push(x);
-}
+/// What a flow without retries or NAKs has of [`Rare`].
+static NO_RARE: Rare = Rare {
+    chain: None,
+    worst: None,
+    rnr_chain: None,
+    worst_rnr: None,
+    fatal: None,
+    fatal_naks: 0,
+    seq_naks: Vec::new(),
+    first_rnr_nak: None,
+    rnr_naks: 0,
+    seq_error_naks: 0,
+};
 
 fn worse(a: &Option<Chain>, b: &Chain) -> bool {
     a.as_ref().is_none_or(|a| b.tries > a.tries)
@@ -288,12 +312,23 @@ impl FlowEvidence {
         }
     }
 
+    fn rare(&self) -> &Rare {
+        self.rare.as_deref().unwrap_or(&NO_RARE)
+    }
+
+    fn rare_mut(&mut self) -> &mut Rare {
+        self.rare.get_or_insert_with(|| Box::new(NO_RARE.clone()))
+    }
+
     /// A request of this flow (its own slot).
+    #[inline]
     fn request(&mut self, ev: &PacketEvent<'_, '_>, r: &Roce<'_>) {
         let (frame, ts) = (ev.info.number, ev.info.ts_ns);
         let psn = Psn::new(r.bth.psn);
         self.requests += 1;
-        self.first_request.get_or_insert((frame, ts));
+        if self.first_request.0 == 0 {
+            self.first_request = (frame, ts);
+        }
         self.last_request = (frame, ts);
         if !ev.cnp {
             match ev.packet.and_then(|p| p.ecn()) {
@@ -307,103 +342,126 @@ impl FlowEvidence {
                 None => {}
             }
         }
+        let recent = self.recent.get_or_insert_with(Box::default);
         if let (Some(reth), Some(info)) = (r.headers.reth, r.info) {
-            push_ring(
-                &mut self.reths,
-                RETHS,
-                RethSent {
+            if let Some(slot) = recent.reths.get_mut(recent.reth_at % RING) {
+                *slot = Some(RethSent {
                     psn,
                     frame,
                     opcode: info.name,
                     va: reth.va,
                     rkey: reth.rkey,
                     dma_len: reth.dma_len,
-                },
-            );
-        }
-        if ev.retransmitted() && self.prev_psn.is_none_or(|p| p + 1 != psn) {
-            let first = self.recent.iter().rev().find(|s| s.psn == psn).copied();
-            let rnr = std::mem::take(&mut self.rnr_pending);
-            let (chain, worst) = if rnr {
-                (&mut self.rnr_chain, &mut self.worst_rnr)
-            } else {
-                (&mut self.chain, &mut self.worst)
-            };
-            match chain {
-                Some(c) if c.psn == psn => {
-                    c.tries = c.tries.saturating_add(1);
-                    if c.frames.len() < FRAMES_CITED {
-                        c.frames.push(frame);
-                    }
-                    if c.gaps_ns.len() < FRAMES_CITED {
-                        c.gaps_ns.push(ts.saturating_sub(c.last_ts));
-                    }
-                    c.last_frame = frame;
-                    c.last_ts = ts;
-                    c.answered_after = false;
-                }
-                _ => {
-                    let (frames, gaps) = match first {
-                        Some(s) => (vec![s.frame, frame], vec![ts.saturating_sub(s.ts)]),
-                        None => (vec![frame], Vec::new()),
-                    };
-                    *chain = Some(Chain {
-                        psn,
-                        tries: 2,
-                        frames,
-                        last_frame: frame,
-                        last_ts: ts,
-                        gaps_ns: gaps,
-                        answered_after: false,
-                    });
-                }
+                });
             }
-            if let Some(c) = chain.as_ref() {
-                if worse(worst, c) {
-                    *worst = Some(c.clone());
-                }
-            }
+            recent.reth_at = recent.reth_at.wrapping_add(1);
         }
-        if !ev.retransmitted() {
-            push_ring(&mut self.recent, RECENT, Sent { psn, frame, ts });
+        let retransmitted = ev.retransmitted();
+        if retransmitted && self.prev_psn.is_none_or(|p| p + 1 != psn) {
+            let first = recent.sent.iter().flatten().find(|s| s.psn == psn).copied();
+            self.retry(psn, frame, ts, first);
+        }
+        if !retransmitted {
+            let recent = self.recent.get_or_insert_with(Box::default);
+            if let Some(slot) = recent.sent.get_mut(recent.sent_at % RING) {
+                *slot = Some(Sent { psn, frame, ts });
+            }
+            recent.sent_at = recent.sent_at.wrapping_add(1);
         }
         self.prev_psn = Some(psn);
     }
 
+    /// A run of retransmissions starting at `psn`: one more try of it, counted against the
+    /// Retry Count (or the RNR Retry Count after an RNR NAK).
+    #[inline(never)]
+    fn retry(&mut self, psn: Psn, frame: u64, ts: u64, first: Option<Sent>) {
+        let rnr = std::mem::take(&mut self.rnr_pending);
+        let rare = self.rare_mut();
+        let (chain, worst) = if rnr {
+            (&mut rare.rnr_chain, &mut rare.worst_rnr)
+        } else {
+            (&mut rare.chain, &mut rare.worst)
+        };
+        match chain {
+            Some(c) if c.psn == psn => {
+                c.tries = c.tries.saturating_add(1);
+                if c.frames.len() < FRAMES_CITED {
+                    c.frames.push(frame);
+                }
+                if c.gaps_ns.len() < FRAMES_CITED {
+                    c.gaps_ns.push(ts.saturating_sub(c.last_ts));
+                }
+                c.last_frame = frame;
+                c.last_ts = ts;
+                c.answered_after = false;
+            }
+            _ => {
+                let (frames, gaps) = match first {
+                    Some(s) => (vec![s.frame, frame], vec![ts.saturating_sub(s.ts)]),
+                    None => (vec![frame], Vec::new()),
+                };
+                *chain = Some(Chain {
+                    psn,
+                    tries: 2,
+                    frames,
+                    last_frame: frame,
+                    last_ts: ts,
+                    gaps_ns: gaps,
+                    answered_after: false,
+                });
+            }
+        }
+        if let Some(c) = chain.as_ref() {
+            if worse(worst, c) {
+                *worst = Some(c.clone());
+            }
+        }
+    }
+
     /// A response (ACK, NAK, READ response, atomic ACK) to this requester flow: the
     /// stream's slot.
+    #[inline]
     fn response(&mut self, ev: &PacketEvent<'_, '_>, r: &Roce<'_>) {
-        let (frame, ts) = (ev.info.number, ev.info.ts_ns);
         self.answers += 1;
-        if self.first_answer == 0 {
-            self.first_answer = frame;
+        let nak = r.headers.aeth.filter(|a| a.kind() != AethKind::Ack);
+        if self.rare.is_none() && nak.is_none() {
+            return;
         }
-        for c in [&mut self.chain, &mut self.rnr_chain].into_iter().flatten() {
+        let (frame, ts) = (ev.info.number, ev.info.ts_ns);
+        let recent = self.recent.as_deref();
+        let rnr_pending = &mut self.rnr_pending;
+        let rare = self.rare.get_or_insert_with(|| Box::new(NO_RARE.clone()));
+        for c in [&mut rare.chain, &mut rare.rnr_chain].into_iter().flatten() {
             if ts >= c.last_ts {
                 c.answered_after = true;
             }
         }
-        let Some(aeth) = r.headers.aeth else { return };
+        let Some(aeth) = nak else { return };
         let psn = Psn::new(r.bth.psn);
         match aeth.kind() {
             AethKind::RnrNak => {
-                self.rnr_naks += 1;
-                self.rnr_pending = true;
-                self.first_rnr_nak.get_or_insert((frame, ts));
+                rare.rnr_naks += 1;
+                *rnr_pending = true;
+                rare.first_rnr_nak.get_or_insert((frame, ts));
             }
             AethKind::Nak => match aeth.nak_code() {
                 Some(NakCode::PsnSequenceError) => {
-                    self.seq_error_naks += 1;
-                    if self.seq_naks.len() < FRAMES_CITED {
-                        self.seq_naks.push(frame);
+                    rare.seq_error_naks += 1;
+                    if rare.seq_naks.len() < FRAMES_CITED {
+                        rare.seq_naks.push(frame);
                     }
                 }
                 Some(code) => {
-                    self.fatal_naks += 1;
-                    if self.fatal.is_none() {
-                        // The request the NAK names: the RETH at or before its PSN.
-                        let offending = self.reths.iter().rev().find(|x| x.psn <= psn).copied();
-                        self.fatal = Some(Fatal { frame, ts, code, psn, offending });
+                    rare.fatal_naks += 1;
+                    if rare.fatal.is_none() {
+                        // The request the NAK names: the latest RETH at or before its PSN.
+                        let offending = recent
+                            .iter()
+                            .flat_map(|r| r.reths.iter().flatten())
+                            .filter(|x| x.psn <= psn)
+                            .max_by_key(|x| x.frame)
+                            .copied();
+                        rare.fatal = Some(Fatal { frame, ts, code, psn, offending });
                     }
                 }
                 None => {}
@@ -463,18 +521,10 @@ pub struct Evidence {
     kept: Retained<Vec<(FlowKey, FlowEvidence)>>,
     /// CM frames' times (frame, ts), for the timeline of setups that failed; bounded.
     cm_times: Vec<(u64, u64)>,
-    /// Per host pair (source, destination; IPv4-mapped addresses as IPv4, so a RoCEv1 GRH
-    /// and a RoCEv2 IP header name one host alike): the last RoCE packet's time. What
-    /// `unanswered` asks before it says the peer never answered: not even on another QP or
-    /// flow the model did not pair. Bounded; a pair beyond the cap is not tracked.
-    hosts: FastHashMap<(IpAddr, IpAddr), u64>,
 }
 
 /// CM frames whose times are kept.
 const CM_TIMES: usize = 10_000;
-
-/// Host pairs tracked for `unanswered`.
-const HOSTS: usize = 65_536;
 
 /// An IPv4-mapped IPv6 address as the IPv4 address it maps.
 fn host(ip: IpAddr) -> IpAddr {
@@ -508,27 +558,13 @@ pub struct Measured<'a> {
 impl Evidence {
     /// Evidence kept for at most `max_flows` ended incarnations (the model's cap).
     pub fn new(max_flows: usize) -> Self {
-        Evidence {
-            kept: Retained::new(max_flows),
-            cm_times: Vec::new(),
-            hosts: FastHashMap::default(),
-        }
+        Evidence { kept: Retained::new(max_flows), cm_times: Vec::new() }
     }
 
-    /// Every packet the model took: its host pair, and a CM MAD's time.
+    /// Every packet the model took: a CM MAD's time.
     #[inline]
     pub fn observe(&mut self, ev: &PacketEvent<'_, '_>) {
-        let Some(o) = ev.observation else { return };
-        let pair = (host(o.own.src), host(o.own.dst));
-        let room = self.hosts.len() < HOSTS;
-        match self.hosts.get_mut(&pair) {
-            Some(t) => *t = (*t).max(ev.info.ts_ns),
-            None if room => {
-                self.hosts.insert(pair, ev.info.ts_ns);
-            }
-            None => {}
-        }
-        if o.seen == Seen::Cm && self.cm_times.len() < CM_TIMES {
+        if ev.seen() == Some(Seen::Cm) && self.cm_times.len() < CM_TIMES {
             self.cm_times.push((ev.info.number, ev.info.ts_ns));
         }
     }
@@ -561,14 +597,21 @@ impl Evidence {
                 .and_then(|i| cm_times.get(i))
                 .map(|&(_, t)| t)
         };
-        let hosts = &self.hosts;
-        let heard = |k: &FlowKey, since: u64| {
-            // None: the pair was not tracked (beyond the cap).
-            match hosts.get(&(host(k.dst), host(k.src))) {
-                Some(&t) => Some(t >= since),
-                None if hosts.len() >= HOSTS => None,
-                None => Some(false),
-            }
+        // Per host pair (source, destination; IPv4-mapped addresses as IPv4, so a RoCEv1 GRH
+        // and a RoCEv2 IP header name one host alike) the last packet's time, over every
+        // direction listed: what `unanswered` asks before it says the peer never answered,
+        // not even on a flow the model did not pair. With incarnations not listed, a pair
+        // not found is unknown, not silent.
+        let mut hosts: FastHashMap<(IpAddr, IpAddr), u64> = FastHashMap::default();
+        for d in connections.iter().flat_map(|c| &c.directions) {
+            let t = hosts.entry((host(d.src), host(d.dst))).or_default();
+            *t = (*t).max(d.last_ts);
+        }
+        let complete = m.not_listed == 0;
+        let heard = |k: &FlowKey, since: u64| match hosts.get(&(host(k.dst), host(k.src))) {
+            Some(&t) if t >= since => Some(true),
+            _ if !complete => None,
+            _ => Some(false),
         };
         let mut used_cm: Vec<bool> = vec![false; cm.len()];
         let mut out = Vec::with_capacity(connections.len());
@@ -855,15 +898,15 @@ fn judge_connection(
         // Unanswered: requests and retries, nothing at all from the peer host (on no flow:
         // a capture of one direction only shows no retries, a peer answering on a flow the
         // model did not pair is heard).
-        let (first, last) = (e.first_request.unwrap_or_default(), e.last_request);
-        let retried = e.worst.as_ref().is_some_and(|w| w.tries >= 2);
+        let (first, last) = (e.first_request, e.last_request);
+        let retried = e.rare().worst.as_ref().is_some_and(|w| w.tries >= 2);
         if reliable
             && from_peer == 0
             && e.answers == 0
             && retried
             && heard(k, first.1) == Some(false)
         {
-            let tries = e.worst.as_ref().map_or(1, |w| w.tries);
+            let tries = e.rare().worst.as_ref().map_or(1, |w| w.tries);
             let mut v = Verdict::new(
                 VerdictKind::Unanswered,
                 format!(
@@ -880,7 +923,7 @@ fn judge_connection(
             .at(first.0, first.1)
             .frames(
                 std::iter::once(first.0)
-                    .chain(e.worst.iter().flat_map(|w| w.frames.iter().copied()))
+                    .chain(e.rare().worst.iter().flat_map(|w| w.frames.iter().copied()))
                     .chain(std::iter::once(last.0)),
             )
             .with("requester", host_of(k))
@@ -894,6 +937,7 @@ fn judge_connection(
         // Retry exhausted: one PSN sent Retry Count + 1 times, then nothing from the peer.
         if reliable {
             if let Some(ch) = e
+                .rare()
                 .chain
                 .as_ref()
                 .filter(|ch| ch.tries > u32::from(retry_count) && !ch.answered_after)
@@ -946,7 +990,7 @@ fn judge_connection(
             }
         }
         // Application error: the first fatal NAK and the request it names.
-        if let Some(f) = e.fatal {
+        if let Some(f) = e.rare().fatal {
             let off = f.offending.map(|o| {
                 json!({"frame": o.frame, "opcode": o.opcode, "psn": o.psn.value(), "va": format!("0x{:016x}", o.va), "rkey": format!("0x{:08x}", o.rkey), "length": o.dma_len})
             });
@@ -965,7 +1009,7 @@ fn judge_connection(
                     k.dst,
                     f.frame,
                     f.psn.value(),
-                    e.fatal_naks
+                    e.rare().fatal_naks
                 ),
             )
             .at(f.frame, f.ts)
@@ -974,7 +1018,7 @@ fn judge_connection(
             .with("nak", json!(nak_name(f.code)))
             .with("nak_frame", json!(f.frame))
             .with("psn", json!(f.psn.value()))
-            .with("fatal_naks", json!(e.fatal_naks))
+            .with("fatal_naks", json!(e.rare().fatal_naks))
             .with("offending_request", off.unwrap_or(Value::Null));
             v.rules = rules_of(report, id, &["RSP-NAK", "REQ-AFTER-FATAL", "RSP-FATAL"]).0;
             out.push(v);
@@ -982,14 +1026,14 @@ fn judge_connection(
         let Some(d) = stats_of(k) else { continue };
         let s = &d.stats;
         // Receiver not ready: RNR NAKs, the advertised timer against the waits, the retries.
-        if e.rnr_naks > 0 {
-            let rnr_naks = e.rnr_naks;
+        if e.rare().rnr_naks > 0 {
+            let rnr_naks = e.rare().rnr_naks;
             let waits = &c.timing.rnr_waits;
             let advertised = waits.first().map(|w| w.advertised_ns);
             let waited_max = waits.iter().map(|w| w.waited_ns).max();
             let rnr_limit = exchange.map(|x| x.rep_rnr_retry_count.unwrap_or(x.rnr_retry_count));
-            let most = e.worst_rnr.as_ref().map_or(0, |w| w.tries.saturating_sub(1));
-            let (frame, ts) = e.first_rnr_nak.unwrap_or_default();
+            let most = e.rare().worst_rnr.as_ref().map_or(0, |w| w.tries.saturating_sub(1));
+            let (frame, ts) = e.rare().first_rnr_nak.unwrap_or_default();
             let v = Verdict::new(
                 VerdictKind::ReceiverNotReady,
                 format!(
@@ -1016,7 +1060,7 @@ fn judge_connection(
             out.push(v);
         }
         // Lossy path: sequence error NAKs and go-back-N; in the capture or on the wire.
-        if e.seq_error_naks > 0 {
+        if e.rare().seq_error_naks > 0 {
             let (cap_rules, cap_frames) = rules_of(report, id, &["CAP-"]);
             let missing = report
                 .connections
@@ -1028,7 +1072,7 @@ fn judge_connection(
                 VerdictKind::LossyPath,
                 format!(
                     "{} PSN sequence error NAK(s) to {}, {} PSNs sent again (go-back-N), {:.2} % of its {} requests{}",
-                    e.seq_error_naks,
+                    e.rare().seq_error_naks,
                     k.src,
                     s.retransmissions,
                     rate,
@@ -1040,14 +1084,14 @@ fn judge_connection(
                     }
                 ),
             )
-            .frames(e.seq_naks.iter().copied().chain(cap_frames))
+            .frames(e.rare().seq_naks.iter().copied().chain(cap_frames))
             .with("requester", host_of(k))
-            .with("sequence_error_naks", json!(e.seq_error_naks))
+            .with("sequence_error_naks", json!(e.rare().seq_error_naks))
             .with("retransmissions", json!(s.retransmissions))
             .with("requests", json!(e.requests))
             .with("retransmitted_percent", json!((rate * 100.0).round() / 100.0))
             .with("missing_from_capture", json!(missing));
-            if let Some(&f) = e.seq_naks.first() {
+            if let Some(&f) = e.rare().seq_naks.first() {
                 v.frame = Some(f);
             }
             v.rules = rules_of(report, id, &["REQ-GBN", "CAP-", "RSP-SEQ"]).0;
