@@ -40,6 +40,15 @@ pub struct ExpectOptions {
     /// `--rnr-timer`: the responder QPs' configured minimum RNR NAK timer code (0..31).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rnr_timer: Option<u8>,
+    /// `--expect-dscp`: the DSCP RoCE traffic other than CNPs was configured with (0..63).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect_dscp: Option<u8>,
+    /// `--expect-cnp-dscp`: the DSCP CNPs were configured with (0..63).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect_cnp_dscp: Option<u8>,
+    /// `--expect-pcp`: the 802.1Q PCP RoCE frames were configured with (0..7).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expect_pcp: Option<u8>,
 }
 
 /// The reviewed findings of one capture (`check --expect FILE`, `check --write-expect FILE`).
@@ -69,6 +78,9 @@ impl ExpectOptions {
             qp_timeout: opts.qp_timeout,
             cnp_min_interval: opts.cnp_min_interval.map(|p| p.to_string()),
             rnr_timer: opts.rnr_timer,
+            expect_dscp: opts.expect_dscp,
+            expect_cnp_dscp: opts.expect_cnp_dscp,
+            expect_pcp: opts.expect_pcp,
         }
     }
 
@@ -84,6 +96,15 @@ impl ExpectOptions {
         }
         if opts.rnr_timer.is_none() {
             opts.rnr_timer = self.rnr_timer;
+        }
+        if opts.expect_dscp.is_none() {
+            opts.expect_dscp = self.expect_dscp;
+        }
+        if opts.expect_cnp_dscp.is_none() {
+            opts.expect_cnp_dscp = self.expect_cnp_dscp;
+        }
+        if opts.expect_pcp.is_none() {
+            opts.expect_pcp = self.expect_pcp;
         }
         if opts.cnp_min_interval.is_none() {
             // Validated by read_expect.
@@ -192,6 +213,16 @@ pub fn parse_expect_noting(bytes: &[u8]) -> Result<(ExpectFile, Vec<String>), Ex
     }
     if let Some(t) = e.options.rnr_timer.filter(|t| *t > 31) {
         return Err(invalid(format!("options.rnr_timer: {t} is not an RNR timer code (0..31)")));
+    }
+    for (name, v) in
+        [("expect_dscp", e.options.expect_dscp), ("expect_cnp_dscp", e.options.expect_cnp_dscp)]
+    {
+        if let Some(d) = v.filter(|d| *d > 63) {
+            return Err(invalid(format!("options.{name}: {d} is not a DSCP (0..63)")));
+        }
+    }
+    if let Some(p) = e.options.expect_pcp.filter(|p| *p > 7) {
+        return Err(invalid(format!("options.expect_pcp: {p} is not an 802.1Q PCP (0..7)")));
     }
     if let Some(c) = &e.options.cnp_min_interval {
         // The parser's message repeats the text: only for text short enough to be a pacing.

@@ -58,6 +58,9 @@ fn every_suite_scenario_gives_exactly_its_findings() {
                 .as_deref()
                 .map(|c| roce_conformance::CnpPacing::parse(c).unwrap()),
             rnr_timer: expect.options.rnr_timer,
+            expect_dscp: expect.options.expect_dscp,
+            expect_cnp_dscp: expect.options.expect_cnp_dscp,
+            expect_pcp: expect.options.expect_pcp,
             ..Options::default()
         };
         let r = check_frames(&frames_of(&t), opts);

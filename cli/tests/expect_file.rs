@@ -120,6 +120,52 @@ fn pmtu_is_validated_as_pmtu_is() {
 }
 
 #[test]
+fn network_options_are_validated_and_written() {
+    // Out of range in a file: refused, the option and the range named.
+    let (e, text) = written("net.json");
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    for (name, value, says) in [
+        ("expect_dscp", 64, "options.expect_dscp: 64 is not a DSCP (0..63)"),
+        ("expect_cnp_dscp", 200, "options.expect_cnp_dscp: 200 is not a DSCP (0..63)"),
+        ("expect_pcp", 8, "options.expect_pcp: 8 is not an 802.1Q PCP (0..7)"),
+    ] {
+        let mut v = v.clone();
+        v["options"][name] = value.into();
+        std::fs::write(&e, v.to_string()).unwrap();
+        let (code, out, err) = expect(&e);
+        assert_eq!(code, 2, "{name} {value} accepted: {out}{err}");
+        assert!(err.contains(&e.display().to_string()) && err.contains(says), "{err}");
+    }
+    std::fs::remove_file(&e).unwrap();
+    // Out of range on the command line: clap refuses it.
+    for (flag, value) in
+        [("--expect-dscp", "64"), ("--expect-cnp-dscp", "64"), ("--expect-pcp", "8")]
+    {
+        let (code, out, err) = run(&[p("check"), &capture(), p(flag), p(value)]);
+        assert_eq!(code, 2, "{flag} {value}: {out}{err}");
+        assert!(err.contains(flag) && err.contains(value), "{err}");
+    }
+    // What --write-expect records, --expect replays: the suite's net-pcp with its options.
+    let cap = root().join("pcaps/conformance/net-pcp.pcap");
+    let e = tmp("net-written.json");
+    let args = ["--expect-dscp", "26", "--expect-cnp-dscp", "46", "--expect-pcp", "3"];
+    let mut all: Vec<&Path> = vec![p("check"), &cap, p("--write-expect"), &e];
+    all.extend(args.iter().map(|a| p(a)));
+    let (code, out, err) = run(&all);
+    assert_eq!(code, 0, "{out}{err}");
+    let w: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&e).unwrap()).unwrap();
+    assert_eq!(w["options"]["expect_dscp"], 26);
+    assert_eq!(w["options"]["expect_cnp_dscp"], 46);
+    assert_eq!(w["options"]["expect_pcp"], 3);
+    let rules: Vec<&str> =
+        w["findings"].as_array().unwrap().iter().map(|f| f["rule"].as_str().unwrap()).collect();
+    assert_eq!(rules, ["NET-PCP"; 7], "{w}");
+    let (code, out, err) = run(&[p("check"), &cap, p("--expect"), &e]);
+    assert_eq!(code, 0, "{out}{err}");
+    std::fs::remove_file(&e).unwrap();
+}
+
+#[test]
 fn json_errors_name_the_file_line_and_column() {
     let e = tmp("syntax.json");
     for (text, at) in [

@@ -531,6 +531,9 @@ impl<X: Default> Checker<X> {
         }
         let own_conn = Some(self.model.conn_id(&own));
         crate::packet_rules::check(f, p, r, own_conn, &mut self.judge);
+        if self.opts.network_stated() {
+            crate::net_rules::check(f, p, r, own_conn, &self.opts, &mut self.judge);
+        }
         let Some(info) = r.info else { return };
         if obs.seen == Seen::Cm {
             return;

@@ -43,6 +43,7 @@ mod context;
 mod finding;
 mod hash;
 mod json;
+mod net_rules;
 mod options;
 mod packet_rules;
 mod psn;

@@ -54,6 +54,16 @@ pub struct Options {
     /// The responder QPs' configured minimum RNR NAK timer code (`--rnr-timer CODE`, IBTA
     /// table 45): RNR NAKs advertising another code are RSP-RNR-TIMER.
     pub rnr_timer: Option<u8>,
+    /// The DSCP the hosts were configured to send RoCE traffic at (`--expect-dscp D`,
+    /// 0..63): a RoCEv2 packet other than a CNP at another DSCP is NET-DSCP.
+    pub expect_dscp: Option<u8>,
+    /// The DSCP the notification points were configured to send CNPs at
+    /// (`--expect-cnp-dscp D`, 0..63; mlx5's default is 48): a CNP at another is NET-CNP-DSCP.
+    pub expect_cnp_dscp: Option<u8>,
+    /// The 802.1Q priority (PCP, 0..7) RoCE frames were configured to carry, the PFC
+    /// priority (`--expect-pcp P`): a frame whose outermost tag has another PCP, or that is
+    /// untagged, is NET-PCP.
+    pub expect_pcp: Option<u8>,
 }
 
 /// Which CNPs `--cnp-min-interval` compares: the NP's pacing mode (Lumina's three). mlx5
@@ -157,11 +167,20 @@ impl Default for Options {
             qp_timeout: None,
             cnp_min_interval: None,
             rnr_timer: None,
+            expect_dscp: None,
+            expect_cnp_dscp: None,
+            expect_pcp: None,
         }
     }
 }
 
 impl Options {
+    /// Whether a network configuration was stated (`--expect-dscp`, `--expect-cnp-dscp`,
+    /// `--expect-pcp`): then the NET-* rules judge every RoCE frame.
+    pub fn network_stated(&self) -> bool {
+        self.expect_dscp.is_some() || self.expect_cnp_dscp.is_some() || self.expect_pcp.is_some()
+    }
+
     /// What the connection model takes from these options.
     pub fn model(&self) -> ModelOptions {
         ModelOptions {

@@ -171,6 +171,12 @@ rules! {
         "a CNP's DestQP is a QP that sent CE-marked data to the CNP's sender";
     CC_CNP_PACING = "CC-CNP-PACING", Warning, NotificationPoint, "DCQCN (Zhu et al., SIGCOMM 2015) CNP interval; mlx5 min_time_between_cnps; --cnp-min-interval",
         "with --cnp-min-interval D[,qp|pair|dest]: no two CNPs to one QP (or from one IP to another, or to one IP) closer than D";
+    NET_DSCP = "NET-DSCP", Warning, Sender, "the hosts' traffic class (ibv_modify_qp traffic_class, rdma_set_option TOS, UCX_IB_TRAFFIC_CLASS); --expect-dscp",
+        "with --expect-dscp D: every RoCEv2 packet but CNPs (requests, ACKs, NAKs, READ and atomic responses, CM MADs on QP1) carries DSCP D in its IP header (RoCEv1 has none: not judged)";
+    NET_CNP_DSCP = "NET-CNP-DSCP", Warning, Sender, "IBTA A17 (CNP); mlx5 cnp_dscp (default 48); --expect-cnp-dscp",
+        "with --expect-cnp-dscp D: every RoCEv2 CNP (BTH opcode 0x81) carries DSCP D in its IP header";
+    NET_PCP = "NET-PCP", Warning, Sender, "IEEE 802.1Q PCP, 802.1Qbb PFC; --expect-pcp",
+        "with --expect-pcp P: every RoCE frame carries an 802.1Q tag whose PCP is P (the outermost tag, as the first switch sees it); an untagged frame is a finding, PFC has no priority to pause (frames captured without an Ethernet header are not judged)";
 }
 
 /// The catalog as a Markdown document (docs/rules.md is this, kept fresh by a test).
@@ -189,6 +195,7 @@ pub fn markdown() -> String {
         ("REQ-", "Requester"),
         ("RSP-", "Responder"),
         ("CC-", "Congestion"),
+        ("NET-", "Network configuration"),
     ];
     for (prefix, title) in sections {
         t.push_str(&format!(

@@ -44,6 +44,9 @@ const CHECK: &[&str] = &[
     "qp_timeout",
     "cnp_min_interval",
     "rnr_timer",
+    "expect_dscp",
+    "expect_cnp_dscp",
+    "expect_pcp",
     "enable",
     "disable",
 ];
@@ -212,6 +215,9 @@ pub fn parse(takes: Takes, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Opts>
             "retx_timeout_us" => o.check.retx_timeout_ns = scaled(&name, v, 1000)?,
             "qp_timeout" => o.check.qp_timeout = Some(int(&name, v, 1, 31)?),
             "rnr_timer" => o.check.rnr_timer = Some(int(&name, v, 0, 31)?),
+            "expect_dscp" => o.check.expect_dscp = Some(int(&name, v, 0, 63)?),
+            "expect_cnp_dscp" => o.check.expect_cnp_dscp = Some(int(&name, v, 0, 63)?),
+            "expect_pcp" => o.check.expect_pcp = Some(int(&name, v, 0, 7)?),
             "cnp_min_interval" => {
                 let s = string(&name, v)?;
                 o.check.cnp_min_interval =

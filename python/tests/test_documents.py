@@ -67,6 +67,8 @@ CHECK_OPTIONS = [
     ({"reorder_window_us": 0}, ["--reorder-window", "0"]),
     ({"qp_timeout": 10}, ["--qp-timeout", "10"]),
     ({"rnr_timer": 3}, ["--rnr-timer", "3"]),
+    ({"expect_dscp": 0, "expect_pcp": 3}, ["--expect-dscp", "0", "--expect-pcp", "3"]),
+    ({"expect_cnp_dscp": 48}, ["--expect-cnp-dscp", "48"]),
     ({"cnp_min_interval": "50us,pair"}, ["--cnp-min-interval", "50us,pair"]),
     ({"pmtu": 1024, "max_flows": 2}, ["--pmtu", "1024", "--max-flows", "2"]),
     ({"reconnect_idle_ms": 100000}, ["--reconnect-idle", "100000"]),

@@ -70,7 +70,8 @@ NAMES = st.sampled_from(
     [
         "port", "filter", "conn", "pmtu", "max_flows", "reconnect_idle_ms", "shard",
         "assume_complete", "reorder_window_us", "retx_timeout_us", "qp_timeout",
-        "cnp_min_interval", "rnr_timer", "enable", "disable", "nope", "retx_timeout",
+        "cnp_min_interval", "rnr_timer", "expect_dscp", "expect_cnp_dscp", "expect_pcp",
+        "enable", "disable", "nope", "retx_timeout",
     ]
 )
 

@@ -302,6 +302,20 @@ pub struct JudgingArgs {
     /// RSP-RNR-TIMER; a retry before the advertised timer is REQ-RNR-WAIT anyway
     #[arg(long = "rnr-timer", value_name = "CODE", value_parser = clap::value_parser!(u8).range(0..=31))]
     pub rnr_timer: Option<u8>,
+    /// The DSCP (0..63) the hosts were configured to send RoCE traffic at (traffic class,
+    /// RDMA-CM ToS, mlx5 trust dscp): a RoCEv2 packet other than a CNP (requests, responses,
+    /// CM MADs) at another DSCP is NET-DSCP
+    #[arg(long = "expect-dscp", value_name = "D", value_parser = clap::value_parser!(u8).range(0..=63))]
+    pub expect_dscp: Option<u8>,
+    /// The DSCP (0..63) the notification points were configured to send CNPs at (mlx5
+    /// cnp_dscp, 48 by default): a CNP at another DSCP is NET-CNP-DSCP
+    #[arg(long = "expect-cnp-dscp", value_name = "D", value_parser = clap::value_parser!(u8).range(0..=63))]
+    pub expect_cnp_dscp: Option<u8>,
+    /// The 802.1Q priority (PCP, 0..7) RoCE frames were configured to carry, the PFC
+    /// priority: a frame whose outermost VLAN tag has another PCP, or an untagged frame, is
+    /// NET-PCP
+    #[arg(long = "expect-pcp", value_name = "P", value_parser = clap::value_parser!(u8).range(0..=7))]
+    pub expect_pcp: Option<u8>,
 }
 
 impl JudgingArgs {
@@ -315,6 +329,9 @@ impl JudgingArgs {
             qp_timeout: self.qp_timeout,
             cnp_min_interval: self.cnp_min_interval,
             rnr_timer: self.rnr_timer,
+            expect_dscp: self.expect_dscp,
+            expect_cnp_dscp: self.expect_cnp_dscp,
+            expect_pcp: self.expect_pcp,
             ..model.options()
         }
     }

@@ -8,7 +8,7 @@ use roce_parser::{
     mtu_code, AethRepr, AtomicAckEthRepr, AtomicEthRepr, BthRepr, CmMessage, DethRepr, DrepRepr,
     DreqRepr, ExtHeaders, FrameBuilder, ImmDtRepr, Ipv4Spec, Ipv6Spec, MadHeaderRepr, MessageRef,
     Network, PortSpace, RdmaCmIpHeader, RejRepr, RejectReason, RepRepr, ReqRepr, RethRepr, RtuRepr,
-    TransportServiceType, GSI_QKEY, MAD_LEN, RDMA_CM_IP_HEADER_LEN,
+    TransportServiceType, VlanTag, GSI_QKEY, MAD_LEN, MAX_VLANS, RDMA_CM_IP_HEADER_LEN,
 };
 
 use super::Trace;
@@ -52,6 +52,41 @@ pub fn network(src: &Endpoint, dst: &Endpoint, ecn: u8) -> Network {
             flow_label: 0,
             hop_limit: 64,
         }),
+    }
+}
+
+/// How one side of a connection marks the frames it sends: the DSCP of its packets and of
+/// its CNPs, and its 802.1Q tags (outermost first). [`Wire::DEFAULT`] (DSCP 26, untagged) is
+/// what [`network`] writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wire {
+    /// DSCP of requests, responses and CM MADs.
+    pub dscp: u8,
+    /// DSCP of CNPs.
+    pub cnp_dscp: u8,
+    /// VLAN tags, outermost first.
+    pub vlans: [Option<VlanTag>; MAX_VLANS],
+}
+
+impl Wire {
+    /// DSCP 26 for everything, no VLAN tag.
+    pub const DEFAULT: Wire = Wire { dscp: 26, cnp_dscp: 26, vlans: [None; MAX_VLANS] };
+
+    /// `b` (built by [`frame`]) marked as this side sends it: a CNP's DSCP if `cnp`.
+    pub fn apply(&self, b: &mut FrameBuilder<'_>, cnp: bool) {
+        let dscp = if cnp { self.cnp_dscp } else { self.dscp } & 0x3f;
+        match &mut b.network {
+            Network::Ipv4(v4) => v4.dscp = dscp,
+            Network::Ipv6(v6) => v6.traffic_class = dscp << 2 | (v6.traffic_class & 3),
+            Network::RoceV1(_) => {}
+        }
+        b.vlans = self.vlans;
+    }
+}
+
+impl Default for Wire {
+    fn default() -> Self {
+        Wire::DEFAULT
     }
 }
 
@@ -145,6 +180,8 @@ pub struct RcConn {
     pub ecn: u8,
     /// The partition key of every packet of the connection (and of the CM REQ).
     pub pkey: u16,
+    /// How each side marks its frames (`wire[0]`: frames a sends, `wire[1]`: b's).
+    pub wire: [Wire; 2],
     /// Virtual address counter for RETHs.
     va: u64,
 }
@@ -160,6 +197,7 @@ impl RcConn {
             transport: 0,
             ecn: 2,
             pkey: 0xffff,
+            wire: [Wire::DEFAULT; 2],
             va: 0x7f00_0000_0000,
         }
     }
@@ -194,12 +232,19 @@ impl RcConn {
         usize::from(!from_a)
     }
 
+    /// How the frames `a` (or else `b`) sends are marked.
+    pub fn wire_of(&self, from_a: bool) -> Wire {
+        self.wire.get(Self::idx(from_a)).copied().unwrap_or_default()
+    }
+
     /// Emits one request packet from the given side.
     pub fn emit_request(&self, t: &mut Trace, from_a: bool, s: &Sent) {
         let (src, dst) = self.ends(from_a);
         let mut h = self.bth(s.opcode, dst.qpn, s.psn);
         h.ackreq = s.ackreq;
-        t.push(&frame(&src, &dst, h, s.headers, &s.payload, self.ecn));
+        let mut b = frame(&src, &dst, h, s.headers, &s.payload, self.ecn);
+        self.wire_of(from_a).apply(&mut b, false);
+        t.push(&b);
     }
 
     /// Emits a response packet (ACK, NAK, READ response, atomic ACK) from the responder of
@@ -215,7 +260,9 @@ impl RcConn {
     ) {
         let (req, resp) = self.ends(requester_a);
         // Responses travel the uncongested way: ECT(0), never CE.
-        t.push(&frame(&resp, &req, self.bth(opcode, req.qpn, psn), headers, payload, 2));
+        let mut b = frame(&resp, &req, self.bth(opcode, req.qpn, psn), headers, payload, 2);
+        self.wire_of(!requester_a).apply(&mut b, false);
+        t.push(&b);
     }
 
     /// The packets of a SEND (with immediate data if `imm`) or RDMA WRITE message of `len`
@@ -430,7 +477,9 @@ impl RcConn {
         let (dst, src) = self.ends(to_a);
         let mut h = self.bth(op::CNP, dst.qpn, 0);
         h.becn = true;
-        t.push(&frame(&src, &dst, h, ExtHeaders::default(), &[0; 16], 2));
+        let mut b = frame(&src, &dst, h, ExtHeaders::default(), &[0; 16], 2);
+        self.wire_of(!to_a).apply(&mut b, true);
+        t.push(&b);
     }
 }
 
@@ -478,7 +527,9 @@ impl Cm {
             deth: Some(DethRepr { qkey: GSI_QKEY, reserved: 0, src_qp: 1 }),
             ..Default::default()
         };
-        t.push(&frame(&src1, &dst1, h, headers, &mad, 2));
+        let mut b = frame(&src1, &dst1, h, headers, &mad, 2);
+        conn.wire_of(from_a).apply(&mut b, false);
+        t.push(&b);
     }
 
     /// The next CM exchange between the same GSI endpoints (a reconnect): a new transaction

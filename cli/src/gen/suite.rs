@@ -7,10 +7,10 @@
 use std::net::{IpAddr, Ipv4Addr};
 
 use roce_parser::{
-    AethRepr, AtomicAckEthRepr, AtomicEthRepr, BthRepr, ExtHeaders, RethRepr, XrcethRepr,
+    AethRepr, AtomicAckEthRepr, AtomicEthRepr, BthRepr, ExtHeaders, RethRepr, VlanTag, XrcethRepr,
 };
 
-use super::conn::{frame, op, ud_send, Cm, Sent};
+use super::conn::{frame, op, ud_send, Cm, Sent, Wire};
 use super::{scenarios, timers, Endpoint, RcConn, Trace};
 
 // The expect file's types are crate::expect's; here as the suite has always named them.
@@ -26,7 +26,26 @@ pub struct Scenario {
     pub cnp_min_interval: Option<&'static str>,
     /// `--rnr-timer` for the check (the expect file's `options.rnr_timer`).
     pub rnr_timer: Option<u8>,
+    /// The network configuration stated for the check (`--expect-dscp`,
+    /// `--expect-cnp-dscp`, `--expect-pcp`; the expect file's `options.expect_*`).
+    pub net: NetExpect,
     pub build: fn() -> (Trace, Vec<Expected>),
+}
+
+/// The network configuration a scenario is checked against (NET-*): none for most.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NetExpect {
+    /// `--expect-dscp`.
+    pub dscp: Option<u8>,
+    /// `--expect-cnp-dscp`.
+    pub cnp_dscp: Option<u8>,
+    /// `--expect-pcp`.
+    pub pcp: Option<u8>,
+}
+
+impl NetExpect {
+    /// No network configuration stated: the NET-* rules stay silent.
+    pub const NONE: NetExpect = NetExpect { dscp: None, cnp_dscp: None, pcp: None };
 }
 
 fn ex(rule: &str, frames: &[u64]) -> Expected {
@@ -390,16 +409,64 @@ fn gbn_new_psn() -> (Trace, Vec<Expected>) {
 }
 
 /// The suite, in file order.
+/// The network configuration the NET-* scenarios state: DSCP 26 for RoCE traffic, 46 for
+/// CNPs, PFC priority (PCP) 3.
+const NET: NetExpect = NetExpect { dscp: Some(26), cnp_dscp: Some(46), pcp: Some(3) };
+
+/// Which side's misconfiguration [`net_config`] shows.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum NetFault {
+    None,
+    /// b sends at DSCP 0 (its traffic class never set); its CNPs stay at 46.
+    Dscp,
+    /// b sends its CNP at DSCP 5.
+    CnpDscp,
+    /// b tags its frames with PCP 0 up to its CNP, then sends untagged.
+    Pcp,
+}
+
+/// A CM-opened connection configured as [`NET`] states, with a fault of b's: CM REQ, REP,
+/// RTU (1-3); a -> b SEND (4, ACK 5); a CE-marked WRITE (6, ACK 7) and b's CNP to a's QP
+/// (8); a READ of 1500 bytes (9, responses 10, 11); b -> a SEND (12, ACK 13). b sends 2, 5,
+/// 7, 8, 10, 11, 12. a's frames are double-tagged, an S-tag with PCP 3 outside a C-tag with
+/// PCP 0 (the outermost tag is the one judged); b's carry one tag, VLAN 100 PCP 3.
+fn net_config(fault: NetFault) -> Trace {
+    let tag = |tpid, pcp, vid| Some(VlanTag { tpid, pcp, dei: false, vid });
+    let mut t = Trace::new();
+    let mut c = conn();
+    let a = Wire { dscp: 26, cnp_dscp: 46, vlans: [tag(0x88a8, 3, 10), tag(0x8100, 0, 100)] };
+    let mut b = Wire { dscp: 26, cnp_dscp: 46, vlans: [tag(0x8100, 3, 100), None] };
+    match fault {
+        NetFault::None => {}
+        NetFault::Dscp => b.dscp = 0,
+        NetFault::CnpDscp => b.cnp_dscp = 5,
+        NetFault::Pcp => b.vlans = [tag(0x8100, 0, 100), None],
+    }
+    c.wire = [a, b];
+    Cm::new(77, (0x1111, 0x2222)).connect(&mut t, &c, 4000); // 1-3
+    c.send_or_write(&mut t, true, false, 10, None); // 4, 5
+    c.ecn = 3;
+    c.send_or_write(&mut t, true, true, 10, None); // 6, 7
+    c.ecn = 2;
+    c.cnp(&mut t, true); // 8
+    if fault == NetFault::Pcp {
+        c.wire[1].vlans = [None, None];
+    }
+    c.read(&mut t, true, 1500); // 9, 10, 11
+    c.send_or_write(&mut t, false, false, 10, None); // 12, 13
+    t
+}
+
 pub const SUITE: &[Scenario] = &[
-    Scenario { name: "clean-rc-mix", description: "RC SEND / WRITE / READ / atomic both ways, CM-opened", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "clean-rc-mix", description: "RC SEND / WRITE / READ / atomic both ways, CM-opened", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = cm_conn(&mut t);
         clean_mix(&mut c, &mut t);
         Cm::new(77, (0x1111, 0x2222)).disconnect(&mut t, &c);
         (t, vec![])
     }},
-    Scenario { name: "clean-sample", description: "the project's sample: go-back-N after a NAK, RNR retry after the timer, ECN with a CNP, UD, IPv6", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (scenarios::sample(1), vec![]) },
-    Scenario { name: "clean-recoveries", description: "go-back-N after loss downstream, RNR retry after the timer, READ retry after a lost response", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "clean-sample", description: "the project's sample: go-back-N after a NAK, RNR retry after the timer, ECN with a CNP, UD, IPv6", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || (scenarios::sample(1), vec![]) },
+    Scenario { name: "clean-recoveries", description: "go-back-N after loss downstream, RNR retry after the timer, READ retry after a lost response", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = conn();
         let pkts = c.message(true, true, 4096, None);
@@ -426,7 +493,7 @@ pub const SUITE: &[Scenario] = &[
         c.emit_response(&mut t, true, op::READ_RESPONSE_LAST, req.psn + 2, aeth, &[1; 952]);
         (t, vec![])
     }},
-    Scenario { name: "clean-psn-wrap-interleaved", description: "three interleaved connections (one UC) crossing PSN 2^24", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "clean-psn-wrap-interleaved", description: "three interleaved connections (one UC) crossing PSN 2^24", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c1 = RcConn::new(Endpoint::new(ip(1), 0x10), Endpoint::new(ip(2), 0x20), 1024, 0xff_fffd, 0xff_ffff);
         let mut c2 = RcConn::new(Endpoint::new(ip(1), 0x11), Endpoint::new(ip(2), 0x21), 1024, 0xff_fff0, 7);
@@ -440,7 +507,7 @@ pub const SUITE: &[Scenario] = &[
         }
         (t, vec![])
     }},
-    Scenario { name: "clean-ud-xrc", description: "UD SENDs with and without immediate, and an XRC request / ACK pair", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "clean-ud-xrc", description: "UD SENDs with and without immediate, and an XRC request / ACK pair", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let a = Endpoint::new(ip(1), 0x31);
         let b = Endpoint::new(ip(2), 0x32);
@@ -452,7 +519,7 @@ pub const SUITE: &[Scenario] = &[
         t.push(&frame(&b, &a, BthRepr { opcode: 0xb1, dest_qp: a.qpn, ..req }, ack, &[], 2));
         (t, vec![])
     }},
-    Scenario { name: "host-capture-loss-reorder", description: "the clean mix as a host capture records it: a packet missing, an ACK before its request (warnings only)", assume_complete: false, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "host-capture-loss-reorder", description: "the clean mix as a host capture records it: a packet missing, an ACK before its request (warnings only)", assume_complete: false, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = conn();
         clean_mix(&mut c, &mut t);
@@ -463,7 +530,7 @@ pub const SUITE: &[Scenario] = &[
         t.frames[9].data = x;
         (t, vec![ex("CAP-GAP", &[1, 2]), ex("CAP-REORDER", &[9, 10])])
     }},
-    Scenario { name: "pkt-rules", description: "one bad frame per per-packet rule: ICRC, TVer, reserved and vendor opcodes, payload on a READ request, padded FIRST, reserved bits, short CNP, QP1 Q_Key", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "pkt-rules", description: "one bad frame per per-packet rule: ICRC, TVer, reserved and vendor opcodes, payload on a READ request, padded FIRST, reserved bits, short CNP, QP1 Q_Key", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let a = Endpoint::new(ip(1), 0x111);
         let b = Endpoint::new(ip(2), 0x222);
         let mut t = Trace::new();
@@ -486,7 +553,7 @@ pub const SUITE: &[Scenario] = &[
             ex("CC-CNP-TARGET", &[8]), ex("PKT-UD-QKEY", &[9]),
         ])
     }},
-    Scenario { name: "req-psn-skip", description: "the requester skips a PSN (judged as a fault: the capture is known complete)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "req-psn-skip", description: "the requester skips a PSN (judged as a fault: the capture is known complete)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = cm_conn(&mut t);
         c.send_or_write(&mut t, true, false, 10, None); // 4, 5
@@ -494,7 +561,7 @@ pub const SUITE: &[Scenario] = &[
         c.send_or_write(&mut t, true, false, 10, None); // 6, 7
         (t, vec![ex("REQ-PSN", &[4, 6])])
     }},
-    Scenario { name: "req-psn-in-read-range", description: "a SEND reuses a PSN consumed by a 3-PSN READ", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "req-psn-in-read-range", description: "a SEND reuses a PSN consumed by a 3-PSN READ", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = cm_conn(&mut t);
         let rd = c.read(&mut t, true, 3000); // 4; 5-7 responses
@@ -503,7 +570,7 @@ pub const SUITE: &[Scenario] = &[
         c.emit_request(&mut t, true, &s[0]); // 8
         (t, vec![ex("REQ-PSN", &[4, 8])])
     }},
-    Scenario { name: "req-msg-seq", description: "a WRITE interleaved into a SEND, then a MIDDLE with no message in progress", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "req-msg-seq", description: "a WRITE interleaved into a SEND, then a MIDDLE with no message in progress", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = cm_conn(&mut t);
         let a = c.message(true, false, 3000, None);
@@ -517,7 +584,7 @@ pub const SUITE: &[Scenario] = &[
         c.emit_request(&mut t, true, &m); // 6
         (t, vec![ex("REQ-MSG-SEQ", &[4, 5]), ex("REQ-MSG-SEQ", &[6])])
     }},
-    Scenario { name: "req-length-dmalen-align", description: "a short FIRST, a WRITE shorter than its DMA Length, a misaligned atomic", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "req-length-dmalen-align", description: "a short FIRST, a WRITE shorter than its DMA Length, a misaligned atomic", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = cm_conn(&mut t);
         let mut s = c.message(true, false, 3000, None);
@@ -532,7 +599,7 @@ pub const SUITE: &[Scenario] = &[
         c.emit_request(&mut t, true, &atomic); // 9
         (t, vec![ex("REQ-LENGTH", &[4]), ex("REQ-DMALEN", &[7, 8]), ex("REQ-ATOMIC-ALIGN", &[9])])
     }},
-    Scenario { name: "req-gbn-retx-same", description: "after a NAK naming the MIDDLE the requester resends the LAST first, then resends it changed 5 ms later (the REQ announcing Local ACK Timeout 10, 4.194304 ms)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "req-gbn-retx-same", description: "after a NAK naming the MIDDLE the requester resends the LAST first, then resends it changed 5 ms later (the REQ announcing Local ACK Timeout 10, 4.194304 ms)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = cm_conn_t10(&mut t);
         let w = c.message(true, true, 3072, None);
@@ -545,7 +612,7 @@ pub const SUITE: &[Scenario] = &[
         c.emit_request(&mut t, true, &changed); // 9
         (t, vec![ex("REQ-GBN", &[7, 8]), ex("REQ-RETX-SAME", &[6, 9])])
     }},
-    Scenario { name: "req-rnr-wait", description: "a retry 0.1 ms after an RNR NAK with a 0.64 ms timer (the REQ announcing RNR Retry Count 7: the retry itself is allowed)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "req-rnr-wait", description: "a retry 0.1 ms after an RNR NAK with a 0.64 ms timer (the REQ announcing RNR Retry Count 7: the retry itself is allowed)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = conn();
         let mut cm = Cm::new(77, (0x1111, 0x2222));
@@ -558,7 +625,7 @@ pub const SUITE: &[Scenario] = &[
         c.emit_request(&mut t, true, &s[0]); // 6
         (t, vec![ex("REQ-RNR-WAIT", &[5, 6])])
     }},
-    Scenario { name: "req-retx-cause", description: "a retransmission nothing explains", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "req-retx-cause", description: "a retransmission nothing explains", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = cm_conn(&mut t);
         let s = c.message(true, false, 10, None);
@@ -566,7 +633,7 @@ pub const SUITE: &[Scenario] = &[
         c.emit_request(&mut t, true, &s[0]); // 5
         (t, vec![ex("REQ-RETX-CAUSE", &[4, 5])])
     }},
-    Scenario { name: "req-read-retry", description: "a re-issued READ whose VA does not advance with its PSN", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "req-read-retry", description: "a re-issued READ whose VA does not advance with its PSN", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = cm_conn(&mut t);
         let req = c.read_request(&mut t, true, 3000); // 4
@@ -577,7 +644,7 @@ pub const SUITE: &[Scenario] = &[
         c.emit_request(&mut t, true, &retry); // 6
         (t, vec![ex("REQ-READ-RETRY", &[4, 6])])
     }},
-    Scenario { name: "rsp-ack-range", description: "an ACK of a PSN never sent, requests continuing below it", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "rsp-ack-range", description: "an ACK of a PSN never sent, requests continuing below it", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = cm_conn(&mut t);
         c.send_or_write(&mut t, true, false, 10, None); // 4, 5
@@ -589,7 +656,7 @@ pub const SUITE: &[Scenario] = &[
         // frame 5, and its MSN (which counted what the bogus ACK claimed) sets a new baseline.
         (t, vec![ex("RSP-ACK-RANGE", &[6, 7])])
     }},
-    Scenario { name: "rsp-ack-monotonic", description: "an ACK naming a PSN before one already acknowledged", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "rsp-ack-monotonic", description: "an ACK naming a PSN before one already acknowledged", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = cm_conn(&mut t);
         c.send_or_write(&mut t, true, false, 10, None); // 4, 5
@@ -598,7 +665,7 @@ pub const SUITE: &[Scenario] = &[
         c.ack(&mut t, true, s[0].psn - 2, 1); // 7
         (t, vec![ex("RSP-ACK-MONOTONIC", &[5, 7])])
     }},
-    Scenario { name: "rsp-nak-seq", description: "a NAK naming an acknowledged PSN, then two NAKs for one gap", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "rsp-nak-seq", description: "a NAK naming an acknowledged PSN, then two NAKs for one gap", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = cm_conn(&mut t);
         c.send_or_write(&mut t, true, false, 10, None); // 4, 5
@@ -610,7 +677,7 @@ pub const SUITE: &[Scenario] = &[
         c.nak(&mut t, true, w[1].psn, AethRepr::nak(0, 1).syndrome); // 11
         (t, vec![ex("RSP-NAK-SEQ", &[5, 9]), ex("RSP-NAK-SEQ", &[10, 11])])
     }},
-    Scenario { name: "rsp-msn", description: "the MSN jumps by two for one message", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "rsp-msn", description: "the MSN jumps by two for one message", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = cm_conn(&mut t);
         c.send_or_write(&mut t, true, false, 10, None); // 4, 5
@@ -619,7 +686,7 @@ pub const SUITE: &[Scenario] = &[
         c.ack(&mut t, true, s[0].psn, 2); // 7
         (t, vec![ex("RSP-MSN", &[5, 7])])
     }},
-    Scenario { name: "rsp-dup", description: "a duplicate SEND acknowledged with its own old PSN instead of ePSN - 1", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "rsp-dup", description: "a duplicate SEND acknowledged with its own old PSN instead of ePSN - 1", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = cm_conn(&mut t);
         let first = c.message(true, false, 10, None);
@@ -631,7 +698,7 @@ pub const SUITE: &[Scenario] = &[
         c.nak(&mut t, true, first[0].psn, AethRepr::ack(0x1f, 2).syndrome); // 9
         (t, vec![ex("RSP-DUP", &[8, 9])])
     }},
-    Scenario { name: "rsp-read", description: "READ responses out of order, and a READ answered with too few bytes", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "rsp-read", description: "READ responses out of order, and a READ answered with too few bytes", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = cm_conn(&mut t);
         let rd = c.read_request(&mut t, true, 3000); // 4
@@ -643,7 +710,7 @@ pub const SUITE: &[Scenario] = &[
         c.emit_response(&mut t, true, op::READ_RESPONSE_ONLY, rd2.psn, aeth2, &[0; 60]); // 8
         (t, vec![ex("RSP-READ", &[4, 6]), ex("RSP-READ", &[7, 8])])
     }},
-    Scenario { name: "rsp-atomic", description: "a FETCH_ADD answered by a plain ACK", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "rsp-atomic", description: "a FETCH_ADD answered by a plain ACK", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = cm_conn(&mut t);
         let psn = c.sides[0].next_psn;
@@ -653,7 +720,7 @@ pub const SUITE: &[Scenario] = &[
         c.ack(&mut t, true, psn, 1); // 5
         (t, vec![ex("RSP-ATOMIC", &[4, 5])])
     }},
-    Scenario { name: "rsp-nak-error", description: "the responder's QP keeps sending after a remote access error NAK", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "rsp-nak-error", description: "the responder's QP keeps sending after a remote access error NAK", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = cm_conn(&mut t);
         let w = c.message(true, true, 100, None);
@@ -662,7 +729,7 @@ pub const SUITE: &[Scenario] = &[
         c.send_or_write(&mut t, false, false, 10, None); // 6, 7
         (t, vec![ex("RSP-NAK-ERROR", &[5, 6])])
     }},
-    Scenario { name: "rsp-ackreq", description: "an AckReq packet never acknowledged while the capture runs 300 ms on", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "rsp-ackreq", description: "an AckReq packet never acknowledged while the capture runs 300 ms on", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = cm_conn(&mut t);
         c.send_or_write(&mut t, true, false, 10, None); // 4, 5
@@ -672,7 +739,7 @@ pub const SUITE: &[Scenario] = &[
         c.send_or_write(&mut t, false, false, 10, None); // 7, 8
         (t, vec![ex("RSP-ACKREQ", &[6])])
     }},
-    Scenario { name: "cc-cnp", description: "CE-marked WRITEs and no CNP back", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "cc-cnp", description: "CE-marked WRITEs and no CNP back", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = cm_conn(&mut t);
         c.ecn = 3;
@@ -682,21 +749,21 @@ pub const SUITE: &[Scenario] = &[
         c.send_or_write(&mut t, true, true, 10, None); // 7, 8
         (t, vec![ex("CC-CNP", &[4])])
     }},
-    Scenario { name: "cc-cnp-target", description: "a CNP to a QP that sent no CE-marked data", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "cc-cnp-target", description: "a CNP to a QP that sent no CE-marked data", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = cm_conn(&mut t);
         c.send_or_write(&mut t, true, true, 10, None); // 4, 5
         c.cnp(&mut t, true); // 6
         (t, vec![ex("CC-CNP-TARGET", &[6])])
     }},
-    Scenario { name: "cap-time", description: "timestamps going backwards", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "cap-time", description: "timestamps going backwards", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = conn();
         c.send_or_write(&mut t, true, false, 10, None); // 1, 2
         t.frames[1].ts_ns = t.frames[0].ts_ns - 500;
         (t, vec![ex("CAP-TIME", &[2])])
     }},
-    Scenario { name: "cap-time-burst", description: "timestamps going backwards five times (frames 2, 4, 6, 8, 10; frame 6 the furthest back): one CAP-TIME finding citing the first and the worst step, with the count", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "cap-time-burst", description: "timestamps going backwards five times (frames 2, 4, 6, 8, 10; frame 6 the furthest back): one CAP-TIME finding citing the first and the worst step, with the count", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = conn();
         for _ in 0..5 {
@@ -708,7 +775,7 @@ pub const SUITE: &[Scenario] = &[
         (t, vec![ex("CAP-TIME", &[2, 6])])
     }},
     // Connection lifecycle: reconnects with and without CM.
-    Scenario { name: "clean-cm-reconnect", description: "two CM incarnations on the same QPNs (assume_complete): REQ/REP/RTU (1-3), traffic (4-13), DREQ/DREP (14-15), then a new REQ/REP/RTU (16-18, new communication IDs) with new starting PSNs millions away from the old ones (a -> b restarts 'behind' the old PSNs, b -> a 'ahead'), the same traffic again (19-28) with MSNs restarting at 1, DREQ/DREP (29-30). The second incarnation is judged from its own REQ/REP PSNs: nothing may be reported (no duplicate, retransmission, PSN jump or MSN finding across the incarnations)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "clean-cm-reconnect", description: "two CM incarnations on the same QPNs (assume_complete): REQ/REP/RTU (1-3), traffic (4-13), DREQ/DREP (14-15), then a new REQ/REP/RTU (16-18, new communication IDs) with new starting PSNs millions away from the old ones (a -> b restarts 'behind' the old PSNs, b -> a 'ahead'), the same traffic again (19-28) with MSNs restarting at 1, DREQ/DREP (29-30). The second incarnation is judged from its own REQ/REP PSNs: nothing may be reported (no duplicate, retransmission, PSN jump or MSN finding across the incarnations)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = conn();
         let mut cm = Cm::new(77, (0x1111, 0x2222));
@@ -720,7 +787,7 @@ pub const SUITE: &[Scenario] = &[
         cm.disconnect(&mut t, &c); // 29, 30
         (t, vec![])
     }},
-    Scenario { name: "cm-reconnect-faults", description: "faults inside the second CM incarnation (assume_complete): frames 1-18 as in clean-cm-reconnect; then a -> b SEND (19) ACKed with MSN 1 (20), SEND (21) ACKed with MSN 3 (22): RSP-MSN on 20 and 22 (one message, MSN +2), judged against the new incarnation's ACK, not the old one's; b -> a SEND at the REQ starting PSN (23, ACK 24), then a SEND two PSNs on (25) that the responder NAKs (26, naming the skipped PSN): REQ-PSN on 23 and 25", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "cm-reconnect-faults", description: "faults inside the second CM incarnation (assume_complete): frames 1-18 as in clean-cm-reconnect; then a -> b SEND (19) ACKed with MSN 1 (20), SEND (21) ACKed with MSN 3 (22): RSP-MSN on 20 and 22 (one message, MSN +2), judged against the new incarnation's ACK, not the old one's; b -> a SEND at the REQ starting PSN (23, ACK 24), then a SEND two PSNs on (25) that the responder NAKs (26, naming the skipped PSN): REQ-PSN on 23 and 25", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = conn();
         let mut cm = Cm::new(77, (0x1111, 0x2222));
@@ -731,7 +798,7 @@ pub const SUITE: &[Scenario] = &[
         new_incarnation_faults(&mut c, &mut t); // 19-26
         (t, vec![ex("RSP-MSN", &[20, 22]), ex("REQ-PSN", &[23, 25])])
     }},
-    Scenario { name: "clean-reconnect-no-cm", description: "the same QPNs reconnected without CM (assume_complete): traffic (1-10), 1.5 s of silence, then both directions resume at PSNs millions outside the old window (a -> b 'behind', b -> a 'ahead'), each with a message start (SEND_ONLY 11, WRITE_FIRST 16) acknowledged with MSN 1 (12, 18): a new incarnation seen without its CM exchange, judged afresh; nothing may be reported (no RSP-DUP, RSP-MSN, REQ-PSN, REQ-RETX-*)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "clean-reconnect-no-cm", description: "the same QPNs reconnected without CM (assume_complete): traffic (1-10), 1.5 s of silence, then both directions resume at PSNs millions outside the old window (a -> b 'behind', b -> a 'ahead'), each with a message start (SEND_ONLY 11, WRITE_FIRST 16) acknowledged with MSN 1 (12, 18): a new incarnation seen without its CM exchange, judged afresh; nothing may be reported (no RSP-DUP, RSP-MSN, REQ-PSN, REQ-RETX-*)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = conn();
         incarnation_traffic(&mut c, &mut t); // 1-10
@@ -743,7 +810,7 @@ pub const SUITE: &[Scenario] = &[
         c.read(&mut t, true, 1500); // 19, 20, 21 (MSN 3)
         (t, vec![])
     }},
-    Scenario { name: "reconnect-no-cm-faults", description: "faults after a reconnect without CM (assume_complete): frames 1-10 and the 1.5 s silence as in clean-reconnect-no-cm; a -> b restarts with a SEND_ONLY (11) ACKed with MSN 1 (12), then a WRITE (13, 14) ACKed with MSN 3 (15): RSP-MSN on 12 and 15; b -> a restarts with a WRITE (16, 17, ACK 18 MSN 1), then a SEND two PSNs on (19) that the responder NAKs (20): REQ-PSN on 17 and 19. Both findings lie inside the new incarnation", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "reconnect-no-cm-faults", description: "faults after a reconnect without CM (assume_complete): frames 1-10 and the 1.5 s silence as in clean-reconnect-no-cm; a -> b restarts with a SEND_ONLY (11) ACKed with MSN 1 (12), then a WRITE (13, 14) ACKed with MSN 3 (15): RSP-MSN on 12 and 15; b -> a restarts with a WRITE (16, 17, ACK 18 MSN 1), then a SEND two PSNs on (19) that the responder NAKs (20): REQ-PSN on 17 and 19. Both findings lie inside the new incarnation", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = conn();
         incarnation_traffic(&mut c, &mut t); // 1-10
@@ -761,7 +828,7 @@ pub const SUITE: &[Scenario] = &[
         c.nak(&mut t, false, skipped, NAK_SEQ); // 20
         (t, vec![ex("RSP-MSN", &[12, 15]), ex("REQ-PSN", &[17, 19])])
     }},
-    Scenario { name: "clean-cm-reject-reconnect", description: "CM connection (1-3), SENDs both ways (4-7, MSN 1), DREQ/DREP (8, 9); a new REQ (10) is rejected (REJ 11, consumer defined); a third REQ/REP/RTU (12-14) with other starting PSNs opens the connection again; SENDs both ways at those PSNs with MSN 1 (15-18), DREQ/DREP (19, 20). The rejected REQ opens nothing and the accepted one starts a new incarnation: nothing may be reported (assume_complete)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "clean-cm-reject-reconnect", description: "CM connection (1-3), SENDs both ways (4-7, MSN 1), DREQ/DREP (8, 9); a new REQ (10) is rejected (REJ 11, consumer defined); a third REQ/REP/RTU (12-14) with other starting PSNs opens the connection again; SENDs both ways at those PSNs with MSN 1 (15-18), DREQ/DREP (19, 20). The rejected REQ opens nothing and the accepted one starts a new incarnation: nothing may be reported (assume_complete)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = conn();
         let mut cm = Cm::new(77, (0x1111, 0x2222));
@@ -783,7 +850,7 @@ pub const SUITE: &[Scenario] = &[
         (t, vec![])
     }},
     // Duplicate and re-issued READs.
-    Scenario { name: "clean-read-duplicate", description: "duplicate READs the responder re-executes (assume_complete). Implicit NAK: READ (4, 3 PSNs) and a SEND (5); the READ responses (6-8, MSN 1) are lost downstream, the SEND's ACK (9, MSN 2) reaches the requester, which re-issues the READ unchanged (10) and, go-back-N, the SEND (11); the responder answers the READ again on its own PSNs with the current MSN 2 (12-14) and ACKs the duplicate SEND with ePSN - 1 (15). SEND (16, ACK 17 MSN 3). Timeout: READ (18) answered (19, MSN 4), the answer lost downstream; 5 ms later the same READ (20) answered again with MSN 4 (21); SEND (22, ACK 23 MSN 5). Nothing may be reported: RSP-DUP does not apply to READs, the MSN counts each READ once", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "clean-read-duplicate", description: "duplicate READs the responder re-executes (assume_complete). Implicit NAK: READ (4, 3 PSNs) and a SEND (5); the READ responses (6-8, MSN 1) are lost downstream, the SEND's ACK (9, MSN 2) reaches the requester, which re-issues the READ unchanged (10) and, go-back-N, the SEND (11); the responder answers the READ again on its own PSNs with the current MSN 2 (12-14) and ACKs the duplicate SEND with ePSN - 1 (15). SEND (16, ACK 17 MSN 3). Timeout: READ (18) answered (19, MSN 4), the answer lost downstream; 5 ms later the same READ (20) answered again with MSN 4 (21); SEND (22, ACK 23 MSN 5). Nothing may be reported: RSP-DUP does not apply to READs, the MSN counts each READ once", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = cm_conn(&mut t);
         let rd = c.read_request(&mut t, true, 3000); // 4
@@ -805,7 +872,7 @@ pub const SUITE: &[Scenario] = &[
         c.send_or_write(&mut t, true, false, 10, None); // 22, 23
         (t, vec![])
     }},
-    Scenario { name: "req-read-retry-length", description: "a READ of 3000 bytes (4) answered (5-7, MSN 1) but the answer lost downstream; 5 ms later the requester re-issues it at the same PSN and VA with DMA Length 2000 (8): REQ-READ-RETRY on 4 and 8 (the end address moved). The responder answers the re-issued READ correctly for 2000 bytes, FIRST + LAST on its PSNs with the current MSN (9, 10): no RSP-READ (the answer is judged against the READ that was re-issued). assume_complete", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "req-read-retry-length", description: "a READ of 3000 bytes (4) answered (5-7, MSN 1) but the answer lost downstream; 5 ms later the requester re-issues it at the same PSN and VA with DMA Length 2000 (8): REQ-READ-RETRY on 4 and 8 (the end address moved). The responder answers the re-issued READ correctly for 2000 bytes, FIRST + LAST on its PSNs with the current MSN (9, 10): no RSP-READ (the answer is judged against the READ that was re-issued). assume_complete", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = cm_conn(&mut t);
         let rd = c.read_request(&mut t, true, 3000); // 4
@@ -817,14 +884,14 @@ pub const SUITE: &[Scenario] = &[
         c.read_responses_again(&mut t, true, rd.psn, 2000); // 9, 10
         (t, vec![ex("REQ-READ-RETRY", &[4, 8])])
     }},
-    Scenario { name: "clean-read-retry-overlap", description: "a READ re-issued while the answer to the first one is still arriving (assume_complete): READ of 6000 bytes, 6 PSNs (4); FIRST (5, MSN 1); the rest stalls 3 ms, the requester times out and re-issues the READ from the first missing PSN with VA + 1024 and 4976 bytes (6); the first answer's MIDDLE x4 and LAST (7-11) arrive after it, then the answer to the re-issued READ, FIRST, MIDDLE x3, LAST on PSNs 2-6 with the current MSN (12-16); SEND (17, ACK 18 MSN 2). Each response belongs to the READ whose answer it continues: 7-11 to frame 4, 12-16 to frame 6. Nothing may be reported", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "clean-read-retry-overlap", description: "a READ re-issued while the answer to the first one is still arriving (assume_complete): READ of 6000 bytes, 6 PSNs (4); FIRST (5, MSN 1); the rest stalls 3 ms, the requester times out and re-issues the READ from the first missing PSN with VA + 1024 and 4976 bytes (6); the first answer's MIDDLE x4 and LAST (7-11) arrive after it, then the answer to the re-issued READ, FIRST, MIDDLE x3, LAST on PSNs 2-6 with the current MSN (12-16); SEND (17, ACK 18 MSN 2). Each response belongs to the READ whose answer it continues: 7-11 to frame 4, 12-16 to frame 6. Nothing may be reported", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = cm_conn(&mut t);
         overlapping_read_retry(&mut c, &mut t, 880); // 4-16
         c.send_or_write(&mut t, true, false, 10, None); // 17, 18
         (t, vec![])
     }},
-    Scenario { name: "rsp-read-retry-overlap", description: "as clean-read-retry-overlap (frames 4-16, assume_complete), but the responder's answer to the re-issued READ (6, 4976 bytes) ends with a LAST of 1024 bytes (16): 5120 bytes for a 4976-byte READ, RSP-READ on 6 and 16 (the re-issued READ and the response closing its answer). The first answer (5, 7-11) is complete and correct: nothing on it", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "rsp-read-retry-overlap", description: "as clean-read-retry-overlap (frames 4-16, assume_complete), but the responder's answer to the re-issued READ (6, 4976 bytes) ends with a LAST of 1024 bytes (16): 5120 bytes for a 4976-byte READ, RSP-READ on 6 and 16 (the re-issued READ and the response closing its answer). The first answer (5, 7-11) is complete and correct: nothing on it", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = cm_conn(&mut t);
         overlapping_read_retry(&mut c, &mut t, 1024); // 4-16
@@ -832,9 +899,9 @@ pub const SUITE: &[Scenario] = &[
         (t, vec![ex("RSP-READ", &[6, 16])])
     }},
     // Go-back-N and in-flight packets.
-    Scenario { name: "req-gbn-new-psn", description: "after a NAK \"PSN sequence error\" (8) naming the WRITE's second PSN (5), the requester, which had sent the whole WRITE (4-7) when the NAK came, waits 0.1 ms and sends a new PSN (SEND_ONLY 9) before resending from the NAK'd PSN (10-12, then 13 = the SEND again; ACK 14 MSN 2): REQ-GBN on 8 and 9 (assume_complete; see req-gbn-new-psn-host for the same without it)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: gbn_new_psn },
-    Scenario { name: "req-gbn-new-psn-host", description: "req-gbn-new-psn checked without assume_complete: nothing is missing from the capture (the NAK'd PSN was captured in 5, PSNs 4-9 are consecutive), so REQ-GBN on 8 and 9 still fires", assume_complete: false, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: gbn_new_psn },
-    Scenario { name: "clean-gbn-in-flight", description: "go-back-N with packets in flight (assume_complete): WRITE FIRST, MIDDLE, MIDDLE (4-6), the second lost downstream; the NAK naming it (7) is captured 1 us after the third; the WRITE_LAST (8) and a new SEND_ONLY (9) follow 0.4 and 0.8 us after the NAK (sent before it reached the requester: within one round trip, two packets), then 3 us after the NAK the resend from the NAK'd PSN, in order (10-13), and the ACK (14, MSN 2). Nothing may be reported: no REQ-GBN for 8-9, no REQ-RETX-CAUSE for any of 10-13 (one go-back-N burst, explained by the NAK)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "req-gbn-new-psn", description: "after a NAK \"PSN sequence error\" (8) naming the WRITE's second PSN (5), the requester, which had sent the whole WRITE (4-7) when the NAK came, waits 0.1 ms and sends a new PSN (SEND_ONLY 9) before resending from the NAK'd PSN (10-12, then 13 = the SEND again; ACK 14 MSN 2): REQ-GBN on 8 and 9 (assume_complete; see req-gbn-new-psn-host for the same without it)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: gbn_new_psn },
+    Scenario { name: "req-gbn-new-psn-host", description: "req-gbn-new-psn checked without assume_complete: nothing is missing from the capture (the NAK'd PSN was captured in 5, PSNs 4-9 are consecutive), so REQ-GBN on 8 and 9 still fires", assume_complete: false, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: gbn_new_psn },
+    Scenario { name: "clean-gbn-in-flight", description: "go-back-N with packets in flight (assume_complete): WRITE FIRST, MIDDLE, MIDDLE (4-6), the second lost downstream; the NAK naming it (7) is captured 1 us after the third; the WRITE_LAST (8) and a new SEND_ONLY (9) follow 0.4 and 0.8 us after the NAK (sent before it reached the requester: within one round trip, two packets), then 3 us after the NAK the resend from the NAK'd PSN, in order (10-13), and the ACK (14, MSN 2). Nothing may be reported: no REQ-GBN for 8-9, no REQ-RETX-CAUSE for any of 10-13 (one go-back-N burst, explained by the NAK)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = cm_conn(&mut t);
         let w = c.message(true, true, 4096, None);
@@ -854,7 +921,7 @@ pub const SUITE: &[Scenario] = &[
         (t, vec![])
     }},
     // Timeout resend bursts.
-    Scenario { name: "clean-timeout-burst", description: "timeout resends of several PSNs at once (assume_complete; CM 1-3, the REQ announcing Local ACK Timeout 10, 4.194304 ms): a WRITE (4-7) lost downstream, no response; 5 ms later all four PSNs resent back to back (8-11), ACK (12, MSN 1). A SEND (13-15) whose ACK (16, MSN 2) is lost downstream; 5 ms later the three PSNs resent (17-19), acknowledged as duplicates with ePSN - 1 and MSN 2 (20). Nothing may be reported: each burst is one timeout retry, not a REQ-RETX-CAUSE per packet", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "clean-timeout-burst", description: "timeout resends of several PSNs at once (assume_complete; CM 1-3, the REQ announcing Local ACK Timeout 10, 4.194304 ms): a WRITE (4-7) lost downstream, no response; 5 ms later all four PSNs resent back to back (8-11), ACK (12, MSN 1). A SEND (13-15) whose ACK (16, MSN 2) is lost downstream; 5 ms later the three PSNs resent (17-19), acknowledged as duplicates with ePSN - 1 and MSN 2 (20). Nothing may be reported: each burst is one timeout retry, not a REQ-RETX-CAUSE per packet", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = cm_conn_t10(&mut t);
         let w = c.message(true, true, 4096, None);
@@ -870,7 +937,7 @@ pub const SUITE: &[Scenario] = &[
         c.ack(&mut t, true, s[2].psn, 0); // 20
         (t, vec![])
     }},
-    Scenario { name: "req-retx-cause-burst", description: "a resend burst nothing explains (assume_complete): WRITE (4-7) ACKed (8, MSN 1); 0.1 ms later (below the 1 ms retransmission timeout, no NAK) all four PSNs resent (9-12), ACKed as duplicates (13). One unexplained burst is one finding: REQ-RETX-CAUSE on 4 and 9 (the first PSN's original and its resend), not one per packet", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "req-retx-cause-burst", description: "a resend burst nothing explains (assume_complete): WRITE (4-7) ACKed (8, MSN 1); 0.1 ms later (below the 1 ms retransmission timeout, no NAK) all four PSNs resent (9-12), ACKed as duplicates (13). One unexplained burst is one finding: REQ-RETX-CAUSE on 4 and 9 (the first PSN's original and its resend), not one per packet", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = cm_conn(&mut t);
         let w = c.message(true, true, 4096, None);
@@ -882,7 +949,7 @@ pub const SUITE: &[Scenario] = &[
         (t, vec![ex("REQ-RETX-CAUSE", &[4, 9])])
     }},
     // PSN skips inside a message.
-    Scenario { name: "req-psn-skip-dma-complete", description: "WRITE_FIRST (6, 1024 bytes, RETH DMA Length 2000) then WRITE_LAST two PSNs on (7, 976 bytes), after a SEND (4, ACK 5): FIRST + LAST already carry the 2000 bytes, nothing of the message is missing, so the skipped PSN cannot be capture loss: REQ-PSN on 6 and 7 WITHOUT assume_complete, and no CAP-GAP", assume_complete: false, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "req-psn-skip-dma-complete", description: "WRITE_FIRST (6, 1024 bytes, RETH DMA Length 2000) then WRITE_LAST two PSNs on (7, 976 bytes), after a SEND (4, ACK 5): FIRST + LAST already carry the 2000 bytes, nothing of the message is missing, so the skipped PSN cannot be capture loss: REQ-PSN on 6 and 7 WITHOUT assume_complete, and no CAP-GAP", assume_complete: false, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = cm_conn(&mut t);
         c.send_or_write(&mut t, true, false, 10, None); // 4, 5
@@ -892,7 +959,7 @@ pub const SUITE: &[Scenario] = &[
         emit_all(&c, &mut t, true, &w); // 6, 7
         (t, vec![ex("REQ-PSN", &[6, 7])])
     }},
-    Scenario { name: "host-capture-loss-in-write", description: "the counterpart of req-psn-skip-dma-complete, without assume_complete: WRITE_FIRST (6, RETH DMA Length 3000) and WRITE_LAST two PSNs on (7) carry 1976 bytes, so the MIDDLE between them is missing from the capture, and the responder ACKs the whole WRITE (8, MSN 2): CAP-GAP on 6 and 7 only (capture loss, not REQ-PSN, REQ-DMALEN or RSP-MSN)", assume_complete: false, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "host-capture-loss-in-write", description: "the counterpart of req-psn-skip-dma-complete, without assume_complete: WRITE_FIRST (6, RETH DMA Length 3000) and WRITE_LAST two PSNs on (7) carry 1976 bytes, so the MIDDLE between them is missing from the capture, and the responder ACKs the whole WRITE (8, MSN 2): CAP-GAP on 6 and 7 only (capture loss, not REQ-PSN, REQ-DMALEN or RSP-MSN)", assume_complete: false, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = cm_conn(&mut t);
         c.send_or_write(&mut t, true, false, 10, None); // 4, 5
@@ -903,7 +970,7 @@ pub const SUITE: &[Scenario] = &[
         (t, vec![ex("CAP-GAP", &[6, 7])])
     }},
     // NAKs that are themselves the fault.
-    Scenario { name: "rsp-nak-seq-ignored", description: "SEND (4) ACKed (5, MSN 1); WRITE (6-8); a NAK \"PSN sequence error\" (9) naming the SEND's PSN, already acknowledged in 5: RSP-NAK-SEQ on 5 and 9. The requester rightly ignores it: no resend, 0.1 ms later a new SEND (10), ACK (11, MSN 3). No REQ-GBN for 10 (assume_complete)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "rsp-nak-seq-ignored", description: "SEND (4) ACKed (5, MSN 1); WRITE (6-8); a NAK \"PSN sequence error\" (9) naming the SEND's PSN, already acknowledged in 5: RSP-NAK-SEQ on 5 and 9. The requester rightly ignores it: no resend, 0.1 ms later a new SEND (10), ACK (11, MSN 3). No REQ-GBN for 10 (assume_complete)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = cm_conn(&mut t);
         c.send_or_write(&mut t, true, false, 10, None); // 4, 5
@@ -917,7 +984,7 @@ pub const SUITE: &[Scenario] = &[
         c.ack(&mut t, true, s[0].psn, 2); // 11
         (t, vec![ex("RSP-NAK-SEQ", &[5, 9])])
     }},
-    Scenario { name: "clean-nak-after-ack", description: "the boundary of rsp-nak-seq-ignored (assume_complete): SEND (4) ACKed (5, MSN 1); WRITE (6-8) whose FIRST is lost downstream; the NAK (9, MSN 1) names the PSN right after the acknowledged one, which is the first missing one; the requester resends from it (10-12), ACK (13, MSN 2). Nothing may be reported", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "clean-nak-after-ack", description: "the boundary of rsp-nak-seq-ignored (assume_complete): SEND (4) ACKed (5, MSN 1); WRITE (6-8) whose FIRST is lost downstream; the NAK (9, MSN 1) names the PSN right after the acknowledged one, which is the first missing one; the requester resends from it (10-12), ACK (13, MSN 2). Nothing may be reported", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = cm_conn(&mut t);
         c.send_or_write(&mut t, true, false, 10, None); // 4, 5
@@ -929,7 +996,7 @@ pub const SUITE: &[Scenario] = &[
         c.ack(&mut t, true, w[2].psn, 1); // 13
         (t, vec![])
     }},
-    Scenario { name: "rsp-ack-range-nak", description: "SEND (4) ACKed (5, MSN 1); WRITE FIRST, MIDDLE (6, 7); a NAK \"PSN sequence error\" (8) naming a PSN 4 past the last one sent; 2 ms later the requester's next packets continue below it: WRITE_LAST (9), ACK (10, MSN 2), SEND (11), ACK (12, MSN 3). RSP-ACK-RANGE on 8 and 9 (assume_complete), and nothing that follows from the bogus NAK: no RSP-NAK-SEQ, RSP-ACK-MONOTONIC, RSP-DUP or RSP-MSN on 10 or 12, no REQ-GBN on 9 or 11, no CAP-REORDER", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "rsp-ack-range-nak", description: "SEND (4) ACKed (5, MSN 1); WRITE FIRST, MIDDLE (6, 7); a NAK \"PSN sequence error\" (8) naming a PSN 4 past the last one sent; 2 ms later the requester's next packets continue below it: WRITE_LAST (9), ACK (10, MSN 2), SEND (11), ACK (12, MSN 3). RSP-ACK-RANGE on 8 and 9 (assume_complete), and nothing that follows from the bogus NAK: no RSP-NAK-SEQ, RSP-ACK-MONOTONIC, RSP-DUP or RSP-MSN on 10 or 12, no REQ-GBN on 9 or 11, no CAP-REORDER", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = cm_conn(&mut t);
         c.send_or_write(&mut t, true, false, 10, None); // 4, 5
@@ -942,7 +1009,7 @@ pub const SUITE: &[Scenario] = &[
         c.send_or_write(&mut t, true, false, 10, None); // 11, 12
         (t, vec![ex("RSP-ACK-RANGE", &[8, 9])])
     }},
-    Scenario { name: "host-capture-ack-ahead", description: "the counterpart of rsp-ack-range-nak, without assume_complete: SEND (4) ACKed (5, MSN 1); a WRITE of two PSNs missing from the capture; its ACK (6, MSN 2) names a PSN past every captured request; the next request (SEND 7) goes beyond it, ACK (8, MSN 3). Capture loss: CAP-GAP on 4 and 7 only (not RSP-ACK-RANGE)", assume_complete: false, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "host-capture-ack-ahead", description: "the counterpart of rsp-ack-range-nak, without assume_complete: SEND (4) ACKed (5, MSN 1); a WRITE of two PSNs missing from the capture; its ACK (6, MSN 2) names a PSN past every captured request; the next request (SEND 7) goes beyond it, ACK (8, MSN 3). Capture loss: CAP-GAP on 4 and 7 only (not RSP-ACK-RANGE)", assume_complete: false, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = cm_conn(&mut t);
         c.send_or_write(&mut t, true, false, 10, None); // 4, 5
@@ -952,7 +1019,7 @@ pub const SUITE: &[Scenario] = &[
         (t, vec![ex("CAP-GAP", &[4, 7])])
     }},
     // P_Key isolation.
-    Scenario { name: "rsp-pkey", description: "requests with a foreign P_Key answered (assume_complete). CM-opened connection with P_Key 0x8001 in the REQ (1-3): SEND (4, ACK 5), a SEND with P_Key 0x8002 (6) ACKed by the responder (7, MSN 2): RSP-PKEY on 6 and 7; SEND (8, ACK 9). A connection without CM whose first packets carry P_Key 0x8003: WRITE (10, 11, ACK 12), a READ with P_Key 0x8001 (13) answered (14): RSP-PKEY on 13 and 14. The responder must drop a request whose P_Key is not the connection's", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "rsp-pkey", description: "requests with a foreign P_Key answered (assume_complete). CM-opened connection with P_Key 0x8001 in the REQ (1-3): SEND (4, ACK 5), a SEND with P_Key 0x8002 (6) ACKed by the responder (7, MSN 2): RSP-PKEY on 6 and 7; SEND (8, ACK 9). A connection without CM whose first packets carry P_Key 0x8003: WRITE (10, 11, ACK 12), a READ with P_Key 0x8001 (13) answered (14): RSP-PKEY on 13 and 14. The responder must drop a request whose P_Key is not the connection's", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = conn();
         c.pkey = 0x8001;
@@ -972,7 +1039,7 @@ pub const SUITE: &[Scenario] = &[
         d.read_responses(&mut t, true, rd.psn, 100, &[]); // 14
         (t, vec![ex("RSP-PKEY", &[6, 7]), ex("RSP-PKEY", &[13, 14])])
     }},
-    Scenario { name: "clean-pkey-drop", description: "requests with a foreign P_Key dropped silently (assume_complete). CM-opened connection with P_Key 0x8001 (1-3, the REQ announcing Local ACK Timeout 10, 4.194304 ms): SEND (4, ACK 5); a SEND with P_Key 0x8002 (6) gets no response; 5 ms later the requester resends it with P_Key 0x8001 (7), ACK (8, MSN 2). A connection without CM on P_Key 0x8003: WRITE (9, 10, ACK 11); a READ with P_Key 0x8001 (12), no response; 5 ms later resent with P_Key 0x8003 (13), answered (14, MSN 2). Nothing may be reported (the resends differ from 6 and 12 only in the P_Key, which makes them the first the responder may accept)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || {
+    Scenario { name: "clean-pkey-drop", description: "requests with a foreign P_Key dropped silently (assume_complete). CM-opened connection with P_Key 0x8001 (1-3, the REQ announcing Local ACK Timeout 10, 4.194304 ms): SEND (4, ACK 5); a SEND with P_Key 0x8002 (6) gets no response; 5 ms later the requester resends it with P_Key 0x8001 (7), ACK (8, MSN 2). A connection without CM on P_Key 0x8003: WRITE (9, 10, ACK 11); a READ with P_Key 0x8001 (12), no response; 5 ms later resent with P_Key 0x8003 (13), answered (14, MSN 2). Nothing may be reported (the resends differ from 6 and 12 only in the P_Key, which makes them the first the responder may accept)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = conn();
         c.pkey = 0x8001;
@@ -997,40 +1064,44 @@ pub const SUITE: &[Scenario] = &[
         d.read_responses(&mut t, true, rd.psn, 100, &[]); // 14
         (t, vec![])
     }},
-    Scenario { name: "clean-timing-latencies", description: "timers known to the nanosecond (cli/src/gen/timers.rs, assume_complete): CM (1-3); three SENDs each ACKed 3 us later (4-9); a 3-PSN READ answered 5 us later, 1 us between responses (10-13); a FETCH_ADD ACKed 4 us later (14, 15); a WRITE (16-18) whose FIRST is lost downstream, NAKed 2.5 us after the MIDDLE (19), resent 1.5 us after the NAK (20-22), ACK (23); a SEND (24) RNR NAKed with timer code 14, 1.28 ms (25), retried 1.3 ms later (26), ACK (27). Nothing may be reported", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (timers::latencies(), vec![]) },
-    Scenario { name: "clean-timing-timeout-t14", description: "timeout retransmissions with local ACK timeout t = 14 (4.096 us x 2^14 = 67.108864 ms), three retries, constant backoff (assume_complete, --qp-timeout 14: on time, REQ-QP-TIMEOUT stays silent): CM (1-3, the REQ announcing Local ACK Timeout 14); SEND (4) ACKed (5); a WRITE_ONLY (6) with no answer, resent 67.108864 ms after each transmission (7, 8, 9), ACKed 3 us after the third retry (10). Nothing may be reported", assume_complete: true, qp_timeout: Some(14), cnp_min_interval: None, rnr_timer: None, build: || (timers::timeouts(14, &[timers::ack_timeout(14); 3]), vec![]) },
-    Scenario { name: "req-qp-timeout", description: "clean-timing-timeout-t14 with the REQ (1) announcing Local ACK Timeout 16, checked with --qp-timeout 16 (4.096 us x 2^16 = 268.435456 ms, assume_complete): the three 67.108864 ms timeouts of the WRITE_ONLY (6 -> 7, 7 -> 8, 8 -> 9) are earlier than the configured timeout: REQ-QP-TIMEOUT on each; the first retry is also earlier than 0.9 x what the REQ announced: REQ-CM-ACK-TIMEOUT on 1, 6 and 7 (no option needed)", assume_complete: true, qp_timeout: Some(16), cnp_min_interval: None, rnr_timer: None, build: || (timers::timeouts(16, &[timers::ack_timeout(14); 3]), vec![ex("REQ-QP-TIMEOUT", &[6, 7]), ex("REQ-QP-TIMEOUT", &[7, 8]), ex("REQ-QP-TIMEOUT", &[8, 9]), ex("REQ-CM-ACK-TIMEOUT", &[1, 6, 7])]) },
-    Scenario { name: "req-cm-ack-timeout", description: "the REQ (1) announces Local ACK Timeout 14 (67.108864 ms), but the WRITE_ONLY (6) is resent after timeouts of 4.096 us x 2^17 = 536.870912 ms (7, 8, 9; assume_complete, no option): 8x the announced timeout, beyond IBTA's 4x and the 10 % tolerance (295.279001 ms): REQ-CM-ACK-TIMEOUT on the REQ and the first retry (1, 6, 7). Three retries, the REQ's Retry Count: no REQ-CM-RETRY-COUNT", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (timers::timeouts(14, &[timers::ack_timeout(17); 3]), vec![ex("REQ-CM-ACK-TIMEOUT", &[1, 6, 7])]) },
-    Scenario { name: "req-cm-retry-count", description: "the REQ (1) announces Local ACK Timeout 14 and Retry Count 3; the WRITE_ONLY (6) is resent four times, 67.108864 ms apart (7, 8, 9, 10), ACK (11; assume_complete, no option): the fourth retry (9 -> 10) is beyond the Retry Count: REQ-CM-RETRY-COUNT on 1, 9 and 10. The timeouts agree with the REQ: no REQ-CM-ACK-TIMEOUT", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (timers::timeouts(14, &[timers::ack_timeout(14); 4]), vec![ex("REQ-CM-RETRY-COUNT", &[1, 9, 10])]) },
-    Scenario { name: "clean-cm-timeout-4x", description: "the boundary of req-cm-ack-timeout (assume_complete, no option): the REQ (1) announces Local ACK Timeout 14 (67.108864 ms) and the WRITE_ONLY (6) is resent after timeouts of 4.096 us x 2^16 = 268.435456 ms (7, 8, 9), exactly 4x the announced value, the most IBTA C9-141 allows; ACK (10). Nothing may be reported: no REQ-CM-ACK-TIMEOUT, no REQ-CM-RETRY-COUNT (three retries, Retry Count 3)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (timers::timeouts(14, &[timers::ack_timeout(16); 3]), vec![]) },
-    Scenario { name: "req-cm-rnr-retry-count", description: "the REQ (1) and REP (2) announce RNR Retry Count 2; a SEND (4) is RNR NAKed with timer code 14, 1.28 ms (5, 7, 9) and retried 1.3 ms after each NAK (6, 8, 10), ACK (11; assume_complete, no option): the third retry (9 -> 10) is beyond the RNR Retry Count: REQ-CM-RNR-RETRY-COUNT on 1, 9 and 10. Every retry waits out its timer: no REQ-RNR-WAIT", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (timers::rnr_retries(2, 3), vec![ex("REQ-CM-RNR-RETRY-COUNT", &[1, 9, 10])]) },
-    Scenario { name: "clean-cm-rnr-retry-count", description: "the boundary of req-cm-rnr-retry-count (assume_complete, no option): the REQ (1) and REP (2) announce RNR Retry Count 2 and the SEND (4) is RNR NAKed and retried twice (5, 6; 7, 8), exactly the count, ACK (9). Nothing may be reported", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (timers::rnr_retries(2, 2), vec![]) },
-    Scenario { name: "clean-cm-rnr-retry-forever", description: "RNR Retry Count 7, retry for ever (assume_complete, no option): the REQ (1) and REP (2) announce 7 and the SEND (4) is RNR NAKed and retried ten times (5-24), ACK (25). Nothing may be reported: 7 has no limit", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (timers::rnr_retries(7, 10), vec![]) },
-    Scenario { name: "clean-timing-backoff", description: "timeout retransmissions with exponential backoff from t = 12 (16.777216 ms, then 33.554432 and 67.108864 ms; assume_complete): CM (1-3, the REQ announcing Local ACK Timeout 12); SEND (4) ACKed (5); a WRITE_ONLY (6) resent after each timeout (7, 8, 9), ACK (10). Nothing may be reported", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (timers::timeouts(12, &[timers::ack_timeout(12), timers::ack_timeout(13), timers::ack_timeout(14)]), vec![]) },
-    Scenario { name: "clean-congestion-pacing", description: "CE marks and CNP pacing known to the nanosecond (cli/src/gen/timers.rs, assume_complete): three CM-opened connections (CM 1-9) 10.9.0.1 QP 0x111 -> 10.9.0.2 QP 0x222, QP 0x113 -> 10.9.0.2 QP 0x223, QP 0x115 -> 10.9.0.4 QP 0x444; four rounds 50 us apart, in each a burst of CE-marked WRITE_ONLYs (4, 3, 2, 1 on the first connection, one on the others, at 0, 20 and 30 us into the round), each answered by a CNP to the sender's QP 4 us after the round's first mark, then an ACK. Per QP the CNPs are 50 us apart, per IP pair 10.9.0.2 -> 10.9.0.1 20 and 30 us in turn, per destination 10.9.0.1 20, 10, 20 us. Nothing may be reported", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (timers::congestion(), vec![]) },
-    Scenario { name: "clean-rnr-timer", description: "clean-timing-latencies checked with --rnr-timer 14 (1.28 ms, assume_complete): the RNR NAK (25) advertises timer code 14, RSP-RNR-TIMER stays silent", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: Some(14), build: || (timers::latencies(), vec![]) },
-    Scenario { name: "rsp-rnr-timer", description: "clean-timing-latencies checked with --rnr-timer 16 (2.56 ms, assume_complete): the RNR NAK (25) advertises timer code 14 (1.28 ms), not the configured 16: RSP-RNR-TIMER", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: Some(16), build: || (timers::latencies(), vec![ex("RSP-RNR-TIMER", &[25])]) },
-    Scenario { name: "clean-cnp-pacing-qp", description: "clean-congestion-pacing checked with --cnp-min-interval 50us (per QP, mlx5's default mode; assume_complete): every QP's CNPs are exactly 50 us apart, CC-CNP-PACING stays silent", assume_complete: true, qp_timeout: None, cnp_min_interval: Some("50us,qp"), rnr_timer: None, build: || (timers::congestion(), vec![]) },
-    Scenario { name: "cc-cnp-pacing", description: "clean-congestion-pacing checked with --cnp-min-interval 15us,dest (assume_complete): 10.9.0.1 receives CNPs 20, 10, 20 us apart in each round (from 10.9.0.2 to QP 0x113, then from 10.9.0.4 to QP 0x115): the four 10 us gaps (frames 17, 20; 28, 31; 38, 41; 47, 50) are CC-CNP-PACING", assume_complete: true, qp_timeout: None, cnp_min_interval: Some("15us,dest"), rnr_timer: None, build: || (timers::congestion(), vec![ex("CC-CNP-PACING", &[17, 20]), ex("CC-CNP-PACING", &[28, 31]), ex("CC-CNP-PACING", &[38, 41]), ex("CC-CNP-PACING", &[47, 50])]) },
+    Scenario { name: "clean-timing-latencies", description: "timers known to the nanosecond (cli/src/gen/timers.rs, assume_complete): CM (1-3); three SENDs each ACKed 3 us later (4-9); a 3-PSN READ answered 5 us later, 1 us between responses (10-13); a FETCH_ADD ACKed 4 us later (14, 15); a WRITE (16-18) whose FIRST is lost downstream, NAKed 2.5 us after the MIDDLE (19), resent 1.5 us after the NAK (20-22), ACK (23); a SEND (24) RNR NAKed with timer code 14, 1.28 ms (25), retried 1.3 ms later (26), ACK (27). Nothing may be reported", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || (timers::latencies(), vec![]) },
+    Scenario { name: "clean-timing-timeout-t14", description: "timeout retransmissions with local ACK timeout t = 14 (4.096 us x 2^14 = 67.108864 ms), three retries, constant backoff (assume_complete, --qp-timeout 14: on time, REQ-QP-TIMEOUT stays silent): CM (1-3, the REQ announcing Local ACK Timeout 14); SEND (4) ACKed (5); a WRITE_ONLY (6) with no answer, resent 67.108864 ms after each transmission (7, 8, 9), ACKed 3 us after the third retry (10). Nothing may be reported", assume_complete: true, qp_timeout: Some(14), cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || (timers::timeouts(14, &[timers::ack_timeout(14); 3]), vec![]) },
+    Scenario { name: "req-qp-timeout", description: "clean-timing-timeout-t14 with the REQ (1) announcing Local ACK Timeout 16, checked with --qp-timeout 16 (4.096 us x 2^16 = 268.435456 ms, assume_complete): the three 67.108864 ms timeouts of the WRITE_ONLY (6 -> 7, 7 -> 8, 8 -> 9) are earlier than the configured timeout: REQ-QP-TIMEOUT on each; the first retry is also earlier than 0.9 x what the REQ announced: REQ-CM-ACK-TIMEOUT on 1, 6 and 7 (no option needed)", assume_complete: true, qp_timeout: Some(16), cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || (timers::timeouts(16, &[timers::ack_timeout(14); 3]), vec![ex("REQ-QP-TIMEOUT", &[6, 7]), ex("REQ-QP-TIMEOUT", &[7, 8]), ex("REQ-QP-TIMEOUT", &[8, 9]), ex("REQ-CM-ACK-TIMEOUT", &[1, 6, 7])]) },
+    Scenario { name: "req-cm-ack-timeout", description: "the REQ (1) announces Local ACK Timeout 14 (67.108864 ms), but the WRITE_ONLY (6) is resent after timeouts of 4.096 us x 2^17 = 536.870912 ms (7, 8, 9; assume_complete, no option): 8x the announced timeout, beyond IBTA's 4x and the 10 % tolerance (295.279001 ms): REQ-CM-ACK-TIMEOUT on the REQ and the first retry (1, 6, 7). Three retries, the REQ's Retry Count: no REQ-CM-RETRY-COUNT", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || (timers::timeouts(14, &[timers::ack_timeout(17); 3]), vec![ex("REQ-CM-ACK-TIMEOUT", &[1, 6, 7])]) },
+    Scenario { name: "req-cm-retry-count", description: "the REQ (1) announces Local ACK Timeout 14 and Retry Count 3; the WRITE_ONLY (6) is resent four times, 67.108864 ms apart (7, 8, 9, 10), ACK (11; assume_complete, no option): the fourth retry (9 -> 10) is beyond the Retry Count: REQ-CM-RETRY-COUNT on 1, 9 and 10. The timeouts agree with the REQ: no REQ-CM-ACK-TIMEOUT", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || (timers::timeouts(14, &[timers::ack_timeout(14); 4]), vec![ex("REQ-CM-RETRY-COUNT", &[1, 9, 10])]) },
+    Scenario { name: "clean-cm-timeout-4x", description: "the boundary of req-cm-ack-timeout (assume_complete, no option): the REQ (1) announces Local ACK Timeout 14 (67.108864 ms) and the WRITE_ONLY (6) is resent after timeouts of 4.096 us x 2^16 = 268.435456 ms (7, 8, 9), exactly 4x the announced value, the most IBTA C9-141 allows; ACK (10). Nothing may be reported: no REQ-CM-ACK-TIMEOUT, no REQ-CM-RETRY-COUNT (three retries, Retry Count 3)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || (timers::timeouts(14, &[timers::ack_timeout(16); 3]), vec![]) },
+    Scenario { name: "req-cm-rnr-retry-count", description: "the REQ (1) and REP (2) announce RNR Retry Count 2; a SEND (4) is RNR NAKed with timer code 14, 1.28 ms (5, 7, 9) and retried 1.3 ms after each NAK (6, 8, 10), ACK (11; assume_complete, no option): the third retry (9 -> 10) is beyond the RNR Retry Count: REQ-CM-RNR-RETRY-COUNT on 1, 9 and 10. Every retry waits out its timer: no REQ-RNR-WAIT", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || (timers::rnr_retries(2, 3), vec![ex("REQ-CM-RNR-RETRY-COUNT", &[1, 9, 10])]) },
+    Scenario { name: "clean-cm-rnr-retry-count", description: "the boundary of req-cm-rnr-retry-count (assume_complete, no option): the REQ (1) and REP (2) announce RNR Retry Count 2 and the SEND (4) is RNR NAKed and retried twice (5, 6; 7, 8), exactly the count, ACK (9). Nothing may be reported", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || (timers::rnr_retries(2, 2), vec![]) },
+    Scenario { name: "clean-cm-rnr-retry-forever", description: "RNR Retry Count 7, retry for ever (assume_complete, no option): the REQ (1) and REP (2) announce 7 and the SEND (4) is RNR NAKed and retried ten times (5-24), ACK (25). Nothing may be reported: 7 has no limit", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || (timers::rnr_retries(7, 10), vec![]) },
+    Scenario { name: "clean-timing-backoff", description: "timeout retransmissions with exponential backoff from t = 12 (16.777216 ms, then 33.554432 and 67.108864 ms; assume_complete): CM (1-3, the REQ announcing Local ACK Timeout 12); SEND (4) ACKed (5); a WRITE_ONLY (6) resent after each timeout (7, 8, 9), ACK (10). Nothing may be reported", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || (timers::timeouts(12, &[timers::ack_timeout(12), timers::ack_timeout(13), timers::ack_timeout(14)]), vec![]) },
+    Scenario { name: "clean-congestion-pacing", description: "CE marks and CNP pacing known to the nanosecond (cli/src/gen/timers.rs, assume_complete): three CM-opened connections (CM 1-9) 10.9.0.1 QP 0x111 -> 10.9.0.2 QP 0x222, QP 0x113 -> 10.9.0.2 QP 0x223, QP 0x115 -> 10.9.0.4 QP 0x444; four rounds 50 us apart, in each a burst of CE-marked WRITE_ONLYs (4, 3, 2, 1 on the first connection, one on the others, at 0, 20 and 30 us into the round), each answered by a CNP to the sender's QP 4 us after the round's first mark, then an ACK. Per QP the CNPs are 50 us apart, per IP pair 10.9.0.2 -> 10.9.0.1 20 and 30 us in turn, per destination 10.9.0.1 20, 10, 20 us. Nothing may be reported", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || (timers::congestion(), vec![]) },
+    Scenario { name: "clean-rnr-timer", description: "clean-timing-latencies checked with --rnr-timer 14 (1.28 ms, assume_complete): the RNR NAK (25) advertises timer code 14, RSP-RNR-TIMER stays silent", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: Some(14), net: NetExpect::NONE, build: || (timers::latencies(), vec![]) },
+    Scenario { name: "rsp-rnr-timer", description: "clean-timing-latencies checked with --rnr-timer 16 (2.56 ms, assume_complete): the RNR NAK (25) advertises timer code 14 (1.28 ms), not the configured 16: RSP-RNR-TIMER", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: Some(16), net: NetExpect::NONE, build: || (timers::latencies(), vec![ex("RSP-RNR-TIMER", &[25])]) },
+    Scenario { name: "clean-cnp-pacing-qp", description: "clean-congestion-pacing checked with --cnp-min-interval 50us (per QP, mlx5's default mode; assume_complete): every QP's CNPs are exactly 50 us apart, CC-CNP-PACING stays silent", assume_complete: true, qp_timeout: None, cnp_min_interval: Some("50us,qp"), rnr_timer: None, net: NetExpect::NONE, build: || (timers::congestion(), vec![]) },
+    Scenario { name: "cc-cnp-pacing", description: "clean-congestion-pacing checked with --cnp-min-interval 15us,dest (assume_complete): 10.9.0.1 receives CNPs 20, 10, 20 us apart in each round (from 10.9.0.2 to QP 0x113, then from 10.9.0.4 to QP 0x115): the four 10 us gaps (frames 17, 20; 28, 31; 38, 41; 47, 50) are CC-CNP-PACING", assume_complete: true, qp_timeout: None, cnp_min_interval: Some("15us,dest"), rnr_timer: None, net: NetExpect::NONE, build: || (timers::congestion(), vec![ex("CC-CNP-PACING", &[17, 20]), ex("CC-CNP-PACING", &[28, 31]), ex("CC-CNP-PACING", &[38, 41]), ex("CC-CNP-PACING", &[47, 50])]) },
     // Wrong verdicts of issue 31, part 5.
-    Scenario { name: "req-retx-same-pkey", description: "a packet from another partition takes no part in the requester's sequence (assume_complete): CM-opened connection on P_Key 0x8001 (1-3, Local ACK Timeout 10); SEND (4, ACK 5 MSN 1); a WRITE_FIRST with P_Key 0x8002 (6) at the requester's next PSN, dropped by the responder; the requester's own SEND_ONLYs on that PSN and the next (7, 8), their ACK lost downstream; 5 ms later both resent (9, 10), the first with 5 of its 10 bytes; ACK (11, MSN 3). REQ-RETX-SAME on 7 and 9 only: the original of PSN 9 is the requester's own 7, not the foreign 6 (no REQ-RETX-SAME or REQ-RETX-CAUSE on 6 and 7, no REQ-MSG-SEQ on 6 and 8)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (pkey_foreign_psn(5), vec![ex("REQ-RETX-SAME", &[7, 9])]) },
-    Scenario { name: "clean-pkey-foreign-psn", description: "the twin of req-retx-same-pkey with the resend (9) unchanged (assume_complete): a WRITE_FIRST with a foreign P_Key (6) on the PSN of the requester's next SEND_ONLY (7) is dropped and is not the requester's transmission; nothing may be reported", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (pkey_foreign_psn(10), vec![]) },
-    Scenario { name: "clean-cm-stale-request", description: "a late request of an ended incarnation takes no part in the live one's sequence (assume_complete): two CM incarnations on the same QPNs (1-18 as in clean-cm-reconnect); in the second, a -> b SEND (19, ACK 20 MSN 1), then a WRITE_FIRST of the first incarnation to the same DestQP at its old PSN 1001 (21), which the reset responder QP drops; a -> b SEND (22, ACK 23 MSN 2), WRITE (24, 25, ACK 26 MSN 3); b -> a SEND (27, ACK 28 MSN 1), a SEND_ONLY of the first incarnation at its old PSN 5000 (29), dropped; b -> a SEND (30, ACK 31 MSN 2); DREQ/DREP (32, 33). Nothing may be reported (no REQ-PSN or CAP-GAP on 21, no REQ-RETX-* or REQ-MSG-SEQ on the legal packets after 21 and 29)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (stale_incarnation(false), vec![]) },
-    Scenario { name: "req-psn-stale-request", description: "the twin of clean-cm-stale-request with a real PSN skip (assume_complete): the a -> b SEND after the first incarnation's late WRITE_FIRST (21) is one PSN too far (22). REQ-PSN on 19 and 22 only: the skip is judged against the live incarnation's own SEND (19), not the late packet of the ended one (nothing on 21, no REQ-RETX-* or REQ-MSG-SEQ after it)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (stale_incarnation(true), vec![ex("REQ-PSN", &[19, 22])]) },
-    Scenario { name: "clean-cm-stale-first", description: "clean-cm-stale-request with the late request first (assume_complete): 1-18 as in clean-cm-reconnect; a WRITE_FIRST of the first incarnation at its old PSN 1001 (19) arrives before any request of the second and is dropped; a -> b SEND at the REP starting PSN (20, ACK 21 MSN 1), WRITE (22, 23, ACK 24 MSN 2); DREQ/DREP (25, 26). Nothing may be reported (no REQ-PSN on 19 against the REP starting PSN, nothing on the legal packets after it)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (stale_incarnation_first(), vec![]) },
-    Scenario { name: "rsp-dup-atomic", description: "a duplicate atomic executed again (assume_complete): CM (1-3, Local ACK Timeout 10); FETCH_ADD (4) answered with original value 41 (5, MSN 1), the answer lost downstream; 5 ms later the FETCH_ADD resent (6) and answered with original value 42 (7, MSN 1): the responder must return the result it saved for the original, not execute it again: RSP-DUP-ATOMIC on 5, 6 and 7; SEND (8, ACK 9 MSN 2)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (duplicate_atomic(42), vec![ex("RSP-DUP-ATOMIC", &[5, 6, 7])]) },
-    Scenario { name: "clean-dup-atomic", description: "the twin of rsp-dup-atomic: the duplicate FETCH_ADD (6) is answered with the saved original value 41 and the same MSN (7). Nothing may be reported (assume_complete)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (duplicate_atomic(41), vec![]) },
-    Scenario { name: "req-psn-skip-stream", description: "a PSN skip mid-stream reported once, on the requester (assume_complete): CM (1-3); SEND (4, ACK 5 MSN 1), SEND (6, ACK 7 MSN 2); the requester skips one PSN: WRITE of three packets (8-10) ACKed (11, MSN 3), READ of 2500 bytes (12) answered (13-15, MSN 4), SEND (16, ACK 17 MSN 5). REQ-PSN on 6 and 8, and nothing on the responder's ACKs and READ responses that follow (no RSP-MSN, RSP-ACK-RANGE, REQ-MSG-SEQ)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (psn_skip_stream(1000, true), vec![ex("REQ-PSN", &[6, 8])]) },
-    Scenario { name: "req-psn-skip-wrap", description: "req-psn-skip-stream across the 24-bit PSN wrap (assume_complete): the requester's PSNs start at 0xfffffe, the two SENDs use 0xfffffe and 0xffffff, and the skipped PSN is 0; REQ-PSN on 6 and 8 only", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (psn_skip_stream(0xff_fffe, true), vec![ex("REQ-PSN", &[6, 8])]) },
-    Scenario { name: "clean-psn-stream", description: "the twin of req-psn-skip-stream without the skip (assume_complete): SENDs, a WRITE, a READ and a SEND, each acknowledged (4-17). Nothing may be reported", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (psn_skip_stream(1000, false), vec![]) },
-    Scenario { name: "clean-psn-stream-wrap", description: "the twin of req-psn-skip-wrap without the skip: the same traffic crossing PSN 2^24 (assume_complete). Nothing may be reported", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (psn_skip_stream(0xff_fffe, false), vec![]) },
-    Scenario { name: "req-read-retry-longer", description: "a READ retried with a longer length, reported once, on the requester (assume_complete): CM (1-3, Local ACK Timeout 10); READ of 3000 bytes, 3 PSNs (4) answered (5-7, MSN 1), the answer lost downstream; 5 ms later the READ re-issued at the same PSN and VA with DMA Length 4000 (8), which the responder re-executes: 4 responses on the READ's PSN and the three after it, the LAST one PSN past the original's range, with the current MSN 1 (9-12); then SEND (13, ACK 14 MSN 2), WRITE (15, 16, ACK 17 MSN 3), READ of 100 bytes (18, answered 19 MSN 4). REQ-READ-RETRY on 4 and 8 only: no RSP-MSN on the LAST (12) or the ACK (14), no CAP-REORDER", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (read_retry_then_traffic(4000), vec![ex("REQ-READ-RETRY", &[4, 8])]) },
-    Scenario { name: "req-read-retry-shorter", description: "req-read-retry-longer with the READ re-issued with DMA Length 2000 (8), answered FIRST, LAST (9, 10); SEND (11, 12), WRITE (13-15), READ (16, 17). REQ-READ-RETRY on 4 and 8 only (assume_complete)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (read_retry_then_traffic(2000), vec![ex("REQ-READ-RETRY", &[4, 8])]) },
-    Scenario { name: "clean-read-retry-traffic", description: "the twin of req-read-retry-longer: the READ re-issued unchanged (8), answered again on its own PSNs with MSN 1 (9-11); SEND (12, 13), WRITE (14-16), READ (17, 18). Nothing may be reported (assume_complete)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (read_retry_then_traffic(3000), vec![]) },
-    Scenario { name: "req-psn-idle-nak", description: "a PSN skip after an idle gap, not a reconnect (assume_complete): traffic without CM (1-10, the last a -> b request the READ of frame 8, MSN 3); 1.5 s of silence; a -> b SEND_ONLY 100 000 PSNs past the expected one (11), which looks like a reconnect without CM, but the responder NAKs the old expected PSN (12, PSN sequence error, MSN 3): its QP was not reset. One incarnation, and the jump is the requester's: REQ-PSN on 8 and 11", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (idle_jump(IdleAnswer::NakOld), vec![ex("REQ-PSN", &[8, 11])]) },
-    Scenario { name: "req-psn-idle-msn", description: "req-psn-idle-nak with the responder ACKing the SEND_ONLY (12) with MSN 4, continuing the old MSN 3 (a fresh QP would say 1): its QP was not reset. One incarnation, REQ-PSN on 8 and 11 (assume_complete)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (idle_jump(IdleAnswer::AckOldMsn), vec![ex("REQ-PSN", &[8, 11])]) },
-    Scenario { name: "clean-idle-reconnect", description: "the twin of req-psn-idle-nak: after the 1.5 s of silence both QPs restarted; the SEND_ONLY 100 000 PSNs past the old ones (11) is ACKed with MSN 1 (12), as a fresh QP answers. A new incarnation (idle reconnect): nothing may be reported (assume_complete)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (idle_jump(IdleAnswer::Fresh), vec![]) },
-    Scenario { name: "clean-read-before-pmtu", description: "a READ sized before the PMTU is known (no CM, no --pmtu): SEND_ONLY (1, ACK 2); READ of 3000 bytes (3) answered FIRST, MIDDLE, LAST (4-6) from which the PMTU 1024 is learnt; the capture ends. The READ consumed PSNs 3..5 of its own: its responses are answers, not PSNs ahead of the capture (no CAP-GAP). Nothing may be reported", assume_complete: false, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, build: || (read_before_pmtu(), vec![]) },
+    Scenario { name: "req-retx-same-pkey", description: "a packet from another partition takes no part in the requester's sequence (assume_complete): CM-opened connection on P_Key 0x8001 (1-3, Local ACK Timeout 10); SEND (4, ACK 5 MSN 1); a WRITE_FIRST with P_Key 0x8002 (6) at the requester's next PSN, dropped by the responder; the requester's own SEND_ONLYs on that PSN and the next (7, 8), their ACK lost downstream; 5 ms later both resent (9, 10), the first with 5 of its 10 bytes; ACK (11, MSN 3). REQ-RETX-SAME on 7 and 9 only: the original of PSN 9 is the requester's own 7, not the foreign 6 (no REQ-RETX-SAME or REQ-RETX-CAUSE on 6 and 7, no REQ-MSG-SEQ on 6 and 8)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || (pkey_foreign_psn(5), vec![ex("REQ-RETX-SAME", &[7, 9])]) },
+    Scenario { name: "clean-pkey-foreign-psn", description: "the twin of req-retx-same-pkey with the resend (9) unchanged (assume_complete): a WRITE_FIRST with a foreign P_Key (6) on the PSN of the requester's next SEND_ONLY (7) is dropped and is not the requester's transmission; nothing may be reported", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || (pkey_foreign_psn(10), vec![]) },
+    Scenario { name: "clean-cm-stale-request", description: "a late request of an ended incarnation takes no part in the live one's sequence (assume_complete): two CM incarnations on the same QPNs (1-18 as in clean-cm-reconnect); in the second, a -> b SEND (19, ACK 20 MSN 1), then a WRITE_FIRST of the first incarnation to the same DestQP at its old PSN 1001 (21), which the reset responder QP drops; a -> b SEND (22, ACK 23 MSN 2), WRITE (24, 25, ACK 26 MSN 3); b -> a SEND (27, ACK 28 MSN 1), a SEND_ONLY of the first incarnation at its old PSN 5000 (29), dropped; b -> a SEND (30, ACK 31 MSN 2); DREQ/DREP (32, 33). Nothing may be reported (no REQ-PSN or CAP-GAP on 21, no REQ-RETX-* or REQ-MSG-SEQ on the legal packets after 21 and 29)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || (stale_incarnation(false), vec![]) },
+    Scenario { name: "req-psn-stale-request", description: "the twin of clean-cm-stale-request with a real PSN skip (assume_complete): the a -> b SEND after the first incarnation's late WRITE_FIRST (21) is one PSN too far (22). REQ-PSN on 19 and 22 only: the skip is judged against the live incarnation's own SEND (19), not the late packet of the ended one (nothing on 21, no REQ-RETX-* or REQ-MSG-SEQ after it)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || (stale_incarnation(true), vec![ex("REQ-PSN", &[19, 22])]) },
+    Scenario { name: "clean-cm-stale-first", description: "clean-cm-stale-request with the late request first (assume_complete): 1-18 as in clean-cm-reconnect; a WRITE_FIRST of the first incarnation at its old PSN 1001 (19) arrives before any request of the second and is dropped; a -> b SEND at the REP starting PSN (20, ACK 21 MSN 1), WRITE (22, 23, ACK 24 MSN 2); DREQ/DREP (25, 26). Nothing may be reported (no REQ-PSN on 19 against the REP starting PSN, nothing on the legal packets after it)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || (stale_incarnation_first(), vec![]) },
+    Scenario { name: "rsp-dup-atomic", description: "a duplicate atomic executed again (assume_complete): CM (1-3, Local ACK Timeout 10); FETCH_ADD (4) answered with original value 41 (5, MSN 1), the answer lost downstream; 5 ms later the FETCH_ADD resent (6) and answered with original value 42 (7, MSN 1): the responder must return the result it saved for the original, not execute it again: RSP-DUP-ATOMIC on 5, 6 and 7; SEND (8, ACK 9 MSN 2)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || (duplicate_atomic(42), vec![ex("RSP-DUP-ATOMIC", &[5, 6, 7])]) },
+    Scenario { name: "clean-dup-atomic", description: "the twin of rsp-dup-atomic: the duplicate FETCH_ADD (6) is answered with the saved original value 41 and the same MSN (7). Nothing may be reported (assume_complete)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || (duplicate_atomic(41), vec![]) },
+    Scenario { name: "req-psn-skip-stream", description: "a PSN skip mid-stream reported once, on the requester (assume_complete): CM (1-3); SEND (4, ACK 5 MSN 1), SEND (6, ACK 7 MSN 2); the requester skips one PSN: WRITE of three packets (8-10) ACKed (11, MSN 3), READ of 2500 bytes (12) answered (13-15, MSN 4), SEND (16, ACK 17 MSN 5). REQ-PSN on 6 and 8, and nothing on the responder's ACKs and READ responses that follow (no RSP-MSN, RSP-ACK-RANGE, REQ-MSG-SEQ)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || (psn_skip_stream(1000, true), vec![ex("REQ-PSN", &[6, 8])]) },
+    Scenario { name: "req-psn-skip-wrap", description: "req-psn-skip-stream across the 24-bit PSN wrap (assume_complete): the requester's PSNs start at 0xfffffe, the two SENDs use 0xfffffe and 0xffffff, and the skipped PSN is 0; REQ-PSN on 6 and 8 only", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || (psn_skip_stream(0xff_fffe, true), vec![ex("REQ-PSN", &[6, 8])]) },
+    Scenario { name: "clean-psn-stream", description: "the twin of req-psn-skip-stream without the skip (assume_complete): SENDs, a WRITE, a READ and a SEND, each acknowledged (4-17). Nothing may be reported", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || (psn_skip_stream(1000, false), vec![]) },
+    Scenario { name: "clean-psn-stream-wrap", description: "the twin of req-psn-skip-wrap without the skip: the same traffic crossing PSN 2^24 (assume_complete). Nothing may be reported", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || (psn_skip_stream(0xff_fffe, false), vec![]) },
+    Scenario { name: "req-read-retry-longer", description: "a READ retried with a longer length, reported once, on the requester (assume_complete): CM (1-3, Local ACK Timeout 10); READ of 3000 bytes, 3 PSNs (4) answered (5-7, MSN 1), the answer lost downstream; 5 ms later the READ re-issued at the same PSN and VA with DMA Length 4000 (8), which the responder re-executes: 4 responses on the READ's PSN and the three after it, the LAST one PSN past the original's range, with the current MSN 1 (9-12); then SEND (13, ACK 14 MSN 2), WRITE (15, 16, ACK 17 MSN 3), READ of 100 bytes (18, answered 19 MSN 4). REQ-READ-RETRY on 4 and 8 only: no RSP-MSN on the LAST (12) or the ACK (14), no CAP-REORDER", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || (read_retry_then_traffic(4000), vec![ex("REQ-READ-RETRY", &[4, 8])]) },
+    Scenario { name: "req-read-retry-shorter", description: "req-read-retry-longer with the READ re-issued with DMA Length 2000 (8), answered FIRST, LAST (9, 10); SEND (11, 12), WRITE (13-15), READ (16, 17). REQ-READ-RETRY on 4 and 8 only (assume_complete)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || (read_retry_then_traffic(2000), vec![ex("REQ-READ-RETRY", &[4, 8])]) },
+    Scenario { name: "clean-read-retry-traffic", description: "the twin of req-read-retry-longer: the READ re-issued unchanged (8), answered again on its own PSNs with MSN 1 (9-11); SEND (12, 13), WRITE (14-16), READ (17, 18). Nothing may be reported (assume_complete)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || (read_retry_then_traffic(3000), vec![]) },
+    Scenario { name: "req-psn-idle-nak", description: "a PSN skip after an idle gap, not a reconnect (assume_complete): traffic without CM (1-10, the last a -> b request the READ of frame 8, MSN 3); 1.5 s of silence; a -> b SEND_ONLY 100 000 PSNs past the expected one (11), which looks like a reconnect without CM, but the responder NAKs the old expected PSN (12, PSN sequence error, MSN 3): its QP was not reset. One incarnation, and the jump is the requester's: REQ-PSN on 8 and 11", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || (idle_jump(IdleAnswer::NakOld), vec![ex("REQ-PSN", &[8, 11])]) },
+    Scenario { name: "req-psn-idle-msn", description: "req-psn-idle-nak with the responder ACKing the SEND_ONLY (12) with MSN 4, continuing the old MSN 3 (a fresh QP would say 1): its QP was not reset. One incarnation, REQ-PSN on 8 and 11 (assume_complete)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || (idle_jump(IdleAnswer::AckOldMsn), vec![ex("REQ-PSN", &[8, 11])]) },
+    Scenario { name: "clean-idle-reconnect", description: "the twin of req-psn-idle-nak: after the 1.5 s of silence both QPs restarted; the SEND_ONLY 100 000 PSNs past the old ones (11) is ACKed with MSN 1 (12), as a fresh QP answers. A new incarnation (idle reconnect): nothing may be reported (assume_complete)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || (idle_jump(IdleAnswer::Fresh), vec![]) },
+    Scenario { name: "clean-read-before-pmtu", description: "a READ sized before the PMTU is known (no CM, no --pmtu): SEND_ONLY (1, ACK 2); READ of 3000 bytes (3) answered FIRST, MIDDLE, LAST (4-6) from which the PMTU 1024 is learnt; the capture ends. The READ consumed PSNs 3..5 of its own: its responses are answers, not PSNs ahead of the capture (no CAP-GAP). Nothing may be reported", assume_complete: false, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || (read_before_pmtu(), vec![]) },
+    Scenario { name: "clean-net-config", description: "a CM-opened connection checked against the network configuration it was sent with (--expect-dscp 26 --expect-cnp-dscp 46 --expect-pcp 3, assume_complete): CM REQ, REP, RTU (1-3, UD on QP1 at DSCP 26, judged as RoCE traffic), SEND (4, ACK 5), a CE-marked WRITE (6, ACK 7) and the CNP to its sender QP at DSCP 46 (8), READ (9, responses 10, 11), b -> a SEND (12, ACK 13). a's frames are double-tagged, an 802.1ad S-tag with PCP 3 outside an 802.1Q C-tag with PCP 0: the outermost tag, the one the first switch classifies by, is the one judged; b's carry VLAN 100 with PCP 3. Nothing may be reported", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NET, build: || (net_config(NetFault::None), vec![]) },
+    Scenario { name: "net-dscp", description: "clean-net-config with b's traffic class never configured (assume_complete, --expect-dscp 26 --expect-cnp-dscp 46 --expect-pcp 3): everything b sends but its CNP goes at DSCP 0, its CM REP (2), ACKs (5, 7), READ responses (10, 11) and SEND (12): NET-DSCP on each; its CNP (8) at DSCP 46 is NET-CNP-DSCP's to judge, and right", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NET, build: || (net_config(NetFault::Dscp), [2, 5, 7, 10, 11, 12].iter().map(|&f| ex("NET-DSCP", &[f])).collect()) },
+    Scenario { name: "net-cnp-dscp", description: "clean-net-config with b's CNP (8) sent at DSCP 5 instead of the configured 46 (assume_complete, --expect-dscp 26 --expect-cnp-dscp 46 --expect-pcp 3): NET-CNP-DSCP on 8, and no NET-DSCP (a CNP is judged against --expect-cnp-dscp only)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NET, build: || (net_config(NetFault::CnpDscp), vec![ex("NET-CNP-DSCP", &[8])]) },
+    Scenario { name: "net-pcp", description: "clean-net-config with b's priority wrong (assume_complete, --expect-dscp 26 --expect-cnp-dscp 46 --expect-pcp 3): b's frames up to its CNP carry VLAN 100 with PCP 0 (REP 2, ACKs 5, 7, CNP 8), then b sends untagged (READ responses 10, 11, SEND 12): NET-PCP on each. a's double-tagged frames, PCP 3 outside and 0 inside, are right", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NET, build: || (net_config(NetFault::Pcp), [2, 5, 7, 8, 10, 11, 12].iter().map(|&f| ex("NET-PCP", &[f])).collect()) },
 ];
 
 impl Scenario {
@@ -1047,6 +1118,9 @@ impl Scenario {
                 qp_timeout: self.qp_timeout,
                 cnp_min_interval: self.cnp_min_interval.map(str::to_string),
                 rnr_timer: self.rnr_timer,
+                expect_dscp: self.net.dscp,
+                expect_cnp_dscp: self.net.cnp_dscp,
+                expect_pcp: self.net.pcp,
             },
             findings,
         };

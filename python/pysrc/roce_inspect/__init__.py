@@ -170,7 +170,8 @@ def check(source: Source, **options: Any) -> Dict[str, Any]:
     """``check --format json`` of a capture (``roce-inspect/check/v1``), as a dict. Options:
     those of :func:`stats` and ``assume_complete``, ``reorder_window_us``,
     ``retx_timeout_us``, ``qp_timeout``, ``cnp_min_interval`` (``"4us"``, ``"50us,pair"``),
-    ``rnr_timer``, ``enable`` and ``disable`` (rule IDs)."""
+    ``rnr_timer``, ``expect_dscp``, ``expect_cnp_dscp``, ``expect_pcp``, ``enable`` and
+    ``disable`` (rule IDs)."""
     return _native.check(source, **options)
 
 
