@@ -48,6 +48,9 @@ pub const DEFAULT_CASCADE_WINDOW_NS: u64 = 100_000_000;
 /// default of rdma-cm, perftest and NCCL (`NCCL_IB_RETRY_CNT`).
 pub const ASSUMED_RETRY_COUNT: u8 = 7;
 
+/// QPs between two hosts on one UDP source port that make a finding of it.
+const ENTROPY_QPS: usize = 4;
+
 /// Frames an item of evidence cites at most.
 const FRAMES_CITED: usize = 16;
 
@@ -99,6 +102,8 @@ verdicts! {
         "the offending request: its R_Key, VA and length against the memory region the peer registered (ibv_reg_mr access flags, bounds), or the operation the peer's QP does not allow";
     ProtocolViolation => "protocol_violation", "transport rules broken", Failure,
         "the side each rule judges (requester or responder): its NIC, firmware or driver; `check` lists every finding with its frames and `report` draws them on the connection's graph, for the bug report";
+    NetworkConfiguration => "network_configuration", "network configuration", Misconfigured,
+        "the QoS configuration of both hosts and of the switches between them: the QPs' traffic class (rdma_set_option TOS, ibv_modify_qp, NCCL_IB_TC), the NIC's CNP DSCP and priority (mlx5 cnp_dscp, cnp_802p_prio), the PFC priority and trust mode (mlnx_qos --trust dscp), the NIC's UDP source port entropy";
     BadPackets => "bad_packets", "bad packets", Degraded,
         "a bad ICRC on every packet of one sender points at the capture point (a mirror or ibdump that rewrites a header) or a NIC bug, on some packets at the link (cable, optics: the port's symbol and CRC errors); a frame shorter than its IP/UDP length at the capture tool or a truncating mirror";
     ReceiverNotReady => "receiver_not_ready", "receiver not ready", Degraded,
@@ -249,6 +254,7 @@ pub struct FlowEvidence {
     answers: u64,
     recent: Option<Box<Recent>>,
     rare: Option<Box<Rare>>,
+    net: NetSeen,
 }
 
 /// The last requests and RETHs of a flow, in rings.
@@ -280,6 +286,144 @@ struct Rare {
     seq_error_naks: u64,
 }
 
+/// The most frequent-so-far value of a header field over a class of packets: the first
+/// value seen, how many packets carried it, how many another (and the first other).
+#[derive(Debug, Default, Clone, Copy)]
+struct Mode {
+    value: u8,
+    packets: u64,
+    other: u64,
+    other_value: u8,
+}
+
+impl Mode {
+    #[inline]
+    fn add(&mut self, v: u8) {
+        if self.packets == 0 && self.other == 0 {
+            self.value = v;
+        }
+        if v == self.value {
+            self.packets += 1;
+        } else {
+            if self.other == 0 {
+                self.other_value = v;
+            }
+            self.other += 1;
+        }
+    }
+
+    fn json(&self) -> Value {
+        if self.packets + self.other == 0 {
+            return Value::Null;
+        }
+        let mut m = json!({"value": self.value, "packets": self.packets, "other": self.other});
+        if self.other > 0 {
+            m["other_value"] = json!(self.other_value);
+        }
+        m
+    }
+}
+
+/// What a flow's own packets carry below the BTH: the audit of "is my configuration
+/// applied on the wire" (DSCP and ECN by class, VLAN and PCP, TTL, UDP source port).
+#[derive(Debug, Default, Clone)]
+struct NetSeen {
+    packets: u64,
+    roce_v1: u64,
+    ipv6: u64,
+    link_local: bool,
+    dscp_requests: Mode,
+    dscp_responses: Mode,
+    dscp_cnps: Mode,
+    /// Requests by ECN codepoint: Not-ECT, ECT(1), ECT(0), CE.
+    ecn_requests: [u64; 4],
+    vid: Option<u16>,
+    pcp: Mode,
+    untagged: u64,
+    ttl_min: u8,
+    ttl_max: u8,
+    sport: Option<u16>,
+    sports_changed: u64,
+    fragments: u64,
+}
+
+impl NetSeen {
+    #[inline]
+    fn add(&mut self, ev: &PacketEvent<'_, '_>, r: &Roce<'_>) {
+        let Some(p) = ev.packet else { return };
+        self.packets += 1;
+        if r.version.number() == 1 {
+            self.roce_v1 += 1;
+        }
+        if let Some(ip) = &p.ip {
+            if ip.version == 6 {
+                self.ipv6 += 1;
+                if let IpAddr::V6(v) = ip.src {
+                    self.link_local |= v.segments()[0] & 0xffc0 == 0xfe80;
+                }
+            }
+            let class = match ev.seen() {
+                _ if ev.cnp => &mut self.dscp_cnps,
+                Some(Seen::Request) => &mut self.dscp_requests,
+                _ => &mut self.dscp_responses,
+            };
+            class.add(ip.dscp);
+            if ev.seen() == Some(Seen::Request) && !ev.cnp {
+                if let Some(c) = self.ecn_requests.get_mut(usize::from(ip.ecn & 3)) {
+                    *c += 1;
+                }
+            }
+            if self.packets == 1 {
+                self.ttl_min = ip.ttl;
+            }
+            self.ttl_min = self.ttl_min.min(ip.ttl);
+            self.ttl_max = self.ttl_max.max(ip.ttl);
+        }
+        if p.eth.is_some() {
+            match p.vlans.first().copied().flatten() {
+                Some(tag) => {
+                    self.vid.get_or_insert(tag.vid);
+                    self.pcp.add(tag.pcp);
+                }
+                None => self.untagged += 1,
+            }
+        }
+        if let Some(u) = &p.udp {
+            match self.sport {
+                Some(s) if s != u.sport => self.sports_changed += 1,
+                Some(_) => {}
+                None => self.sport = Some(u.sport),
+            }
+        }
+        if p.problems.contains(roce_parser::Problem::IpFragment) {
+            self.fragments += 1;
+        }
+    }
+
+    fn json(&self, k: &FlowKey) -> Value {
+        json!({
+            "src": k.src.to_string(),
+            "dst": k.dst.to_string(),
+            "dest_qp": k.dest_qp,
+            "packets": self.packets,
+            "roce_version": if self.roce_v1 == self.packets { 1 } else if self.roce_v1 == 0 { 2 } else { 0 },
+            "ip_version": if self.roce_v1 == self.packets { Value::Null } else if self.ipv6 > 0 { json!(6) } else { json!(4) },
+            "link_local": self.link_local,
+            "dscp_requests": self.dscp_requests.json(),
+            "dscp_responses": self.dscp_responses.json(),
+            "dscp_cnps": self.dscp_cnps.json(),
+            "ecn_requests": {"not_ect": self.ecn_requests[0], "ect1": self.ecn_requests[1], "ect0": self.ecn_requests[2], "ce": self.ecn_requests[3]},
+            "vlan": self.vid,
+            "pcp": self.pcp.json(),
+            "untagged": self.untagged,
+            "ttl": if self.packets > 0 && self.roce_v1 < self.packets { json!([self.ttl_min, self.ttl_max]) } else { Value::Null },
+            "udp_sport": self.sport,
+            "udp_sport_changes": self.sports_changed,
+            "ip_fragments": self.fragments,
+        })
+    }
+}
+
 /// What a flow without retries or NAKs has of [`Rare`].
 static NO_RARE: Rare = Rare {
     chain: None,
@@ -306,9 +450,12 @@ impl FlowEvidence {
     pub fn observe(&mut self, ev: &PacketEvent<'_, '_>, which: SlotOf) {
         let Some(r) = ev.roce() else { return };
         match (which, ev.seen()) {
-            (SlotOf::Own, Some(Seen::Request)) => self.request(ev, r),
+            (SlotOf::Own, Some(Seen::Request)) => {
+                self.net.add(ev, r);
+                self.request(ev, r);
+            }
+            (SlotOf::Own, _) => self.net.add(ev, r),
             (SlotOf::Stream, _) => self.response(ev, r),
-            _ => {}
         }
     }
 
@@ -613,6 +760,22 @@ impl Evidence {
             _ if !complete => None,
             _ => Some(false),
         };
+        // ECMP entropy: per host pair, the UDP source ports of its RC requesters' flows; every
+        // QP on one port (4 QPs or more) puts them all on one path through the fabric.
+        let mut ports: FastHashMap<(IpAddr, IpAddr), (Option<u16>, usize, bool)> =
+            FastHashMap::default();
+        for c in connections.iter().filter(|c| matches!(c.info.transport, "RC" | "UC" | "XRC")) {
+            for (k, e) in evidence.get(&c.info.connection).map_or(&[][..], Vec::as_slice) {
+                let Some(sport) = e.net.sport.filter(|_| e.requests > 0) else { continue };
+                let p = ports.entry((host(k.src), host(k.dst))).or_insert((Some(sport), 0, true));
+                p.1 += 1;
+                p.2 &= p.0 == Some(sport) && e.net.sports_changed == 0;
+            }
+        }
+        let one_port = |k: &FlowKey| -> Option<(u16, usize)> {
+            let &(port, qps, same) = ports.get(&(host(k.src), host(k.dst)))?;
+            (same && qps >= ENTROPY_QPS).then_some((port?, qps))
+        };
         let mut used_cm: Vec<bool> = vec![false; cm.len()];
         let mut out = Vec::with_capacity(connections.len());
         for c in connections {
@@ -628,7 +791,7 @@ impl Evidence {
                 continue;
             }
             let dirs = evidence.get(&c.info.connection).map_or(&[][..], Vec::as_slice);
-            let mut verdicts = judge_connection(c, dirs, exchange, report, &heard);
+            let mut verdicts = judge_connection(c, dirs, exchange, report, &heard, &one_port);
             // CM opened it and no request followed: how far the exchange got.
             if let Some(x) = exchange.filter(|_| c.total.requests == 0) {
                 if let Some(v) = judge_setup(x, false, cm_ts(x.req_frame), cm_ts(x.last_frame)) {
@@ -636,7 +799,7 @@ impl Evidence {
                     verdicts.insert(0, v);
                 }
             }
-            out.push(ConnectionDiagnosis::new(c, verdicts));
+            out.push(ConnectionDiagnosis::new(c, verdicts, dirs));
         }
         // CM exchanges between hosts whose QPs never carried a packet of their own.
         let mut setup = Vec::new();
@@ -868,6 +1031,7 @@ fn judge_connection(
     exchange: Option<&CmExchange>,
     report: &Report,
     heard: &dyn Fn(&FlowKey, u64) -> Option<bool>,
+    one_port: &dyn Fn(&FlowKey) -> Option<(u16, usize)>,
 ) -> Vec<Verdict> {
     let id = &c.info.connection;
     let reliable = matches!(c.info.transport, "RC" | "XRC" | "unknown");
@@ -1173,6 +1337,83 @@ fn judge_connection(
             .with("timeout_retransmissions", json!(timeouts)),
         );
     }
+    // Network configuration: what the user stated (NET-* findings), and what the two
+    // directions say of each other.
+    let mut causes: Vec<Value> = Vec::new();
+    let mut said: Vec<String> = Vec::new();
+    let mut cited: Vec<u64> = Vec::new();
+    for (k, e) in dirs {
+        let n = &e.net;
+        let peer = dirs.iter().find(|(p, _)| p.src == k.dst && p.dst == k.src).map(|(_, p)| &p.net);
+        if let Some(peer) = peer {
+            let (q, a) = (&n.dscp_requests, &peer.dscp_responses);
+            if q.packets > 0 && a.packets > 0 && q.value != a.value {
+                said.push(format!(
+                    "requests from {} ride DSCP {}, the responses and ACKs back from {} DSCP {}",
+                    k.src, q.value, k.dst, a.value
+                ));
+                causes.push(json!({"cause": "dscp_asymmetry", "requester": host_of(k), "requests_dscp": q.value, "responses_dscp": a.value}));
+            }
+        }
+        for (class, m) in [
+            ("requests", &n.dscp_requests),
+            ("responses", &n.dscp_responses),
+            ("CNPs", &n.dscp_cnps),
+        ] {
+            if m.other > 0 {
+                said.push(format!(
+                    "{} of {} {class} from {} at DSCP {} (first other), the rest at {}",
+                    m.other,
+                    m.other + m.packets,
+                    k.src,
+                    m.other_value,
+                    m.value
+                ));
+                causes.push(json!({"cause": "dscp_mixed", "flow": host_of(k), "class": class, "dscp": m.value, "other_dscp": m.other_value, "other": m.other}));
+            }
+        }
+        if n.pcp.other > 0 || (n.untagged > 0 && n.pcp.packets > 0) {
+            said.push(format!(
+                "frames from {} at PCP {} ({}), {} at PCP {}, {} untagged",
+                k.src, n.pcp.value, n.pcp.packets, n.pcp.other, n.pcp.other_value, n.untagged
+            ));
+            causes.push(json!({"cause": "pcp_mixed", "flow": host_of(k), "pcp": n.pcp.value, "other": n.pcp.other, "untagged": n.untagged}));
+        }
+        if let Some((port, qps)) = one_port(k).filter(|_| e.requests > 0) {
+            said.push(format!(
+                "all {qps} QPs from {} to {} send from UDP source port {port}: ECMP hashes them onto one path (no entropy)",
+                k.src, k.dst
+            ));
+            causes.push(json!({"cause": "udp_sport_entropy", "flow": host_of(k), "udp_sport": port, "qps": qps}));
+        }
+        if n.fragments > 0 {
+            said.push(format!("{} IP fragment(s) carrying RoCE from {} (RoCE must not be fragmented: the path MTU is below the RoCE MTU)", n.fragments, k.src));
+            causes.push(
+                json!({"cause": "ip_fragments", "flow": host_of(k), "fragments": n.fragments}),
+            );
+        }
+    }
+    let (net_rules, net_frames) = rules_of(report, id, &["NET-"]);
+    if !net_rules.is_empty() {
+        let n = report
+            .findings
+            .iter()
+            .filter(|f| f.connection.as_ref() == Some(id) && f.rule.starts_with("NET-"))
+            .count();
+        said.push(format!(
+            "{n} finding(s) against the configuration stated ({})",
+            net_rules.join(", ")
+        ));
+        causes.push(json!({"cause": "stated", "rules": net_rules, "findings": n}));
+        cited.extend(net_frames);
+    }
+    if !causes.is_empty() {
+        let mut v = Verdict::new(VerdictKind::NetworkConfiguration, said.join("; "))
+            .frames(cited)
+            .with("causes", Value::Array(causes));
+        v.rules = net_rules;
+        out.push(v);
+    }
     // The checker's errors no verdict above explains: bad packets (PKT-*), broken
     // transport rules (the rest).
     let explained: Vec<&str> = out.iter().flat_map(|v| v.rules.iter().copied()).collect();
@@ -1329,11 +1570,16 @@ pub struct ConnectionDiagnosis {
     pub last_frame: u64,
     /// The verdicts, the worst first (`healthy` alone when nothing is wrong).
     pub verdicts: Vec<Verdict>,
+    /// Per direction, what its packets carry below the BTH: RoCE and IP version, DSCP by
+    /// class (requests, responses and ACKs, CNPs), requests by ECN codepoint, VLAN and PCP,
+    /// TTL, UDP source port, IP fragments (docs/diagnose.md, "The network audit").
+    pub network: Vec<Value>,
 }
 
 impl ConnectionDiagnosis {
-    fn new(c: &Connection, verdicts: Vec<Verdict>) -> Self {
+    fn new(c: &Connection, verdicts: Vec<Verdict>, dirs: &[(FlowKey, FlowEvidence)]) -> Self {
         ConnectionDiagnosis {
+            network: dirs.iter().map(|(k, e)| e.net.json(k)).collect(),
             connection: c.info.connection,
             name: c.info.connection.to_string(),
             transport: c.info.transport,

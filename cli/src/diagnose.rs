@@ -318,8 +318,65 @@ pub fn text(input: &Input, doc: &DiagnoseDocument, selected: Option<&str>) -> St
             }
         }
     }
+    network_line(&mut t, doc);
     for w in &doc.warnings {
         let _ = writeln!(t, "\nwarning: {w}");
     }
     t
+}
+
+/// One line of the network audit over every direction: DSCP by class, VLAN and PCP, the
+/// RoCE and IP versions, TTL (`--format json` has it per direction).
+fn network_line(t: &mut String, doc: &DiagnoseDocument) {
+    use std::collections::BTreeMap;
+    let dirs: Vec<&serde_json::Value> = doc.connections.iter().flat_map(|c| &c.network).collect();
+    if dirs.is_empty() {
+        return;
+    }
+    let hist = |class: &str| {
+        let mut h: BTreeMap<u64, u64> = BTreeMap::new();
+        for d in &dirs {
+            let m = &d[class];
+            if let (Some(v), Some(n)) = (m["value"].as_u64(), m["packets"].as_u64()) {
+                *h.entry(v).or_default() += n;
+            }
+            if let (Some(v), Some(n)) = (m["other_value"].as_u64(), m["other"].as_u64()) {
+                *h.entry(v).or_default() += n;
+            }
+        }
+        let mut v: Vec<(u64, u64)> = h.into_iter().collect();
+        v.sort_by_key(|&(d, n)| (std::cmp::Reverse(n), d));
+        v.iter().map(|(d, n)| format!("{d} ({n})")).collect::<Vec<_>>().join(", ")
+    };
+    let mut parts = Vec::new();
+    for (class, name) in
+        [("dscp_requests", "requests"), ("dscp_responses", "responses"), ("dscp_cnps", "CNPs")]
+    {
+        let h = hist(class);
+        if !h.is_empty() {
+            parts.push(format!("{name} at DSCP {h}"));
+        }
+    }
+    let pcp = hist("pcp");
+    let untagged: u64 = dirs.iter().filter_map(|d| d["untagged"].as_u64()).sum();
+    parts.push(if pcp.is_empty() {
+        "untagged".to_string()
+    } else {
+        format!("PCP {pcp}, {untagged} untagged")
+    });
+    let ttl_min = dirs.iter().filter_map(|d| d["ttl"][0].as_u64()).min();
+    let ttl_max = dirs.iter().filter_map(|d| d["ttl"][1].as_u64()).max();
+    if let (Some(a), Some(b)) = (ttl_min, ttl_max) {
+        parts.push(format!("TTL {a}..{b}"));
+    }
+    let v1 = dirs.iter().filter(|d| d["roce_version"] == 1).count();
+    let v6 = dirs.iter().filter(|d| d["ip_version"] == 6).count();
+    parts.push(format!(
+        "{} direction(s): {} RoCEv2 over IPv4, {} over IPv6, {} RoCEv1",
+        dirs.len(),
+        dirs.len() - v1 - v6,
+        v6,
+        v1
+    ));
+    let _ = writeln!(t, "\nNetwork   {} (--format json: per direction)", parts.join("; "));
 }

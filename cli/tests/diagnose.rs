@@ -171,6 +171,43 @@ fn check_scenario(s: &Scenario, path: &Path) {
             let e = evidence("connection_setup_failed");
             assert_eq!((e["outcome"].as_str(), e["reqs"].as_u64()), (Some("requested"), Some(3)));
         }
+        "one_udp_port" => {
+            let e = evidence("network_configuration");
+            let c = &e["causes"][0];
+            assert_eq!(
+                (c["cause"].as_str(), c["qps"].as_u64()),
+                (Some("udp_sport_entropy"), Some(8))
+            );
+            assert_eq!(c["udp_sport"], 49152, "{name}");
+        }
+        "cnp_dscp_and_acks_at_zero" => {
+            let e = evidence("network_configuration");
+            let c = &e["causes"][0];
+            assert_eq!(c["cause"], "dscp_asymmetry", "{name}");
+            assert_eq!(
+                (c["requests_dscp"].as_u64(), c["responses_dscp"].as_u64()),
+                (Some(26), Some(0))
+            );
+            // Stated, the CNPs' DSCP is a finding of the catalog's NET-CNP-DSCP too.
+            let out = Command::new(env!("CARGO_BIN_EXE_roce-inspect"))
+                .args(["diagnose", "--format", "json", "--expect-cnp-dscp", "46"])
+                .arg(path)
+                .output()
+                .unwrap();
+            let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+            let (_, v) = verdicts(&doc)
+                .into_iter()
+                .find(|(_, v)| v["verdict"] == "network_configuration")
+                .unwrap();
+            assert_eq!(v["rules"], serde_json::json!(["NET-CNP-DSCP"]), "{name}");
+            let stated = v["evidence"]["causes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|c| c["cause"] == "stated")
+                .unwrap();
+            assert_eq!(stated["findings"], 4, "{name}: the four CNPs");
+        }
         "rep_without_rtu" => {
             assert_eq!(evidence("connection_setup_failed")["outcome"], "replied", "{name}");
         }
@@ -325,4 +362,60 @@ fn the_nics_retry_exceeded_counter_confirms_or_contradicts() {
         assert!(text.contains(word), "{text}");
     }
     std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// The network audit on the conformance suite's captures built for it: stated, each NET-*
+/// rule fires where its capture breaks it and stays silent on the clean one; unstated, the
+/// directions' DSCP and PCP still tell.
+#[test]
+fn the_network_audit_on_the_suites_captures() {
+    let suite = Path::new(env!("CARGO_MANIFEST_DIR")).join("../pcaps/conformance");
+    let stated = ["--expect-dscp", "26", "--expect-cnp-dscp", "46", "--expect-pcp", "3"];
+    let run = |file: &str, args: &[&str]| -> Value {
+        let out = Command::new(env!("CARGO_BIN_EXE_roce-inspect"))
+            .args(["diagnose", "--format", "json"])
+            .args(args)
+            .arg(suite.join(file))
+            .output()
+            .unwrap();
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let net = |doc: &Value| -> Vec<Value> {
+        verdicts(doc)
+            .into_iter()
+            .filter(|(_, v)| v["verdict"] == "network_configuration")
+            .map(|(_, v)| v)
+            .collect()
+    };
+    for args in [&stated[..], &[][..]] {
+        assert!(net(&run("clean-net-config.pcap", args)).is_empty(), "clean {args:?}");
+    }
+    for (file, rule) in [
+        ("net-dscp.pcap", "NET-DSCP"),
+        ("net-cnp-dscp.pcap", "NET-CNP-DSCP"),
+        ("net-pcp.pcap", "NET-PCP"),
+    ] {
+        let v = net(&run(file, &stated));
+        assert!(
+            v.iter().any(|v| v["rules"].as_array().unwrap().iter().any(|r| r == rule)),
+            "{file}: {v:?}"
+        );
+    }
+    let dscp = net(&run("net-dscp.pcap", &[]));
+    assert!(
+        dscp.iter().any(|v| v["evidence"]["causes"][0]["cause"] == "dscp_asymmetry"),
+        "{dscp:?}"
+    );
+    let pcp = net(&run("net-pcp.pcap", &[]));
+    assert!(pcp.iter().any(|v| v["evidence"]["causes"][0]["cause"] == "pcp_mixed"), "{pcp:?}");
+    // The audit itself: the clean capture's directions, as built (DSCP 26, CNPs at 46, PCP 3).
+    let doc = run("clean-net-config.pcap", &[]);
+    let dirs: Vec<&Value> = doc["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["network"].as_array().unwrap())
+        .collect();
+    assert!(dirs.iter().any(|d| d["dscp_cnps"]["value"] == 46));
+    assert!(dirs.iter().all(|d| d["pcp"].is_null() || d["pcp"]["value"] == 3), "{dirs:?}");
 }

@@ -66,11 +66,15 @@ pub struct Wire {
     pub cnp_dscp: u8,
     /// VLAN tags, outermost first.
     pub vlans: [Option<VlanTag>; MAX_VLANS],
+    /// The UDP source port of every frame (`None`: [`frame`]'s hash of the QPNs, as NICs
+    /// spread QPs over ECMP paths).
+    pub udp_sport: Option<u16>,
 }
 
 impl Wire {
     /// DSCP 26 for everything, no VLAN tag.
-    pub const DEFAULT: Wire = Wire { dscp: 26, cnp_dscp: 26, vlans: [None; MAX_VLANS] };
+    pub const DEFAULT: Wire =
+        Wire { dscp: 26, cnp_dscp: 26, vlans: [None; MAX_VLANS], udp_sport: None };
 
     /// `b` (built by [`frame`]) marked as this side sends it: a CNP's DSCP if `cnp`.
     pub fn apply(&self, b: &mut FrameBuilder<'_>, cnp: bool) {
@@ -81,6 +85,9 @@ impl Wire {
             Network::RoceV1(_) => {}
         }
         b.vlans = self.vlans;
+        if let Some(p) = self.udp_sport {
+            b.udp_sport = p;
+        }
     }
 }
 

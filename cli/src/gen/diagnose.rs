@@ -96,7 +96,66 @@ pub fn scenarios() -> Vec<Scenario> {
         req_without_rep(),
         rep_without_rtu(),
         cascade(),
+        one_udp_port(),
+        cnp_dscp_and_acks_at_zero(),
     ]
+}
+
+/// Eight RC connections 10.0.0.1 -> 10.0.0.2 (QPs 0x100+k -> 0x200+k), CM-opened, healthy,
+/// every frame of 10.0.0.1 from UDP source port 49152: ECMP hashes all eight onto one path.
+fn one_udp_port() -> Scenario {
+    let mut t = Trace::new();
+    for k in 0..8u32 {
+        let a = Endpoint::new(a_end().ip, 0x100 + k);
+        let b = Endpoint::new(b_end().ip, 0x200 + k);
+        let mut c = RcConn::new(a, b, 1024, 0x1000 * (k + 1), 0x9000 * (k + 1));
+        c.wire[0].udp_sport = Some(49152);
+        let mut cm = cm_for(0x400 + u64::from(k), (0x0c00_0000 + k, 0x0d00_0000 + k), 14, 7, 7);
+        cm.connect(&mut t, &c, PORT);
+        traffic_round(&mut c, &mut t, k);
+        t.advance(10_000);
+    }
+    Scenario {
+        name: "one_udp_port",
+        description: "8 CM-opened RC connections 10.0.0.1 QP 0x100+k -> 10.0.0.2 QP 0x200+k, \
+                      everything answered, and every frame 10.0.0.1 sends leaves from UDP \
+                      source port 49152 (a NIC without RoCE UDP entropy): one ECMP path for all",
+        verdicts: &["network_configuration"],
+        trace: t,
+        first_failure: Some(Failing {
+            a: a_end().ip,
+            qpn_a: Some(0x100),
+            b: b_end().ip,
+            qpn_b: Some(0x200),
+        }),
+        followed: None,
+        offending: None,
+    }
+}
+
+/// Congestion handled (CE marks, CNPs, the sender slows), but 10.0.0.2 sends its CNPs at
+/// DSCP 5 and its ACKs and READ responses at DSCP 0 while 10.0.0.1's data rides DSCP 26:
+/// the sonic-mgmt and ucx #10325 questions, checked with `--expect-cnp-dscp 46`.
+fn cnp_dscp_and_acks_at_zero() -> Scenario {
+    let mut t = Trace::new();
+    let mut c = pair(1024, 0x50_0000, 0x60_0000);
+    c.wire[1].dscp = 0;
+    c.wire[1].cnp_dscp = 5;
+    let mut cm = cm_for(0x500, (0x0e00_0001, 0x0f00_0001), 14, 7, 7);
+    cm.connect(&mut t, &c, PORT);
+    episodes(&mut c, &mut t);
+    sort(&mut t);
+    Scenario {
+        name: "cnp_dscp_and_acks_at_zero",
+        description: "the congested scenario's traffic (CE marks, CNPs, the sender slowing), but \
+                      10.0.0.2 ACKs at DSCP 0 the WRITEs 10.0.0.1 sends at DSCP 26, and sends its \
+                      CNPs at DSCP 5 (mlx5's default is 48; 46 is stated with --expect-cnp-dscp)",
+        verdicts: &["congested", "network_configuration"],
+        trace: t,
+        first_failure: failing(&c),
+        followed: None,
+        offending: None,
+    }
 }
 
 /// The requester 10.0.0.1 QP 0x1234 and the responder 10.0.0.2 QP 0x5678 of every
@@ -426,11 +485,9 @@ const CE_TO_CNP: u64 = 4_000;
 /// 1 KiB WRITE_ONLYs from a, ECT(0); in each of four episodes three in a row are marked CE
 /// on the way, b sends a CNP 4 us after the first mark, and a's gap between packets grows
 /// after each CNP (1, 2, 3, 4, then 5 us: DCQCN cutting its rate).
-fn congested() -> Scenario {
-    let mut t = Trace::new();
-    let mut c = pair(1024, 0x77_0000, 0x78_0000);
-    let mut cm = cm_for(0x500, (0x0a00_0006, 0x0b00_0006), 14, 7, 7);
-    cm.connect(&mut t, &c, PORT);
+/// Four congestion episodes on `c` (three CE marks in a row, a CNP 4 us after the first),
+/// the sender's gap growing after each CNP (1, 2, 3, 4, 5 us), then the frames in time order.
+fn episodes(c: &mut RcConn, t: &mut Trace) {
     let mut now = t.now_ns + 10_000;
     for stage in 0..5u64 {
         let gap = GAP * (stage + 1);
@@ -439,7 +496,7 @@ fn congested() -> Scenario {
             if let Some(at) = cnp_at {
                 if now >= at {
                     t.now_ns = at;
-                    c.cnp(&mut t, true);
+                    c.cnp(t, true);
                     break;
                 }
             }
@@ -447,13 +504,21 @@ fn congested() -> Scenario {
                 break;
             }
             let ce = stage < 4 && (18..21).contains(&j);
-            write_at(&mut c, &mut t, now, if ce { 3 } else { 2 });
+            write_at(c, t, now, if ce { 3 } else { 2 });
             if ce && cnp_at.is_none() {
                 cnp_at = Some(now + CE_TO_CNP);
             }
             now += gap;
         }
     }
+}
+
+fn congested() -> Scenario {
+    let mut t = Trace::new();
+    let mut c = pair(1024, 0x77_0000, 0x78_0000);
+    let mut cm = cm_for(0x500, (0x0a00_0006, 0x0b00_0006), 14, 7, 7);
+    cm.connect(&mut t, &c, PORT);
+    episodes(&mut c, &mut t);
     sort(&mut t);
     let first_failure = failing(&c);
     Scenario {

@@ -434,8 +434,14 @@ fn net_config(fault: NetFault) -> Trace {
     let tag = |tpid, pcp, vid| Some(VlanTag { tpid, pcp, dei: false, vid });
     let mut t = Trace::new();
     let mut c = conn();
-    let a = Wire { dscp: 26, cnp_dscp: 46, vlans: [tag(0x88a8, 3, 10), tag(0x8100, 0, 100)] };
-    let mut b = Wire { dscp: 26, cnp_dscp: 46, vlans: [tag(0x8100, 3, 100), None] };
+    let a = Wire {
+        dscp: 26,
+        cnp_dscp: 46,
+        vlans: [tag(0x88a8, 3, 10), tag(0x8100, 0, 100)],
+        udp_sport: None,
+    };
+    let mut b =
+        Wire { dscp: 26, cnp_dscp: 46, vlans: [tag(0x8100, 3, 100), None], udp_sport: None };
     match fault {
         NetFault::None => {}
         NetFault::Dscp => b.dscp = 0,
