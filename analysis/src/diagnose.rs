@@ -316,11 +316,14 @@ impl Mode {
         if self.packets + self.other == 0 {
             return Value::Null;
         }
-        let mut m = json!({"value": self.value, "packets": self.packets, "other": self.other});
+        let mut m = Map::new();
+        m.insert("value".into(), json!(self.value));
+        m.insert("packets".into(), json!(self.packets));
+        m.insert("other".into(), json!(self.other));
         if self.other > 0 {
-            m["other_value"] = json!(self.other_value);
+            m.insert("other_value".into(), json!(self.other_value));
         }
-        m
+        Value::Object(m)
     }
 }
 
@@ -359,7 +362,7 @@ impl NetSeen {
             if ip.version == 6 {
                 self.ipv6 += 1;
                 if let IpAddr::V6(v) = ip.src {
-                    self.link_local |= v.segments()[0] & 0xffc0 == 0xfe80;
+                    self.link_local |= v.segments().first().is_some_and(|s| s & 0xffc0 == 0xfe80);
                 }
             }
             let class = match ev.seen() {
@@ -401,6 +404,7 @@ impl NetSeen {
     }
 
     fn json(&self, k: &FlowKey) -> Value {
+        let [not_ect, ect1, ect0, ce] = self.ecn_requests;
         json!({
             "src": k.src.to_string(),
             "dst": k.dst.to_string(),
@@ -412,7 +416,7 @@ impl NetSeen {
             "dscp_requests": self.dscp_requests.json(),
             "dscp_responses": self.dscp_responses.json(),
             "dscp_cnps": self.dscp_cnps.json(),
-            "ecn_requests": {"not_ect": self.ecn_requests[0], "ect1": self.ecn_requests[1], "ect0": self.ecn_requests[2], "ce": self.ecn_requests[3]},
+            "ecn_requests": {"not_ect": not_ect, "ect1": ect1, "ect0": ect0, "ce": ce},
             "vlan": self.vid,
             "pcp": self.pcp.json(),
             "untagged": self.untagged,

@@ -90,10 +90,17 @@ fn nic_word(doc: &mut DiagnoseDocument, nic: &NicInput, r: &Reconciliation) -> V
     lines
 }
 
+/// What [`diagnose`] gives: the document, the filter's selection as a line, and with
+/// `--nic-counters` the reconciliation and the NIC's word on the verdicts as lines.
+pub struct Diagnosed {
+    pub doc: DiagnoseDocument,
+    pub selected: Option<String>,
+    pub nic: Option<Reconciliation>,
+    pub nic_lines: Vec<String>,
+}
+
 /// The diagnosis of a capture (the pass, then the verdicts).
-pub fn diagnose(
-    run: &Run<'_>,
-) -> Result<(DiagnoseDocument, Option<String>, Option<Reconciliation>, Vec<String>), InputError> {
+pub fn diagnose(run: &Run<'_>) -> Result<Diagnosed, InputError> {
     let mut d = Diagnosis::new(run.opts.clone());
     if let Some(n) = run.nic {
         if run.filter.is_some() || !run.input.window.is_all() {
@@ -129,12 +136,12 @@ pub fn diagnose(
         nic_lines = nic_word(&mut doc, n, &r);
         nic_rec = Some(r);
     }
-    Ok((doc, selected, nic_rec, nic_lines))
+    Ok(Diagnosed { doc, selected, nic: nic_rec, nic_lines })
 }
 
 /// Runs the command: 1 when a connection failed (a verdict of severity failure), else 0.
 pub fn run(run: &Run<'_>) -> Result<u8, InputError> {
-    let (doc, selected, nic, nic_lines) = diagnose(run)?;
+    let Diagnosed { doc, selected, nic, nic_lines } = diagnose(run)?;
     let failed = doc
         .connections
         .iter()
