@@ -780,6 +780,21 @@ impl Evidence {
             let &(port, qps, same) = ports.get(&(host(k.src), host(k.dst)))?;
             (same && qps >= ENTROPY_QPS).then_some((port?, qps))
         };
+        // The QPs the data between an exchange's two hosts uses (the first 8).
+        let data_qps_of = |x: &CmExchange| -> Vec<u32> {
+            let mut qps: Vec<u32> = Vec::new();
+            let connected = |c: &&Connection| {
+                c.total.requests > 0 && matches!(c.info.transport, "RC" | "UC" | "XRC")
+            };
+            for d in connections.iter().filter(connected).flat_map(|c| &c.directions) {
+                let between = (d.src == x.active && d.dst == x.passive)
+                    || (d.src == x.passive && d.dst == x.active);
+                if between && d.stats.requests > 0 && !qps.contains(&d.dest_qp) && qps.len() < 8 {
+                    qps.push(d.dest_qp);
+                }
+            }
+            qps
+        };
         let mut used_cm: Vec<bool> = vec![false; cm.len()];
         let mut out = Vec::with_capacity(connections.len());
         for c in connections {
@@ -798,7 +813,8 @@ impl Evidence {
             let mut verdicts = judge_connection(c, dirs, exchange, report, &heard, &one_port);
             // CM opened it and no request followed: how far the exchange got.
             if let Some(x) = exchange.filter(|_| c.total.requests == 0) {
-                if let Some(v) = judge_setup(x, false, cm_ts(x.req_frame), cm_ts(x.last_frame)) {
+                let times = (cm_ts(x.req_frame), cm_ts(x.last_frame));
+                if let Some(v) = judge_setup(x, false, &data_qps_of(x), times) {
                     verdicts.retain(|v| v.verdict != VerdictKind::Healthy);
                     verdicts.insert(0, v);
                 }
@@ -828,7 +844,9 @@ impl Evidence {
             if !keep(&connection) {
                 continue;
             }
-            if let Some(v) = judge_setup(x, carried, cm_ts(x.req_frame), cm_ts(x.last_frame)) {
+            let data_qps = data_qps_of(x);
+            let times = (cm_ts(x.req_frame), cm_ts(x.last_frame));
+            if let Some(v) = judge_setup(x, carried, &data_qps, times) {
                 setup.push(SetupDiagnosis { connection, outcome: x.outcome, verdicts: vec![v] });
             }
         }
@@ -1505,8 +1523,8 @@ fn judge_connection(
 fn judge_setup(
     x: &CmExchange,
     carried: bool,
-    req_ts: Option<u64>,
-    last_ts: Option<u64>,
+    data_qps: &[u32],
+    (req_ts, last_ts): (Option<u64>, Option<u64>),
 ) -> Option<Verdict> {
     let passive = x.passive_qpn.map_or("?".to_string(), |q| format!("0x{q:06x}"));
     let what = match x.outcome {
@@ -1532,6 +1550,14 @@ fn judge_setup(
             "REQ from {} QP 0x{:06x} answered by a REP from {} QP {passive} (frame {}), but no RTU and no data followed",
             x.active, x.active_qpn, x.passive, x.last_frame
         ),
+        "established" | "disconnected" if !carried && !data_qps.is_empty() => format!(
+            "the CM exchange (REQ frame {}) connected {} QP 0x{:06x} and {} QP {passive}, but the data between these hosts goes to other QPs (DestQP {}): the application sends on QPs it did not connect (a stale QPN, another QP)",
+            x.req_frame,
+            x.active,
+            x.active_qpn,
+            x.passive,
+            data_qps.iter().map(|q| format!("0x{q:06x}")).collect::<Vec<_>>().join(", ")
+        ),
         _ => return None,
     };
     let (frame, ts) = match x.outcome {
@@ -1547,7 +1573,8 @@ fn judge_setup(
         .with("active", json!(x.active.to_string()))
         .with("active_qpn", json!(x.active_qpn))
         .with("passive", json!(x.passive.to_string()))
-        .with("passive_qpn", json!(x.passive_qpn));
+        .with("passive_qpn", json!(x.passive_qpn))
+        .with("data_dest_qps", json!(data_qps));
     v.frame = Some(frame);
     v.ts = ts;
     Some(v)

@@ -208,6 +208,11 @@ fn check_scenario(s: &Scenario, path: &Path) {
                 .unwrap();
             assert_eq!(stated["findings"], 4, "{name}: the four CNPs");
         }
+        "cm_qpn_mismatch" => {
+            let e = evidence("connection_setup_failed");
+            assert_eq!(e["outcome"], "established", "{name}");
+            assert_eq!(e["data_dest_qps"], serde_json::json!([0x5679, 0x1235]), "{name}");
+        }
         "rep_without_rtu" => {
             assert_eq!(evidence("connection_setup_failed")["outcome"], "replied", "{name}");
         }

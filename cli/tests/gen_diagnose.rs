@@ -85,7 +85,7 @@ fn every_scenario_is_written_and_shows_its_symptom() {
     let out = bin().args(["gen", "diagnose", "-o"]).arg(&dir).output().unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     let all = scenarios();
-    assert_eq!(all.len(), 15);
+    assert_eq!(all.len(), 18);
     for s in &all {
         let pcap = dir.join(format!("{}.pcap", s.name));
         let vj = dir.join(format!("{}.verdicts.json", s.name));
@@ -234,6 +234,39 @@ fn symptom(name: &str, st: &Value, pcap: &Path) {
                 let dt = ts(f) - start;
                 assert!(dt > 0.0 && dt < 0.040, "NAK {dt} s after the first failure");
             }
+        }
+        "one_udp_port" => {
+            let frames = dissect(pcap);
+            let from_a: Vec<&Value> =
+                frames.iter().filter(|f| f["ip"]["src"] == "10.0.0.1").collect();
+            assert!(from_a.iter().all(|f| f["udp"]["sport"] == 49152), "one source port");
+            assert_eq!(rc(st).len(), 8);
+            assert!(rc(st).iter().all(|c| c["retransmissions"] == 0 && total_naks(c) == 0));
+        }
+        "cnp_dscp_and_acks_at_zero" => {
+            let frames = dissect(pcap);
+            let dscp = |src: &str, op: Option<u64>| -> Vec<u64> {
+                let mut v: Vec<u64> = frames
+                    .iter()
+                    .filter(|f| f["ip"]["src"] == src && f["roce"]["bth"]["dest_qp"] != 1)
+                    .filter(|f| op.is_none_or(|o| f["roce"]["bth"]["opcode"] == o))
+                    .map(|f| f["ip"]["dscp"].as_u64().unwrap())
+                    .collect();
+                v.sort_unstable();
+                v.dedup();
+                v
+            };
+            assert_eq!(dscp("10.0.0.1", None), [26]);
+            assert_eq!(dscp("10.0.0.2", Some(0x81)), [5], "CNPs at DSCP 5");
+            assert_eq!(dscp("10.0.0.2", Some(0x11)), [0], "ACKs at DSCP 0");
+            assert_eq!(conn(st, a, b)["cnps"], 4);
+        }
+        "cm_qpn_mismatch" => {
+            assert_eq!(cm_outcomes(st), ["established"]);
+            let data = conn(st, a + 1, b + 1);
+            assert!(data["acks"].as_u64().unwrap() > 0 && data["retransmissions"] == 0);
+            let cm_qps = rc(st).into_iter().filter(|c| c["connection"]["qpn_a"] == a);
+            assert!(cm_qps.into_iter().all(|c| c["packets"] == 0), "nothing on the CM QPs");
         }
         other => panic!("no symptom check for {other}"),
     }

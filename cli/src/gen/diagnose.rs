@@ -98,7 +98,35 @@ pub fn scenarios() -> Vec<Scenario> {
         cascade(),
         one_udp_port(),
         cnp_dscp_and_acks_at_zero(),
+        cm_qpn_mismatch(),
     ]
+}
+
+/// CM connects 10.0.0.1 QP 0x1234 and 10.0.0.2 QP 0x5678 (REQ, REP, RTU), then the data
+/// goes between QP 0x1235 and QP 0x5679 (answered: those QPs were connected out of band),
+/// and the CM pair carries nothing: the QPs the application connected are not those it uses.
+fn cm_qpn_mismatch() -> Scenario {
+    let mut t = Trace::new();
+    let c = pair(1024, 0x31_0000, 0x32_0000);
+    let mut cm = cm_for(0x600, (0x0a00_0010, 0x0b00_0010), 14, 7, 7);
+    cm.connect(&mut t, &c, PORT);
+    let a = Endpoint::new(a_end().ip, QPN_A + 1);
+    let b = Endpoint::new(b_end().ip, QPN_B + 1);
+    let mut data = RcConn::new(a, b, 1024, 0x41_0000, 0x42_0000);
+    for k in 0..3 {
+        traffic_round(&mut data, &mut t, k);
+    }
+    Scenario {
+        name: "cm_qpn_mismatch",
+        description: "CM REQ/REP/RTU between 10.0.0.1 QP 0x1234 and 10.0.0.2 QP 0x5678; then \
+                      WRITEs, SENDs and READs, all answered, between QP 0x1235 and QP 0x5679, \
+                      and nothing on the QPs CM connected",
+        verdicts: &["connection_setup_failed"],
+        trace: t,
+        first_failure: failing(&c),
+        followed: None,
+        offending: None,
+    }
 }
 
 /// Eight RC connections 10.0.0.1 -> 10.0.0.2 (QPs 0x100+k -> 0x200+k), CM-opened, healthy,

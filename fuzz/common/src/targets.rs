@@ -605,6 +605,8 @@ pub fn conformance(data: &[u8], reach: &mut Reach) {
     }
     let opts = crate::sequence::options(crate::sequence::option_bytes(data));
     let max_flows = opts.max_flows;
+    // `diagnose` on the same frames: one more consumer of the pass, with its own model.
+    let mut diagnosis = roce_analysis::Diagnosis::new(opts.clone());
     let mut checker = Checker::new(opts);
     let cfg = Config::default();
     let mut ts: u64 = 1_700_000_000_000_000_000;
@@ -636,6 +638,17 @@ pub fn conformance(data: &[u8], reach: &mut Reach) {
             }
             Err(_) => checker.feed_undecoded(&info),
         }
+        let record = roce_capture::Frame {
+            number,
+            ts_ns: ts,
+            caplen: frame.len() as u32,
+            len: frame.len() as u32,
+            link_type: roce_capture::LinkType::Ethernet,
+            interface: 0,
+            offset: 0,
+            data: frame,
+        };
+        diagnosis.frame(roce_conformance::Shard::ALL, &roce_analysis::decode(record, &cfg));
         for f in checker.take_findings() {
             assert!(!f.rule.is_empty() && !f.message.is_empty());
             assert!(
@@ -691,6 +704,29 @@ pub fn conformance(data: &[u8], reach: &mut Reach) {
         assert!((0.0..=1.0).contains(&c.completeness), "completeness {}", c.completeness);
     }
     assert!(report.state.flows <= max_flows);
+    // The diagnosis: every connection listed has a verdict, every frame cited was fed, the
+    // counts are the verdicts given, the timeline bounded, and the document serialises.
+    let summary = roce_analysis::ReadSummary { frames: number, ..Default::default() };
+    let doc = diagnosis.finish(&summary, roce_analysis::DEFAULT_CASCADE_WINDOW_NS);
+    assert!(doc.connections.len() <= max_flows.max(1) + max_flows / 4 + 1);
+    let mut given = 0u64;
+    for c in &doc.connections {
+        assert!(!c.verdicts.is_empty(), "{} has no verdict", c.name);
+        for v in &c.verdicts {
+            given += 1;
+            assert!(!v.summary.is_empty() && !v.next.is_empty());
+            assert!(v.frames.iter().all(|&f| f >= 1 && f <= number), "{:?} cites {:?}", v.verdict, v.frames);
+            assert!(v.frames.len() <= 16);
+        }
+    }
+    given += doc.setup.iter().map(|s| s.verdicts.len() as u64).sum::<u64>();
+    assert_eq!(doc.verdicts.values().sum::<u64>(), given, "verdicts counted");
+    assert!(doc.timeline.followed.len() <= roce_analysis::TIMELINE_LISTED);
+    if let Some(f) = &doc.timeline.first {
+        assert!(f.frame >= 1 && f.frame <= number);
+        assert!(doc.timeline.followed.iter().all(|g| g.ts >= f.ts && g.after_ns <= doc.timeline.window_ns));
+    }
+    assert!(serde_json::to_vec(&doc).is_ok());
 }
 
 /// `--shard K/N` against the single run, on the same generated frame sequences as
