@@ -1138,7 +1138,11 @@ fn judge_connection(
                 let mean_gap = if ch.gaps_ns.is_empty() {
                     0
                 } else {
-                    ch.gaps_ns.iter().sum::<u64>() / ch.gaps_ns.len() as u64
+                    u64::try_from(
+                        ch.gaps_ns.iter().map(|&g| u128::from(g)).sum::<u128>()
+                            / ch.gaps_ns.len() as u128,
+                    )
+                    .unwrap_or(u64::MAX)
                 };
                 let mut v = Verdict::new(
                     VerdictKind::RetryExhausted,

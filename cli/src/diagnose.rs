@@ -52,7 +52,7 @@ pub struct Output<'a> {
 fn nic_word(doc: &mut DiagnoseDocument, nic: &NicInput, r: &Reconciliation) -> Vec<String> {
     let host = nic.host.to_string();
     let rows: Vec<_> = r.counters.iter().filter(|c| c.event_id == RETRY_EXCEEDED).collect();
-    let delta: u64 = rows.iter().filter_map(|c| c.delta).sum();
+    let delta: u64 = rows.iter().filter_map(|c| c.delta).fold(0, u64::saturating_add);
     let names: Vec<&str> = rows.iter().map(|c| c.counter).collect();
     let mut verdicts = 0u64;
     for v in doc.connections.iter_mut().flat_map(|c| c.verdicts.iter_mut()) {
@@ -365,7 +365,8 @@ fn network_line(t: &mut String, doc: &DiagnoseDocument) {
         }
     }
     let pcp = hist("pcp");
-    let untagged: u64 = dirs.iter().filter_map(|d| d["untagged"].as_u64()).sum();
+    let untagged: u64 =
+        dirs.iter().filter_map(|d| d["untagged"].as_u64()).fold(0, u64::saturating_add);
     parts.push(if pcp.is_empty() {
         "untagged".to_string()
     } else {
