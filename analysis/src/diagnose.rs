@@ -1030,17 +1030,6 @@ fn ms(ns: u64) -> String {
     format!("{:.3} ms", ns as f64 / 1e6)
 }
 
-fn nak_name(c: NakCode) -> &'static str {
-    match c {
-        NakCode::PsnSequenceError => "PSN sequence error",
-        NakCode::InvalidRequest => "invalid request",
-        NakCode::RemoteAccessError => "remote access error",
-        NakCode::RemoteOperationalError => "remote operational error",
-        NakCode::InvalidRdRequest => "invalid RD request",
-        NakCode::Reserved(_) => "reserved NAK code",
-    }
-}
-
 /// A requester flow as the evidence names it (as `stats`' `directions` do).
 fn host_of(k: &FlowKey) -> Value {
     json!({"src": k.src.to_string(), "dst": k.dst.to_string(), "dest_qp": k.dest_qp})
@@ -1195,7 +1184,7 @@ fn judge_connection(
                 VerdictKind::ApplicationError,
                 format!(
                     "{} NAK from {} at frame {} (PSN {}){what}; {} fatal NAK(s) in all: the responder's QP went to the error state and the requester's work requests complete in error (flush)",
-                    nak_name(f.code),
+                    f.code.as_str(),
                     k.dst,
                     f.frame,
                     f.psn.value(),
@@ -1205,7 +1194,7 @@ fn judge_connection(
             .at(f.frame, f.ts)
             .frames([f.frame].into_iter().chain(f.offending.map(|o| o.frame)))
             .with("requester", host_of(k))
-            .with("nak", json!(nak_name(f.code)))
+            .with("nak", json!(f.code.as_str()))
             .with("nak_frame", json!(f.frame))
             .with("psn", json!(f.psn.value()))
             .with("fatal_naks", json!(e.rare().fatal_naks))

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use clap::Args;
 use roce_conformance::ModelOptions;
 use roce_inspect::check;
-use roce_inspect::input::{Input, Source, Window};
+use roce_inspect::input::{Input, InputError, Source, Window};
 use roce_parser::Config;
 
 #[derive(Args, Clone)]
@@ -204,6 +204,20 @@ pub struct NicArgs {
     /// The host whose counters these are (its IP address)
     #[arg(long, value_name = "IP", requires = "nic_counters")]
     pub nic_host: Option<std::net::IpAddr>,
+}
+
+impl NicArgs {
+    /// Both snapshots read (an error names the file and line), when the options are given.
+    pub fn input(&self) -> Result<Option<roce_inspect::nic_counters::NicInput>, InputError> {
+        match (&self.nic_counters, self.nic_host) {
+            (Some(files), Some(host)) if files.len() == 2 => {
+                roce_inspect::nic_counters::NicInput::read(&files[0], &files[1], host)
+                    .map(Some)
+                    .map_err(InputError)
+            }
+            _ => Ok(None),
+        }
+    }
 }
 
 /// The checker's options `report` and `graph` take (a subset of `check`'s).

@@ -5,9 +5,6 @@ use std::process::ExitCode;
 use clap::Args;
 use roce_inspect::diagnose;
 
-use roce_inspect::input::InputError;
-use roce_inspect::nic_counters::NicInput;
-
 use super::common::{parse_millis, Common, InputArg, JudgingArgs, ModelArgs, NicArgs};
 use super::Outcome;
 
@@ -38,12 +35,7 @@ pub struct DiagnoseArgs {
 impl DiagnoseArgs {
     pub fn run(self) -> Outcome {
         let Self { input, format, cascade_window_ns, judging, model, nic, filter, common } = self;
-        let nic = match (&nic.nic_counters, nic.nic_host) {
-            (Some(files), Some(host)) if files.len() == 2 => {
-                Some(NicInput::read(&files[0], &files[1], host).map_err(InputError)?)
-            }
-            _ => None,
-        };
+        let nic = nic.input()?;
         let input = input.input();
         let (cfg, filter) = (common.config(), filter.filter());
         let run = diagnose::Run {

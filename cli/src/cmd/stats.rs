@@ -3,8 +3,6 @@
 use std::process::ExitCode;
 
 use clap::Args;
-use roce_inspect::input::InputError;
-use roce_inspect::nic_counters::NicInput;
 use roce_inspect::stats;
 
 use super::common::{Common, InputArg, ModelArgs, NicArgs, ScaleArgs};
@@ -33,12 +31,7 @@ pub struct StatsArgs {
 impl StatsArgs {
     pub fn run(self) -> Outcome {
         let Self { input, format, model, scale, nic, filter, common } = self;
-        let nic = match (&nic.nic_counters, nic.nic_host) {
-            (Some(files), Some(host)) if files.len() == 2 => {
-                Some(NicInput::read(&files[0], &files[1], host).map_err(InputError)?)
-            }
-            _ => None,
-        };
+        let nic = nic.input()?;
         let cfg = common.config();
         let filter = filter.filter();
         let scope = stats::Scope {
