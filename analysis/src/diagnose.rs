@@ -781,30 +781,39 @@ impl Evidence {
             (same && qps >= ENTROPY_QPS).then_some((port?, qps))
         };
         // The QPs the data between an exchange's two hosts uses (the first 8).
-        let data_qps_of = |x: &CmExchange| -> Vec<u32> {
-            let mut qps: Vec<u32> = Vec::new();
-            let connected = |c: &&Connection| {
-                c.total.requests > 0 && matches!(c.info.transport, "RC" | "UC" | "XRC")
-            };
-            for d in connections.iter().filter(connected).flat_map(|c| &c.directions) {
-                let between = (d.src == x.active && d.dst == x.passive)
-                    || (d.src == x.passive && d.dst == x.active);
-                if between && d.stats.requests > 0 && !qps.contains(&d.dest_qp) && qps.len() < 8 {
+        // Built once, looked up per CM exchange (no pass over the connections per exchange):
+        // per unordered host pair, the DestQPs its connected transports' requests go to
+        // (the first 8), and the (host, QPN) ends that carried requests.
+        let pair = |a: IpAddr, b: IpAddr| if a <= b { (a, b) } else { (b, a) };
+        let mut data_qps: FastHashMap<(IpAddr, IpAddr), Vec<u32>> = FastHashMap::default();
+        let mut carrying: FastHashMap<(IpAddr, u32), ()> = FastHashMap::default();
+        for c in connections.iter().filter(|c| c.total.requests > 0) {
+            let id = &c.info.connection;
+            for (h, q) in [(id.a, id.qpn_a), (id.b, id.qpn_b)] {
+                if let Some(q) = q {
+                    carrying.insert((h, q), ());
+                }
+            }
+            if !matches!(c.info.transport, "RC" | "UC" | "XRC") {
+                continue;
+            }
+            for d in c.directions.iter().filter(|d| d.stats.requests > 0) {
+                let qps = data_qps.entry(pair(d.src, d.dst)).or_default();
+                if !qps.contains(&d.dest_qp) && qps.len() < 8 {
                     qps.push(d.dest_qp);
                 }
             }
-            qps
+        }
+        let data_qps_of = |x: &CmExchange| -> &[u32] {
+            data_qps.get(&pair(x.active, x.passive)).map_or(&[][..], Vec::as_slice)
         };
-        let mut used_cm: Vec<bool> = vec![false; cm.len()];
+        // The exchanges that opened an incarnation, by their REQ frame (one exchange each).
+        let mut used_cm: FastHashMap<u64, ()> = FastHashMap::default();
         let mut out = Vec::with_capacity(connections.len());
         for c in connections {
             let exchange = exchange_of(cm, &c.info);
             if let Some(x) = exchange {
-                if let Some(i) = cm.iter().position(|y| std::ptr::eq(x, y)) {
-                    if let Some(u) = used_cm.get_mut(i) {
-                        *u = true;
-                    }
-                }
+                used_cm.insert(x.req_frame, ());
             }
             if !keep(&c.info.connection) {
                 continue;
@@ -814,7 +823,7 @@ impl Evidence {
             // CM opened it and no request followed: how far the exchange got.
             if let Some(x) = exchange.filter(|_| c.total.requests == 0) {
                 let times = (cm_ts(x.req_frame), cm_ts(x.last_frame));
-                if let Some(v) = judge_setup(x, false, &data_qps_of(x), times) {
+                if let Some(v) = judge_setup(x, false, data_qps_of(x), times) {
                     verdicts.retain(|v| v.verdict != VerdictKind::Healthy);
                     verdicts.insert(0, v);
                 }
@@ -823,17 +832,9 @@ impl Evidence {
         }
         // CM exchanges between hosts whose QPs never carried a packet of their own.
         let mut setup = Vec::new();
-        for (x, used) in cm.iter().zip(&used_cm) {
-            if *used {
-                continue;
-            }
+        for x in cm.iter().filter(|x| !used_cm.contains_key(&x.req_frame)) {
             // A connection whose data the model paired another way (its QPs in the data).
-            let carried = connections.iter().any(|c| {
-                let id = &c.info.connection;
-                c.total.requests > 0
-                    && ((id.a == x.active && id.qpn_a == Some(x.active_qpn))
-                        || (id.b == x.active && id.qpn_b == Some(x.active_qpn)))
-            });
+            let carried = carrying.contains_key(&(x.active, x.active_qpn));
             let connection = ConnId {
                 a: x.active,
                 qpn_a: Some(x.active_qpn),
@@ -844,9 +845,8 @@ impl Evidence {
             if !keep(&connection) {
                 continue;
             }
-            let data_qps = data_qps_of(x);
             let times = (cm_ts(x.req_frame), cm_ts(x.last_frame));
-            if let Some(v) = judge_setup(x, carried, &data_qps, times) {
+            if let Some(v) = judge_setup(x, carried, data_qps_of(x), times) {
                 setup.push(SetupDiagnosis { connection, outcome: x.outcome, verdicts: vec![v] });
             }
         }

@@ -583,18 +583,7 @@ impl Cm {
     /// (docs/wire.md): the REQ announces the PSN a expects (b's requests), the REP the PSN b
     /// expects (a's requests).
     pub fn connect(&mut self, t: &mut Trace, conn: &RcConn, port: u16) {
-        let pd = Self::ip_header(conn);
-        let req = self.req(conn, port, &pd);
-        self.mad(t, conn, true, &CmMessage::Req(req));
-        t.advance(50_000);
-        let rep = RepRepr::reply_to(
-            &req,
-            self.comm_ids.1,
-            conn.b.qpn,
-            conn.sides[0].next_psn,
-            0x0002_c903_00aa_bb01,
-        );
-        self.mad(t, conn, false, &CmMessage::Rep(rep));
+        self.request_reply(t, conn, port);
         t.advance(20_000);
         self.mad(t, conn, true, &CmMessage::Rtu(RtuRepr::new(self.comm_ids.0, self.comm_ids.1)));
         t.advance(10_000);

@@ -598,6 +598,20 @@ const CONGESTION_PER_FLOW: usize = 3 + 64;
 
 /// The conformance checker fed an arbitrary packet sequence ([`crate::sequence`]): no panic,
 /// and the state stays bounded by the number of flows it may track, whatever the sequence.
+/// An Ethernet frame as the capture reader would hand it over: captured whole.
+fn ethernet_record(number: u64, ts_ns: u64, data: &[u8]) -> roce_capture::Frame<'_> {
+    roce_capture::Frame {
+        number,
+        ts_ns,
+        caplen: data.len() as u32,
+        len: data.len() as u32,
+        link_type: roce_capture::LinkType::Ethernet,
+        interface: 0,
+        offset: 0,
+        data,
+    }
+}
+
 pub fn conformance(data: &[u8], reach: &mut Reach) {
     use roce_conformance::{Checker, FrameInfo};
     if data.is_empty() {
@@ -638,16 +652,7 @@ pub fn conformance(data: &[u8], reach: &mut Reach) {
             }
             Err(_) => checker.feed_undecoded(&info),
         }
-        let record = roce_capture::Frame {
-            number,
-            ts_ns: ts,
-            caplen: frame.len() as u32,
-            len: frame.len() as u32,
-            link_type: roce_capture::LinkType::Ethernet,
-            interface: 0,
-            offset: 0,
-            data: frame,
-        };
+        let record = ethernet_record(number, ts, frame);
         diagnosis.frame(roce_conformance::Shard::ALL, &roce_analysis::decode(record, &cfg));
         for f in checker.take_findings() {
             assert!(!f.rule.is_empty() && !f.message.is_empty());
@@ -715,7 +720,12 @@ pub fn conformance(data: &[u8], reach: &mut Reach) {
         for v in &c.verdicts {
             given += 1;
             assert!(!v.summary.is_empty() && !v.next.is_empty());
-            assert!(v.frames.iter().all(|&f| f >= 1 && f <= number), "{:?} cites {:?}", v.verdict, v.frames);
+            assert!(
+                v.frames.iter().all(|&f| f >= 1 && f <= number),
+                "{:?} cites {:?}",
+                v.verdict,
+                v.frames
+            );
             assert!(v.frames.len() <= 16);
         }
     }
@@ -724,7 +734,11 @@ pub fn conformance(data: &[u8], reach: &mut Reach) {
     assert!(doc.timeline.followed.len() <= roce_analysis::TIMELINE_LISTED);
     if let Some(f) = &doc.timeline.first {
         assert!(f.frame >= 1 && f.frame <= number);
-        assert!(doc.timeline.followed.iter().all(|g| g.ts >= f.ts && g.after_ns <= doc.timeline.window_ns));
+        assert!(doc
+            .timeline
+            .followed
+            .iter()
+            .all(|g| g.ts >= f.ts && g.after_ns <= doc.timeline.window_ns));
     }
     assert!(serde_json::to_vec(&doc).is_ok());
 }
@@ -1444,16 +1458,7 @@ pub fn filter(data: &[u8], _reach: &mut Reach) {
             return;
         }
     };
-    let frame = roce_capture::Frame {
-        number: 1,
-        ts_ns: 0,
-        caplen: frame.len() as u32,
-        len: frame.len() as u32,
-        link_type: roce_capture::LinkType::Ethernet,
-        interface: 0,
-        offset: 0,
-        data: frame,
-    };
+    let frame = ethernet_record(1, 0, frame);
     let d = roce_inspect::input::decode(frame, &roce_parser::Config::default());
     let m = f.matches(&d);
     let again = DisplayFilter::parse(f.text()).expect("a filter's own text parses");
