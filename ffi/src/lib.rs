@@ -168,8 +168,11 @@ pub const ROCE_PROBLEM_TOO_MANY_VLAN_TAGS: u32 = 1 << 27;
 /// An IPv6 extension header chain the parser could not follow to its end (malformed, cut
 /// short, or holding a header it does not walk): not decoded further.
 pub const ROCE_PROBLEM_IPV6_EXTENSION_CHAIN: u32 = 1 << 28;
+/// A tunnel header (GRE, ERSPAN, VXLAN, Geneve) that is not what it says (an unknown
+/// version, routing, an option length past its packet): the inner frame is not decoded.
+pub const ROCE_PROBLEM_TUNNEL_MALFORMED: u32 = 1 << 29;
 /// Every problem bit this version knows (other bits are never set).
-pub const ROCE_PROBLEM_ALL: u32 = (1 << 29) - 1;
+pub const ROCE_PROBLEM_ALL: u32 = (1 << 30) - 1;
 
 // ---------------------------------------------------------------------------------------------
 // Layers (roce_packet.stop_layer)
@@ -213,6 +216,14 @@ pub const ROCE_LAYER_IMMDT: u8 = 16;
 pub const ROCE_LAYER_IETH: u8 = 17;
 /// `stop_layer`: FETH.
 pub const ROCE_LAYER_FETH: u8 = 18;
+/// `stop_layer`: a GRE header (of a tunnel: GRE, ERSPAN).
+pub const ROCE_LAYER_GRE: u8 = 19;
+/// `stop_layer`: an ERSPAN type II or III header.
+pub const ROCE_LAYER_ERSPAN: u8 = 20;
+/// `stop_layer`: a VXLAN header.
+pub const ROCE_LAYER_VXLAN: u8 = 21;
+/// `stop_layer`: a Geneve header.
+pub const ROCE_LAYER_GENEVE: u8 = 22;
 /// `stop_layer`: a layer this header version does not name.
 pub const ROCE_LAYER_OTHER: u8 = 255;
 
@@ -634,6 +645,10 @@ fn layer_code(l: Layer) -> u8 {
         Layer::ImmDt => ROCE_LAYER_IMMDT,
         Layer::Ieth => ROCE_LAYER_IETH,
         Layer::Feth => ROCE_LAYER_FETH,
+        Layer::Gre => ROCE_LAYER_GRE,
+        Layer::Erspan => ROCE_LAYER_ERSPAN,
+        Layer::Vxlan => ROCE_LAYER_VXLAN,
+        Layer::Geneve => ROCE_LAYER_GENEVE,
         _ => ROCE_LAYER_OTHER,
     }
 }
@@ -1318,6 +1333,7 @@ fn problem_cstrs(p: Problem) -> (&'static CStr, &'static CStr) {
         ShortForOpcode CnpLength CnpBecnClear CnpPsnNonZero RdLayoutMismatch Qp1QKey
         Ipv4Checksum IpFragment MadTruncated MadUnknownVersion MadUnknownAttribute IcrcBad
         GrhNextHeader ShortForBth ShortForIcrc IpHeaderLength TooManyVlanTags Ipv6ExtensionChain
+        TunnelMalformed
     )
 }
 
@@ -1353,6 +1369,10 @@ pub extern "C" fn roce_layer_name(layer: u8) -> *const c_char {
         ROCE_LAYER_IMMDT => ImmDt,
         ROCE_LAYER_IETH => Ieth,
         ROCE_LAYER_FETH => Feth,
+        ROCE_LAYER_GRE => Gre,
+        ROCE_LAYER_ERSPAN => Erspan,
+        ROCE_LAYER_VXLAN => Vxlan,
+        ROCE_LAYER_GENEVE => Geneve,
     );
     s.as_ptr()
 }

@@ -8,6 +8,7 @@ use etherparse::{
     SingleVlanHeader, UdpHeader, VlanId, VlanPcp,
 };
 
+use crate::encap::{EncapKind, Tunnel, IP_PROTOCOL_GRE};
 use crate::error::{Error, Layer, Result};
 use crate::headers::{Bth, BthRepr, ExtHeaders, Grh, GrhRepr};
 use crate::icrc::{self, IcrcNetwork};
@@ -189,34 +190,7 @@ impl<'p> FrameBuilder<'p> {
             Network::Ipv6(_) => ETHERTYPE_IPV6,
             Network::RoceV1(_) => ETHERTYPE_ROCEV1,
         };
-        let tags: [Option<VlanTag>; MAX_VLANS] = self.vlans;
-        let mut types = [first_type; MAX_VLANS + 1];
-        let mut n_tags = 0;
-        for t in tags.iter().flatten() {
-            if let Some(slot) = types.get_mut(n_tags) {
-                *slot = t.tpid;
-            }
-            n_tags += 1;
-        }
-        if let Some(slot) = types.get_mut(n_tags) {
-            *slot = first_type;
-        }
-        let eth = Ethernet2Header {
-            source: self.eth_src,
-            destination: self.eth_dst,
-            ether_type: EtherType(*types.first().unwrap_or(&first_type)),
-        };
-        let mut off = put(frame, 0, &eth.to_bytes());
-        for (i, t) in tags.iter().flatten().enumerate() {
-            let next = types.get(i + 1).copied().unwrap_or(first_type);
-            let v = SingleVlanHeader {
-                pcp: VlanPcp::try_new(t.pcp & 7).unwrap_or(VlanPcp::ZERO),
-                drop_eligible_indicator: t.dei,
-                vlan_id: VlanId::try_new(t.vid & 0xfff).unwrap_or(VlanId::ZERO),
-                ether_type: EtherType(next),
-            };
-            off = put(frame, off, &v.to_bytes());
-        }
+        let mut off = put_l2(frame, self.eth_dst, self.eth_src, &self.vlans, first_type);
 
         // L3 and L4; remember where the covered headers are for the ICRC.
         let net_off = off;
@@ -307,6 +281,173 @@ impl<'p> FrameBuilder<'p> {
         debug_assert_eq!(off, total);
         Ok(total)
     }
+}
+
+/// Wraps a frame in a tunnel as a switch mirror or an overlay does: outer Ethernet, IPv4 or
+/// IPv6, UDP for VXLAN and Geneve, the tunnel's headers, then the inner bytes unchanged (an
+/// Ethernet frame, or an IP packet where the tunnel says IP). Lengths and the outer IPv4
+/// checksum are computed.
+///
+/// ```
+/// use roce_parser::{parse_ethernet, BthRepr, Config, FrameBuilder, GreRepr, ErspanIIRepr};
+/// use roce_parser::{Network, Tunnel, TunnelBuilder, IcrcStatus, EncapKind};
+///
+/// let bth = BthRepr { opcode: 0x04, dest_qp: 0x12, psn: 7, ..Default::default() };
+/// let mut inner = [0u8; 128];
+/// let n = FrameBuilder::new(Network::ipv4([10, 0, 0, 1], [10, 0, 0, 2]), bth).emit(&mut inner)?;
+/// let erspan = ErspanIIRepr { version: 1, session_id: 7, ..Default::default() };
+/// let tunnel = Tunnel::ErspanII(GreRepr { seq: Some(1), ..Default::default() }, erspan);
+/// let mirror = TunnelBuilder::new(Network::ipv4([192, 0, 2, 1], [192, 0, 2, 9]), tunnel);
+/// let mut buf = [0u8; 256];
+/// let len = mirror.emit(&inner[..n], &mut buf)?;
+///
+/// let p = parse_ethernet(&buf[..len], &Config::default())?;
+/// assert_eq!(p.encap_kind(), Some(EncapKind::ErspanII));
+/// assert_eq!(p.encap[0].and_then(|e| e.tunnel.session_id()), Some(7));
+/// assert_eq!(p.roce.map(|r| (r.bth.psn, r.icrc_status)), Some((7, IcrcStatus::Ok)));
+/// # Ok::<(), roce_parser::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TunnelBuilder<'a> {
+    /// Outer destination MAC address.
+    pub eth_dst: [u8; 6],
+    /// Outer source MAC address.
+    pub eth_src: [u8; 6],
+    /// Outer 802.1Q / 802.1ad tags, outermost first.
+    pub vlans: [Option<VlanTag>; MAX_VLANS],
+    /// The outer IP header: IPv4 or IPv6 (RoCEv1's GRH is not a tunnel carrier).
+    pub network: Network,
+    /// Outer UDP source port (VXLAN, Geneve): flow entropy, 0xC000 from [`TunnelBuilder::new`].
+    pub udp_sport: u16,
+    /// The tunnel's headers.
+    pub tunnel: Tunnel<'a>,
+}
+
+impl<'a> TunnelBuilder<'a> {
+    /// A tunnel between the outer addresses of `network`, with default MAC addresses.
+    pub fn new(network: Network, tunnel: Tunnel<'a>) -> Self {
+        TunnelBuilder {
+            eth_dst: [0x02, 0, 0, 0, 0, 0x12],
+            eth_src: [0x02, 0, 0, 0, 0, 0x11],
+            vlans: [None; MAX_VLANS],
+            network,
+            udp_sport: 0xc000,
+            tunnel,
+        }
+    }
+
+    fn carrier_len(&self) -> usize {
+        let udp = matches!(self.tunnel.kind(), EncapKind::Vxlan | EncapKind::Geneve);
+        14 + 4 * self.vlans.iter().flatten().count() + self.network.len() + if udp { 8 } else { 0 }
+    }
+
+    /// The wrapped frame's length for `inner_len` inner bytes.
+    pub fn buffer_len(&self, inner_len: usize) -> usize {
+        self.carrier_len() + self.tunnel.len() + inner_len
+    }
+
+    /// Writes the wrapped frame to the start of `out` and returns its length.
+    pub fn emit(&self, inner: &[u8], out: &mut [u8]) -> Result<usize> {
+        let total = self.buffer_len(inner.len());
+        let avail = out.len();
+        let frame =
+            out.get_mut(..total).ok_or(Error::buffer_too_small(Layer::Builder, total, avail))?;
+        let too_long = Error::malformed(Layer::Builder, 0, "frame too long for its length fields");
+        let udp = matches!(self.tunnel.kind(), EncapKind::Vxlan | EncapKind::Geneve);
+        let (proto, dport) = match self.tunnel.kind() {
+            EncapKind::Vxlan => (IpNumber::UDP, crate::encap::VXLAN_UDP_PORT),
+            EncapKind::Geneve => (IpNumber::UDP, crate::encap::GENEVE_UDP_PORT),
+            _ => (IpNumber(IP_PROTOCOL_GRE), 0),
+        };
+        let ethertype = match self.network {
+            Network::Ipv4(_) => ETHERTYPE_IPV4,
+            Network::Ipv6(_) => ETHERTYPE_IPV6,
+            Network::RoceV1(_) => {
+                return Err(Error::malformed(Layer::Builder, 0, "a tunnel is carried over IP"))
+            }
+        };
+        let mut off = put_l2(frame, self.eth_dst, self.eth_src, &self.vlans, ethertype);
+        let ip_payload = total - off - self.network.len();
+        let ip_payload16 = u16::try_from(ip_payload).map_err(|_| too_long)?;
+        match self.network {
+            Network::Ipv4(s) => {
+                let mut ip = Ipv4Header::new(ip_payload16, s.ttl, proto, s.src, s.dst)
+                    .map_err(|_| too_long)?;
+                ip.dscp = IpDscp::try_new(s.dscp & 0x3f).unwrap_or(IpDscp::ZERO);
+                ip.ecn = IpEcn::try_new(s.ecn & 3).unwrap_or(IpEcn::ZERO);
+                ip.identification = s.identification;
+                ip.dont_fragment = s.dont_fragment;
+                ip.header_checksum = ip.calc_header_checksum();
+                off = put(frame, off, &ip.to_bytes());
+            }
+            Network::Ipv6(s) => {
+                let ip = Ipv6Header {
+                    traffic_class: s.traffic_class,
+                    flow_label: Ipv6FlowLabel::try_new(s.flow_label & 0xfffff)
+                        .unwrap_or(Ipv6FlowLabel::ZERO),
+                    payload_length: ip_payload16,
+                    next_header: proto,
+                    hop_limit: s.hop_limit,
+                    source: s.src,
+                    destination: s.dst,
+                };
+                off = put(frame, off, &ip.to_bytes());
+            }
+            Network::RoceV1(_) => {}
+        }
+        if udp {
+            let h = UdpHeader {
+                source_port: self.udp_sport,
+                destination_port: dport,
+                length: ip_payload16,
+                checksum: 0,
+            };
+            off = put(frame, off, &h.to_bytes());
+        }
+        off += self.tunnel.emit(frame.get_mut(off..).unwrap_or(&mut []))?;
+        off = put(frame, off, inner);
+        debug_assert_eq!(off, total);
+        Ok(total)
+    }
+}
+
+/// Writes an Ethernet header and its VLAN tags; returns the offset after them.
+fn put_l2(
+    frame: &mut [u8],
+    dst: [u8; 6],
+    src: [u8; 6],
+    vlans: &[Option<VlanTag>; MAX_VLANS],
+    ethertype: u16,
+) -> usize {
+    let tags: [Option<VlanTag>; MAX_VLANS] = *vlans;
+    let mut types = [ethertype; MAX_VLANS + 1];
+    let mut n_tags = 0;
+    for t in tags.iter().flatten() {
+        if let Some(slot) = types.get_mut(n_tags) {
+            *slot = t.tpid;
+        }
+        n_tags += 1;
+    }
+    if let Some(slot) = types.get_mut(n_tags) {
+        *slot = ethertype;
+    }
+    let eth = Ethernet2Header {
+        source: src,
+        destination: dst,
+        ether_type: EtherType(*types.first().unwrap_or(&ethertype)),
+    };
+    let mut off = put(frame, 0, &eth.to_bytes());
+    for (i, t) in tags.iter().flatten().enumerate() {
+        let next = types.get(i + 1).copied().unwrap_or(ethertype);
+        let v = SingleVlanHeader {
+            pcp: VlanPcp::try_new(t.pcp & 7).unwrap_or(VlanPcp::ZERO),
+            drop_eligible_indicator: t.dei,
+            vlan_id: VlanId::try_new(t.vid & 0xfff).unwrap_or(VlanId::ZERO),
+            ether_type: EtherType(next),
+        };
+        off = put(frame, off, &v.to_bytes());
+    }
+    off
 }
 
 /// Copies `src` to `buf` at `off`; returns the offset after it. The builder sizes `buf`

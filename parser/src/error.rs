@@ -42,6 +42,14 @@ macro_rules! layers {
             Cm,
             /// [`crate::FrameBuilder`] (an output it cannot write).
             Builder,
+            /// A GRE header (RFC 2784 / 2890) of a mirror or tunnel.
+            Gre,
+            /// An ERSPAN type II or III header.
+            Erspan,
+            /// A VXLAN header (RFC 7348).
+            Vxlan,
+            /// A Geneve header and its options (RFC 8926).
+            Geneve,
         }
 
         impl Layer {
@@ -62,6 +70,10 @@ macro_rules! layers {
                     Layer::Mad => "MAD",
                     Layer::Cm => "CM",
                     Layer::Builder => "frame builder",
+                    Layer::Gre => "GRE",
+                    Layer::Erspan => "ERSPAN",
+                    Layer::Vxlan => "VXLAN",
+                    Layer::Geneve => "Geneve",
                 }
             }
         }

@@ -65,9 +65,15 @@
 //!   [`PayloadRule`].
 //! - The ICRC over an [`IcrcNetwork`]: [`compute_icrc_span`] (the parser's, one pass over the
 //!   frame) and [`compute_icrc`] (for headers that are not back to back in memory).
+//! - Tunnels (switch mirrors and overlays), taken off before the RoCE parse: ERSPAN I, II and
+//!   III, GRE, VXLAN and Geneve, one table ([`ENCAPSULATIONS`], [`EncapKind`]); a packet's
+//!   [`Packet::encap`] keeps each tunnel's outer layers ([`Encap`], [`Tunnel`]: [`GreRepr`],
+//!   [`ErspanIIRepr`], [`ErspanIIIRepr`], [`VxlanRepr`], [`GeneveRepr`]) and the rest of the
+//!   packet describes the inner frame, parsed as a plain one.
 //! - PSNs: [`Psn`], 24 bits whose order and arithmetic wrap, and [`read_psns`].
 //! - Connection management, below.
-//! - Building frames: [`FrameBuilder`] over a [`Network`] ([`Ipv4Spec`], [`Ipv6Spec`]).
+//! - Building frames: [`FrameBuilder`] over a [`Network`] ([`Ipv4Spec`], [`Ipv6Spec`]); wrapping
+//!   them as a mirror or an overlay does with [`TunnelBuilder`].
 //!
 //! # Connection management
 //!
@@ -116,6 +122,7 @@ extern crate std;
 mod builder;
 mod bytes;
 mod cm;
+mod encap;
 mod error;
 mod headers;
 mod icrc;
@@ -127,7 +134,7 @@ mod psn;
 mod roce;
 mod segments;
 
-pub use builder::{FrameBuilder, Ipv4Spec, Ipv6Spec, Network};
+pub use builder::{FrameBuilder, Ipv4Spec, Ipv6Spec, Network, TunnelBuilder};
 pub use cm::{
     drep::DREP_PRIVATE_DATA_LEN,
     dreq::DREQ_PRIVATE_DATA_LEN,
@@ -146,6 +153,12 @@ pub use cm::{
     RdmaCmIpHeader, RdmaCmServiceId, Rej, RejRepr, RejectReason, Rep, RepRepr, Req, ReqRepr, Rtu,
     RtuRepr, SidrRep, SidrRepRepr, SidrReq, SidrReqRepr, SidrStatus, TransportServiceType,
     CM_CLASS_VERSION, GSI_QKEY, MAD_BASE_VERSION, MAD_DATA_LEN, MAD_HEADER_LEN, MAD_LEN, QP1,
+};
+pub use encap::{
+    Carrier, Encap, EncapInfo, EncapKind, ErspanIIIRepr, ErspanIIRepr, ErspanPlatform,
+    GeneveOption, GeneveRepr, GreRepr, Tunnel, VxlanRepr, ENCAPSULATIONS, GENEVE_UDP_PORT,
+    GRE_PROTOCOL_ERSPAN, GRE_PROTOCOL_ERSPAN3, GRE_PROTOCOL_TEB, IP_PROTOCOL_GRE, MAX_ENCAP,
+    VXLAN_UDP_PORT,
 };
 pub use error::{Error, ErrorKind, Layer, Result};
 pub use headers::{

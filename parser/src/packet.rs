@@ -12,6 +12,7 @@ use etherparse::{
     Ipv6ExtensionsSlice, Ipv6HeaderSlice, SingleVlanHeaderSlice, UdpHeaderSlice,
 };
 
+use crate::encap::{self, Encap, EncapKind, IP_PROTOCOL_GRE, MAX_ENCAP};
 use crate::error::{Error, Layer, Result};
 use crate::headers::{BthRepr, Grh, GrhRepr};
 use crate::icrc::IcrcNetwork;
@@ -205,6 +206,10 @@ pub struct Packet<'a> {
     pub ip: Option<IpInfo>,
     /// The UDP header, for any UDP packet (RoCEv2 or not).
     pub udp: Option<UdpInfo>,
+    /// The tunnels taken off the frame (switch mirrors, overlays), outermost first; `eth`,
+    /// `vlans`, `ip` and `udp` above then describe the inner frame. All `None` for a frame
+    /// captured on the host.
+    pub encap: [Option<Encap<'a>>; MAX_ENCAP],
     /// The RoCE packet, when the frame is RoCEv2 or RoCEv1.
     pub roce: Option<Roce<'a>>,
     /// Everything found wrong, across layers.
@@ -239,6 +244,7 @@ impl<'a> Packet<'a> {
             vlans: [None; MAX_VLANS],
             ip: None,
             udp: None,
+            encap: [None; MAX_ENCAP],
             roce: None,
             problems: Problems::NONE,
             stop: None,
@@ -248,6 +254,22 @@ impl<'a> Packet<'a> {
     /// The number of VLAN tags recorded.
     pub fn vlan_count(&self) -> usize {
         self.vlans.iter().flatten().count()
+    }
+
+    /// The tunnels taken off the frame, outermost first (none for a frame captured on the host).
+    pub fn tunnels(&self) -> impl Iterator<Item = &Encap<'a>> {
+        self.encap.iter().flatten()
+    }
+
+    /// Whether the frame arrived in a tunnel.
+    #[inline]
+    pub fn is_encapsulated(&self) -> bool {
+        self.encap[0].is_some()
+    }
+
+    /// The innermost tunnel's kind, if the frame arrived in one.
+    pub fn encap_kind(&self) -> Option<EncapKind> {
+        self.tunnels().last().map(Encap::kind)
     }
 }
 
@@ -260,7 +282,7 @@ impl<'a> Packet<'a> {
 pub fn parse_ethernet<'a>(frame: &'a [u8], cfg: &Config) -> Result<Packet<'a>> {
     let eth = ethernet_header(frame)?;
     let mut p = Packet::new(frame);
-    ethernet_into(&mut p, &eth, cfg, Whole);
+    ethernet_into(&mut p, &eth, 0, cfg, Whole);
     Ok(p)
 }
 
@@ -282,7 +304,7 @@ pub fn parse_ethernet<'a>(frame: &'a [u8], cfg: &Config) -> Result<Packet<'a>> {
 pub fn parse_ethernet_into<'a>(frame: &'a [u8], cfg: &Config, out: &mut Packet<'a>) -> Result<()> {
     *out = Packet::new(frame);
     let eth = ethernet_header(frame)?;
-    ethernet_into(out, &eth, cfg, Whole);
+    ethernet_into(out, &eth, 0, cfg, Whole);
     Ok(())
 }
 
@@ -296,7 +318,7 @@ pub(crate) fn parse_ethernet_head<'a, S: Source>(
 ) -> Result<()> {
     *out = Packet::new(head);
     let eth = ethernet_header(head)?;
-    ethernet_into(out, &eth, cfg, t);
+    ethernet_into(out, &eth, 0, cfg, t);
     Ok(())
 }
 
@@ -306,16 +328,27 @@ fn ethernet_header(frame: &[u8]) -> Result<Ethernet2HeaderSlice<'_>> {
         .map_err(|e| Error::truncated(Layer::Ethernet, 0, e.required_len, e.len))
 }
 
+/// The Ethernet frame inside a tunnel, at `off` in the frame.
+pub(crate) fn ethernet_at<S: Source>(p: &mut Packet<'_>, off: usize, cfg: &Config, t: S) {
+    let rest = p.data.get(off..).unwrap_or(&[]);
+    match Ethernet2HeaderSlice::from_slice(rest) {
+        Ok(eth) => ethernet_into(p, &eth, off, cfg, t),
+        Err(e) => p.stop = Some(Error::truncated(Layer::Ethernet, off, e.required_len, e.len)),
+    }
+}
+
+/// The Ethernet header `eth` at `base` in the frame, its VLAN tags and what they carry.
 #[inline]
 fn ethernet_into<S: Source>(
     p: &mut Packet<'_>,
     eth: &Ethernet2HeaderSlice<'_>,
+    base: usize,
     cfg: &Config,
     t: S,
 ) {
     let frame = p.data;
     let mut ethertype = eth.ether_type().0;
-    let mut off = eth.slice().len();
+    let mut off = base + eth.slice().len();
     let mut tags = 0;
     while matches!(ethertype, 0x8100 | 0x88a8 | 0x9100) {
         let rest = frame.get(off..).unwrap_or(&[]);
@@ -393,7 +426,7 @@ pub fn parse_udp_payload<'a>(payload: &'a [u8], cfg: &Config) -> Result<(Roce<'a
     }
 }
 
-fn parse_network<'a, S: Source>(
+pub(crate) fn parse_network<'a, S: Source>(
     p: &mut Packet<'a>,
     ethertype: u16,
     off: usize,
@@ -466,6 +499,8 @@ fn parse_ipv4<'a, S: Source>(p: &mut Packet<'a>, off: usize, cfg: &Config, t: S)
         let net = IcrcNetwork::Ipv4(ip.slice());
         // IP header, UDP header and BTH lie back to back from `off`.
         parse_udp(p, off + hlen, total - hlen, net, data.get(off..), cfg, t);
+    } else if ip.protocol().0 == IP_PROTOCOL_GRE {
+        encap::gre(p, off + hlen, cfg, t);
     }
 }
 
@@ -545,6 +580,8 @@ fn parse_ipv6<'a, S: Source>(p: &mut Packet<'a>, off: usize, cfg: &Config, t: S)
         // The ICRC skips extension headers: with them, the headers it covers are apart.
         let span = if ext_len == 0 { data.get(off..) } else { None };
         parse_udp(p, off + 40 + ext_len, payload_len.saturating_sub(ext_len), net, span, cfg, t);
+    } else if next.0 == IP_PROTOCOL_GRE {
+        encap::gre(p, off + 40 + ext_len, cfg, t);
     }
 }
 
@@ -613,6 +650,9 @@ fn parse_udp<'a, S: Source>(
     });
     p.problems.flag(usize::from(len) != ip_payload_len, Problem::UdpLengthMismatch);
     if !cfg.is_rocev2_port(udp.destination_port()) {
+        if let Some(kind) = EncapKind::by_udp_port(udp.destination_port()) {
+            encap::udp(p, kind, off + 8, cfg, t);
+        }
         return;
     }
     if usize::from(len) < 8 {

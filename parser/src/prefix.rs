@@ -1,13 +1,16 @@
 //! A cheap decode of a frame's first headers: the Ethernet header and its VLAN tags, then the
 //! network header (IPv4, IPv6, or RoCEv1's GRH) as far as its addresses, through the same
 //! etherparse slices and the same rules as [`crate::parse_ethernet`], but nothing after it:
-//! no checksum, no UDP, no transport. What a reader that only places frames needs (the host
+//! no checksum, no transport. A tunnel (GRE, ERSPAN, VXLAN, Geneve: [`crate::ENCAPSULATIONS`])
+//! is followed to the inner frame, through the parser's own decoders, so a mirrored or
+//! overlaid packet is placed by its inner hosts. What a reader that only places frames needs (the host
 //! pair that splits a capture over threads), at a fraction of a whole parse.
 
 use core::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use etherparse::{Ethernet2HeaderSlice, Ipv4HeaderSlice, Ipv6HeaderSlice, SingleVlanHeaderSlice};
 
+use crate::encap::{self, EncapKind, Inner, IP_PROTOCOL_GRE, MAX_ENCAP};
 use crate::error::{Error, Layer, Result};
 use crate::headers::Grh;
 use crate::packet::{ip_error, ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_ROCEV1, VLAN_LIMIT};
@@ -33,6 +36,8 @@ pub struct Prefix {
     pub src: IpAddr,
     /// Destination address: the IP destination, or the GRH's DGID.
     pub dst: IpAddr,
+    /// Tunnels followed to reach this header (0 for a frame captured on the host).
+    pub tunnels: usize,
 }
 
 impl Prefix {
@@ -72,10 +77,15 @@ impl Prefix {
 /// ```
 #[inline(always)]
 pub fn parse_prefix(frame: &[u8]) -> Result<Option<Prefix>> {
-    let eth = Ethernet2HeaderSlice::from_slice(frame)
-        .map_err(|e| Error::truncated(Layer::Ethernet, 0, e.required_len, e.len))?;
+    ethernet(frame, 0, 0)
+}
+
+#[inline(always)]
+fn ethernet(frame: &[u8], start: usize, tunnels: usize) -> Result<Option<Prefix>> {
+    let eth = Ethernet2HeaderSlice::from_slice(frame.get(start..).unwrap_or(&[]))
+        .map_err(|e| Error::truncated(Layer::Ethernet, start, e.required_len, e.len))?;
     let mut ethertype = eth.ether_type().0;
-    let mut off = eth.slice().len();
+    let mut off = start + eth.slice().len();
     let mut tags = 0;
     while matches!(ethertype, 0x8100 | 0x88a8 | 0x9100) {
         let rest = frame.get(off..).unwrap_or(&[]);
@@ -88,7 +98,7 @@ pub fn parse_prefix(frame: &[u8]) -> Result<Option<Prefix>> {
             return Err(Error::malformed(Layer::Vlan, off, "more than 8 stacked VLAN tags"));
         }
     }
-    network(ethertype, frame.get(off..).unwrap_or(&[]), off, tags)
+    network(frame, ethertype, off, tags, tunnels)
 }
 
 /// The prefix of what follows an EtherType (for link types, such as Linux cooked capture,
@@ -114,14 +124,21 @@ pub fn parse_prefix(frame: &[u8]) -> Result<Option<Prefix>> {
 /// ```
 #[inline(always)]
 pub fn parse_ethertype_prefix(ethertype: u16, data: &[u8]) -> Result<Option<Prefix>> {
-    network(ethertype, data, 0, 0)
+    network(data, ethertype, 0, 0, 0)
 }
 
-/// The network header of `ethertype` at the start of `rest`, found at `off` in the input
-/// after `vlan_tags` tags. Inlined into its callers: the prefix is then built once, in place
-/// (as a call it cost the router some 40 instructions per frame of copies).
+/// The network header of `ethertype` at `off` in the input, after `vlan_tags` tags, and
+/// the tunnel it carries if any. Inlined into its callers: the prefix is then built once, in
+/// place (as a call it cost the router some 40 instructions per frame of copies).
 #[inline(always)]
-fn network(ethertype: u16, rest: &[u8], off: usize, vlan_tags: usize) -> Result<Option<Prefix>> {
+fn network(
+    frame: &[u8],
+    ethertype: u16,
+    off: usize,
+    vlan_tags: usize,
+    tunnels: usize,
+) -> Result<Option<Prefix>> {
+    let rest = frame.get(off..).unwrap_or(&[]);
     let prefix = |network_len, src, dst| Prefix {
         ethertype,
         vlan_tags,
@@ -129,27 +146,64 @@ fn network(ethertype: u16, rest: &[u8], off: usize, vlan_tags: usize) -> Result<
         network_len,
         src,
         dst,
+        tunnels,
     };
-    Ok(Some(match ethertype {
+    let (p, protocol) = match ethertype {
         ETHERTYPE_IPV4 => {
             let ip =
                 Ipv4HeaderSlice::from_slice(rest).map_err(|e| ip_error(e, Layer::Ipv4, off))?;
             let (src, dst) = (Ipv4Addr::from(ip.source()), Ipv4Addr::from(ip.destination()));
-            prefix(ip.slice().len(), IpAddr::V4(src), IpAddr::V4(dst))
+            // A later fragment holds no tunnel header, as the parse sees it.
+            let first = ip.fragments_offset().value() == 0;
+            (
+                prefix(ip.slice().len(), IpAddr::V4(src), IpAddr::V4(dst)),
+                first.then_some(ip.protocol().0),
+            )
         }
         ETHERTYPE_IPV6 => {
             let ip =
                 Ipv6HeaderSlice::from_slice(rest).map_err(|e| ip_error(e, Layer::Ipv6, off))?;
             let (src, dst) = (Ipv6Addr::from(ip.source()), Ipv6Addr::from(ip.destination()));
-            prefix(ip.slice().len(), IpAddr::V6(src), IpAddr::V6(dst))
+            (prefix(ip.slice().len(), IpAddr::V6(src), IpAddr::V6(dst)), Some(ip.next_header().0))
         }
         ETHERTYPE_ROCEV1 => {
             let grh = Grh::new_checked(rest).map_err(|e| e.at(off))?;
             let (src, dst) = (Ipv6Addr::from(grh.sgid()), Ipv6Addr::from(grh.dgid()));
-            prefix(Grh::<&[u8]>::LEN, IpAddr::V6(src), IpAddr::V6(dst))
+            (prefix(Grh::<&[u8]>::LEN, IpAddr::V6(src), IpAddr::V6(dst)), None)
         }
         _ => return Ok(None),
-    }))
+    };
+    match protocol {
+        Some(IP_PROTOCOL_GRE | IP_PROTOCOL_UDP) if tunnels < MAX_ENCAP => {
+            tunnel(frame, protocol.unwrap_or(0), off + p.network_len, tunnels)
+                .map(|t| t.or(Some(p)))
+        }
+        _ => Ok(Some(p)),
+    }
+}
+
+const IP_PROTOCOL_UDP: u8 = 17;
+
+/// The inner prefix when the IP payload at `l4` (of IP protocol `protocol`) is a tunnel;
+/// `Ok(None)` when it is not one (the outer header is the answer). Out of line: a plain
+/// RoCE frame only reads its UDP port here.
+#[inline(never)]
+fn tunnel(frame: &[u8], protocol: u8, l4: usize, tunnels: usize) -> Result<Option<Prefix>> {
+    let decoded = if protocol == IP_PROTOCOL_GRE {
+        encap::decode_gre(frame, l4)
+    } else {
+        let dport = frame.get(l4 + 2..l4 + 4).and_then(|b| <[u8; 2]>::try_from(b).ok());
+        match dport.map(u16::from_be_bytes).and_then(EncapKind::by_udp_port) {
+            Some(kind) => encap::decode_udp(frame, kind, l4 + 8),
+            None => return Ok(None),
+        }
+    };
+    // A tunnel header the parse cannot take apart leaves the outer layers as the packet's.
+    let Ok(Some(d)) = decoded else { return Ok(None) };
+    match d.inner {
+        Inner::Ethernet => ethernet(frame, d.inner_offset, tunnels + 1),
+        Inner::Network(ethertype) => network(frame, ethertype, d.inner_offset, 0, tunnels + 1),
+    }
 }
 
 #[cfg(test)]

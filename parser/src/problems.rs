@@ -106,6 +106,9 @@ problems! {
     /// An IPv6 extension header chain the parser could not follow to its end (malformed,
     /// cut short, or holding a header it does not walk): not decoded further.
     Ipv6ExtensionChain = 28, "ipv6_extension_chain", "IPv6 extension header chain not followed to its end: not decoded further";
+    /// A tunnel header (GRE, ERSPAN, VXLAN, Geneve) that cannot be right: an ERSPAN version
+    /// its GRE protocol does not carry, a Geneve version other than 0.
+    TunnelMalformed = 29, "tunnel_malformed", "tunnel header malformed: the inner frame not decoded";
 }
 
 impl fmt::Display for Problem {
