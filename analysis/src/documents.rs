@@ -32,7 +32,7 @@ use roce_conformance::{CmExchange, ConnectionReport, Finding, Report, RuleCount}
 use serde::Serialize;
 
 use crate::frame::{ReadSummary, UndecodedGroup};
-use crate::stats::{Connection, Stats};
+use crate::stats::{Connection, Stats, TunnelCount};
 
 /// The `schema` of the `stats --format json` document.
 pub const SCHEMA_STATS: &str = roce_conformance::internal::json::SCHEMA_STATS;
@@ -65,6 +65,10 @@ pub struct StatsDocument<'a, E: Serialize = ()> {
     /// The undecoded frames by reason and link type (absent when every frame was decoded).
     #[serde(skip_serializing_if = "<[UndecodedGroup]>::is_empty")]
     pub undecoded: &'a [UndecodedGroup],
+    /// Frames that arrived in tunnels (switch mirrors, overlays), per encapsulation, with
+    /// their mirror sessions or VNIs (absent for a capture taken on the hosts).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tunnels: Vec<TunnelCount>,
     /// RoCE frames by ICRC verdict.
     pub icrc: IcrcCounts,
     /// Frames per opcode name.
@@ -133,6 +137,7 @@ impl<'a, E: Serialize> StatsDocument<'a, E> {
             rocev1_frames: c.roce_v1,
             undecoded_frames: c.undecoded,
             undecoded: &summary.undecoded,
+            tunnels: c.tunnels.per_kind(),
             icrc: IcrcCounts {
                 ok: c.icrc[0],
                 bad: c.icrc[1],

@@ -36,7 +36,7 @@
 use std::fmt;
 use std::net::IpAddr;
 
-use roce_parser::{Packet, Roce};
+use roce_parser::{Encap, ErspanIIIRepr, GeneveOption, GeneveRepr, Packet, Roce, Tunnel, VlanTag};
 
 use crate::{Decoded, Undecoded};
 
@@ -188,6 +188,71 @@ fn roce_ip(a: std::net::Ipv6Addr) -> IpAddr {
     a.to_ipv4_mapped().map_or(IpAddr::V6(a), IpAddr::V4)
 }
 
+/// Visits `get` of each tunnel the frame arrived in, outermost first.
+fn each(d: &Decoded<'_>, v: Visit<'_>, get: impl Fn(&Encap<'_>) -> Option<FieldValue>) -> bool {
+    packet(d).is_some_and(|p| p.tunnels().filter_map(&get).any(|x| v(x)))
+}
+
+/// Visits `get` of each outer VLAN tag of each tunnel.
+fn each_vlan(d: &Decoded<'_>, v: Visit<'_>, get: impl Fn(&VlanTag) -> Option<FieldValue>) -> bool {
+    packet(d).is_some_and(|p| {
+        p.tunnels().flat_map(|e| e.vlans.iter().flatten()).filter_map(&get).any(|x| v(x))
+    })
+}
+
+/// Visits `get` of each Geneve option of each tunnel.
+fn each_geneve_option(
+    d: &Decoded<'_>,
+    v: Visit<'_>,
+    get: impl Fn(GeneveOption<'_>) -> Option<FieldValue>,
+) -> bool {
+    packet(d).is_some_and(|p| {
+        p.tunnels().filter_map(geneve).flat_map(|g| g.options()).filter_map(&get).any(|x| v(x))
+    })
+}
+
+/// The ERSPAN header fields types II and III share.
+struct ErspanCommon {
+    version: u8,
+    vlan: u16,
+    cos: u8,
+    truncated: bool,
+}
+
+fn erspan(e: &Encap<'_>) -> Option<ErspanCommon> {
+    match e.tunnel {
+        Tunnel::ErspanII(_, x) => Some(ErspanCommon {
+            version: x.version,
+            vlan: x.vlan,
+            cos: x.cos,
+            truncated: x.truncated,
+        }),
+        Tunnel::ErspanIII(_, x) => Some(ErspanCommon {
+            version: x.version,
+            vlan: x.vlan,
+            cos: x.cos,
+            truncated: x.truncated,
+        }),
+        _ => None,
+    }
+}
+
+fn erspan3(e: &Encap<'_>) -> Option<ErspanIIIRepr> {
+    match e.tunnel {
+        Tunnel::ErspanIII(_, x) => Some(x),
+        _ => None,
+    }
+}
+
+fn geneve<'e>(e: &Encap<'e>) -> Option<GeneveRepr<'e>> {
+    match e.tunnel {
+        Tunnel::Geneve(x) => Some(x),
+        _ => None,
+    }
+}
+
+const ENCAP_KINDS: &[&str] = &["gre", "erspan1", "erspan2", "erspan3", "vxlan", "geneve"];
+
 const ICRC_STATUSES: &[&str] = &["ok", "bad", "unverifiable", "not_checked"];
 const AETH_KINDS: &[&str] = &["ack", "rnr_nak", "nak", "reserved"];
 
@@ -253,6 +318,134 @@ catalog! {
         filter one |d| int(d.frame.caplen);
     "len" Int label "bytes on wire" column "len" tshark ["frame.len"]
         filter one |d| int(d.frame.len);
+    "encap" Object label "Tunnel "
+        filter one |d| packet(d)?.is_encapsulated().then_some(FieldValue::Present);
+    "encap.kind" Str label "Tunnel " column "encap_kind"
+        filter (ENCAP_KINDS) many |d| |v: Visit<'_>| each(d, v, |e| Some(FieldValue::Str(e.kind().code())));
+    "encap.name" Str label "Tunnel ";
+    "encap.eth" Object label "Outer Ethernet:"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| e.eth.map(|_| FieldValue::Present));
+    "encap.eth.src" Mac label "Outer Ethernet:"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| e.eth.map(|x| FieldValue::Mac(x.src)));
+    "encap.eth.dst" Mac label "Outer Ethernet:"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| e.eth.map(|x| FieldValue::Mac(x.dst)));
+    "encap.eth.ethertype" Int label "EtherType"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| int(e.eth?.ethertype));
+    "encap.vlan" Object label "Outer VLAN"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| e.vlans.iter().flatten().next().map(|_| FieldValue::Present));
+    "encap.vlan.tpid" Int label "TPID"
+        filter many |d| |v: Visit<'_>| each_vlan(d, v, |t| int(t.tpid));
+    "encap.vlan.pcp" Int label "PCP"
+        filter many |d| |v: Visit<'_>| each_vlan(d, v, |t| int(t.pcp));
+    "encap.vlan.dei" Bool label "DEI"
+        filter many |d| |v: Visit<'_>| each_vlan(d, v, |t| Some(FieldValue::Bool(t.dei)));
+    "encap.vlan.vid" Int label "ID"
+        filter many |d| |v: Visit<'_>| each_vlan(d, v, |t| int(t.vid));
+    "encap.ip" Object label "Outer IPv"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| e.ip.map(|_| FieldValue::Present));
+    "encap.ip.version" Int label "Outer IPv"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| int(e.ip?.version));
+    "encap.ip.src" Ip label "Outer IPv" column "encap_ip_src"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| e.ip.map(|i| FieldValue::Ip(i.src)));
+    "encap.ip.dst" Ip label "Outer IPv" column "encap_ip_dst"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| e.ip.map(|i| FieldValue::Ip(i.dst)));
+    "encap.ip.dscp" Int label "DSCP"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| int(e.ip?.dscp));
+    "encap.ip.ecn" Int label "ECN"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| int(e.ip?.ecn));
+    "encap.ip.ttl" Int label "TTL|hop limit"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| int(e.ip?.ttl));
+    "encap.ip.flow_label" Int label "flow label"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| e.ip.filter(|i| i.version == 6).and_then(|i| int(i.flow_label)));
+    "encap.ip.protocol" Int
+        filter many |d| |v: Visit<'_>| each(d, v, |e| int(e.ip?.protocol));
+    "encap.udp" Object label "Outer UDP:"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| e.udp.map(|_| FieldValue::Present));
+    "encap.udp.sport" Int label "Outer UDP:"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| int(e.udp?.sport));
+    "encap.udp.dport" Int label "Outer UDP:"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| int(e.udp?.dport));
+    "encap.udp.len" Int label "length"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| int(e.udp?.len));
+    "encap.gre" Object label "GRE:"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| e.tunnel.gre().map(|_| FieldValue::Present));
+    "encap.gre.version" Int label "GRE: version"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| int(e.tunnel.gre()?.version));
+    "encap.gre.protocol" Int label "protocol 0x"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| int(e.tunnel.gre()?.protocol));
+    "encap.gre.checksum" Int label "checksum"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| int(e.tunnel.gre()?.checksum?));
+    "encap.gre.key" Int label "key"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| int(e.tunnel.gre()?.key?));
+    "encap.gre.seq" Int label "sequence"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| int(e.tunnel.gre()?.seq?));
+    "encap.erspan" Object label "ERSPAN:"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| e.tunnel.session_id().map(|_| FieldValue::Present));
+    "encap.erspan.version" Int label "ERSPAN: version"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| int(erspan(e)?.version));
+    "encap.erspan.vlan" Int label "VLAN"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| int(erspan(e)?.vlan));
+    "encap.erspan.cos" Int label "COS"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| int(erspan(e)?.cos));
+    "encap.erspan.encap_type" Int label "encapsulation type"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| match e.tunnel { Tunnel::ErspanII(_, x) => int(x.encap_type), _ => None });
+    "encap.erspan.truncated" Bool label "truncated"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| erspan(e).map(|x| FieldValue::Bool(x.truncated)));
+    "encap.erspan.session_id" Int label "session" column "encap_erspan_session_id"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| int(e.tunnel.session_id()?));
+    "encap.erspan.index" Int label "index"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| match e.tunnel { Tunnel::ErspanII(_, x) => int(x.index), _ => None });
+    "encap.erspan.bso" Int label "BSO"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| int(erspan3(e)?.bso));
+    "encap.erspan.timestamp" Int label "timestamp"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| int(erspan3(e)?.timestamp));
+    "encap.erspan.sgt" Int label "SGT"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| int(erspan3(e)?.sgt));
+    "encap.erspan.pdu" Bool label "PDU"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| erspan3(e).map(|x| FieldValue::Bool(x.pdu)));
+    "encap.erspan.frame_type" Int label "frame type"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| int(erspan3(e)?.frame_type));
+    "encap.erspan.hw_id" Int label "hardware ID"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| int(erspan3(e)?.hw_id));
+    "encap.erspan.direction" Bool label "direction"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| erspan3(e).map(|x| FieldValue::Bool(x.direction)));
+    "encap.erspan.granularity" Int label "granularity"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| int(erspan3(e)?.granularity));
+    "encap.erspan.platform" Object label "ERSPAN platform:"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| erspan3(e)?.platform.map(|_| FieldValue::Present));
+    "encap.erspan.platform.id" Int label "ERSPAN platform:"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| int(erspan3(e)?.platform?.id));
+    "encap.erspan.platform.info" Hex64 label "info 0x"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| int(erspan3(e)?.platform?.info));
+    "encap.vxlan" Object label "VXLAN:"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| matches!(e.tunnel, Tunnel::Vxlan(_)).then_some(FieldValue::Present));
+    "encap.vxlan.flags" Int label "flags 0x"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| match e.tunnel { Tunnel::Vxlan(x) => int(x.flags), _ => None });
+    "encap.vxlan.vni" Int label "VNI" column "encap_vxlan_vni"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| match e.tunnel { Tunnel::Vxlan(x) => int(x.vni), _ => None });
+    "encap.geneve" Object label "Geneve:"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| geneve(e).map(|_| FieldValue::Present));
+    "encap.geneve.version" Int label "Geneve: version"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| int(geneve(e)?.version));
+    "encap.geneve.oam" Bool label "OAM"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| geneve(e).map(|x| FieldValue::Bool(x.oam)));
+    "encap.geneve.critical" Bool label "critical"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| geneve(e).map(|x| FieldValue::Bool(x.critical)));
+    "encap.geneve.protocol" Int label "protocol 0x"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| int(geneve(e)?.protocol));
+    "encap.geneve.vni" Int label "VNI" column "encap_geneve_vni"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| int(geneve(e)?.vni));
+    "encap.geneve.options" Object label "Geneve option:"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| geneve(e)?.options().next().map(|_| FieldValue::Present));
+    "encap.geneve.options.class" Int label "class 0x"
+        filter many |d| |v: Visit<'_>| each_geneve_option(d, v, |o| int(o.class));
+    "encap.geneve.options.type" Int label "type 0x"
+        filter many |d| |v: Visit<'_>| each_geneve_option(d, v, |o| int(o.kind));
+    "encap.geneve.options.data" Str label "data ";
+    "encap.offset" Int
+        filter many |d| |v: Visit<'_>| each(d, v, |e| usize_int(e.offset));
+    "encap.inner_offset" Int label "inner frame at offset"
+        filter many |d| |v: Visit<'_>| each(d, v, |e| usize_int(e.inner_offset));
     "eth" Object label "Ethernet:"
         filter one |d| packet(d)?.eth.map(|_| FieldValue::Present);
     "eth.src" Mac label "Ethernet:" tshark ["eth.src"] c "eth.src"

@@ -13,7 +13,10 @@ use std::io::Write;
 use std::net::IpAddr;
 
 use roce_conformance::internal::json::{write_hex64, write_ts, SCHEMA_FRAME};
-use roce_parser::{AethRepr, Error, IcrcStatus, Packet, Roce};
+use roce_parser::{
+    AethRepr, Encap, Error, EthernetInfo, IcrcStatus, IpInfo, Packet, Roce, Tunnel, UdpInfo,
+    VlanTag,
+};
 
 use crate::{Decoded, Undecoded};
 
@@ -207,46 +210,27 @@ pub fn write_frame_json(out: &mut Vec<u8>, d: &Decoded<'_>) {
     o.str("schema", SCHEMA_FRAME);
     o.int("frame", f.number).ts("ts", f.ts_ns).int("caplen", f.caplen).int("len", f.len);
     let p = d.packet.as_ref().ok();
-    o.with("eth", |out| match p.and_then(|p| p.eth) {
-        Some(e) => {
-            let mut e_o = Obj::open(out);
-            e_o.with("src", |out| mac(out, &e.src)).with("dst", |out| mac(out, &e.dst));
-            e_o.int("ethertype", e.ethertype).close();
-        }
-        None => out.extend_from_slice(b"null"),
-    });
-    {
-        o.with("vlan", |out| {
+    // A frame that arrived in tunnels (a switch mirror, an overlay): each tunnel's outer
+    // layers and headers, outermost first; the members after it describe the inner frame.
+    if let Some(p) = p.filter(|p| p.is_encapsulated()) {
+        o.with("encap", |out| {
             out.push(b'[');
-            for (i, t) in p.iter().flat_map(|p| p.vlans.iter().flatten()).enumerate() {
+            for (i, e) in p.tunnels().enumerate() {
                 if i > 0 {
                     out.push(b',');
                 }
-                let mut t_o = Obj::open(out);
-                t_o.int("tpid", t.tpid).int("pcp", t.pcp).bool("dei", t.dei).int("vid", t.vid);
-                t_o.close();
+                write_encap(out, e);
             }
             out.push(b']');
         });
     }
-    o.with("ip", |out| match p.and_then(|p| p.ip) {
-        Some(ip) => {
-            let mut i_o = Obj::open(out);
-            i_o.int("version", ip.version).ip("src", ip.src).ip("dst", ip.dst);
-            i_o.int("dscp", ip.dscp).int("ecn", ip.ecn).int("ttl", ip.ttl);
-            if ip.version == 6 {
-                i_o.int("flow_label", ip.flow_label);
-            }
-            i_o.int("protocol", ip.protocol).close();
-        }
-        None => out.extend_from_slice(b"null"),
-    });
-    o.with("udp", |out| match p.and_then(|p| p.udp) {
-        Some(u) => {
-            Obj::open(out).int("sport", u.sport).int("dport", u.dport).int("len", u.len).close()
-        }
-        None => out.extend_from_slice(b"null"),
-    });
+    write_l2_l4(
+        &mut o,
+        p.and_then(|p| p.eth),
+        p.map_or(&[][..], |p| &p.vlans[..]),
+        p.and_then(|p| p.ip),
+        p.and_then(|p| p.udp),
+    );
     o.with("roce", |out| match p.and_then(|p| p.roce.as_ref()) {
         Some(r) => write_roce(out, r),
         None => out.extend_from_slice(b"null"),
@@ -274,6 +258,122 @@ pub fn write_frame_json(out: &mut Vec<u8>, d: &Decoded<'_>) {
         Ok(_) => out.extend_from_slice(b"null"),
     });
     o.close();
+}
+
+/// The `eth`, `vlan`, `ip` and `udp` members: of the frame, or of a tunnel's outer packet.
+fn write_l2_l4(
+    o: &mut Obj<'_>,
+    eth: Option<EthernetInfo>,
+    vlans: &[Option<VlanTag>],
+    ip: Option<IpInfo>,
+    udp: Option<UdpInfo>,
+) {
+    o.with("eth", |out| match eth {
+        Some(e) => {
+            let mut e_o = Obj::open(out);
+            e_o.with("src", |out| mac(out, &e.src)).with("dst", |out| mac(out, &e.dst));
+            e_o.int("ethertype", e.ethertype).close();
+        }
+        None => out.extend_from_slice(b"null"),
+    });
+    o.with("vlan", |out| {
+        out.push(b'[');
+        for (i, t) in vlans.iter().flatten().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            let mut t_o = Obj::open(out);
+            t_o.int("tpid", t.tpid).int("pcp", t.pcp).bool("dei", t.dei).int("vid", t.vid);
+            t_o.close();
+        }
+        out.push(b']');
+    });
+    o.with("ip", |out| match ip {
+        Some(ip) => {
+            let mut i_o = Obj::open(out);
+            i_o.int("version", ip.version).ip("src", ip.src).ip("dst", ip.dst);
+            i_o.int("dscp", ip.dscp).int("ecn", ip.ecn).int("ttl", ip.ttl);
+            if ip.version == 6 {
+                i_o.int("flow_label", ip.flow_label);
+            }
+            i_o.int("protocol", ip.protocol).close();
+        }
+        None => out.extend_from_slice(b"null"),
+    });
+    o.with("udp", |out| match udp {
+        Some(u) => {
+            Obj::open(out).int("sport", u.sport).int("dport", u.dport).int("len", u.len).close()
+        }
+        None => out.extend_from_slice(b"null"),
+    });
+}
+
+/// One element of `encap`: the kind, the outer packet's layers, the tunnel's headers and
+/// where they and the inner frame start.
+fn write_encap(out: &mut Vec<u8>, e: &Encap<'_>) {
+    let mut o = Obj::open(out);
+    o.str("kind", e.kind().code()).str("name", e.kind().name());
+    write_l2_l4(&mut o, e.eth, &e.vlans, e.ip, e.udp);
+    if let Some(g) = e.tunnel.gre() {
+        o.with("gre", |out| {
+            let mut g_o = Obj::open(out);
+            g_o.int("version", g.version).int("protocol", g.protocol);
+            g_o.opt_int("checksum", g.checksum).opt_int("key", g.key).opt_int("seq", g.seq);
+            g_o.close();
+        });
+    }
+    match &e.tunnel {
+        Tunnel::ErspanII(_, x) => o.with("erspan", |out| {
+            let mut x_o = Obj::open(out);
+            x_o.int("version", x.version).int("vlan", x.vlan).int("cos", x.cos);
+            x_o.int("encap_type", x.encap_type).bool("truncated", x.truncated);
+            x_o.int("session_id", x.session_id).int("index", x.index).close();
+        }),
+        Tunnel::ErspanIII(_, x) => o.with("erspan", |out| {
+            let mut x_o = Obj::open(out);
+            x_o.int("version", x.version).int("vlan", x.vlan).int("cos", x.cos);
+            x_o.int("bso", x.bso).bool("truncated", x.truncated);
+            x_o.int("session_id", x.session_id).int("timestamp", x.timestamp).int("sgt", x.sgt);
+            x_o.bool("pdu", x.pdu).int("frame_type", x.frame_type).int("hw_id", x.hw_id);
+            x_o.bool("direction", x.direction).int("granularity", x.granularity);
+            x_o.with("platform", |out| match x.platform {
+                Some(pl) => Obj::open(out).int("id", pl.id).hex64("info", pl.info).close(),
+                None => out.extend_from_slice(b"null"),
+            });
+            x_o.close();
+        }),
+        Tunnel::Vxlan(x) => o.with("vxlan", |out| {
+            Obj::open(out).int("flags", x.flags).int("vni", x.vni).close();
+        }),
+        Tunnel::Geneve(x) => o.with("geneve", |out| {
+            let mut x_o = Obj::open(out);
+            x_o.int("version", x.version).bool("oam", x.oam).bool("critical", x.critical);
+            x_o.int("protocol", x.protocol).int("vni", x.vni);
+            x_o.with("options", |out| {
+                out.push(b'[');
+                for (i, opt) in x.options().enumerate() {
+                    if i > 0 {
+                        out.push(b',');
+                    }
+                    let mut p_o = Obj::open(out);
+                    p_o.int("class", opt.class).int("type", opt.kind);
+                    p_o.with("data", |out| {
+                        out.push(b'"');
+                        for &b in opt.data {
+                            out.push(hex_digit(b >> 4));
+                            out.push(hex_digit(b));
+                        }
+                        out.push(b'"');
+                    });
+                    p_o.close();
+                }
+                out.push(b']');
+            });
+            x_o.close();
+        }),
+        Tunnel::Gre(_) | Tunnel::ErspanI(_) => &mut o,
+    };
+    o.int("offset", e.offset).int("inner_offset", e.inner_offset).close();
 }
 
 fn write_roce(out: &mut Vec<u8>, r: &Roce<'_>) {

@@ -102,6 +102,6 @@ pub use frame::{
 pub use frame_json::write_frame_json;
 pub use pass::{Pass, WarningSink, PROGRESS_EVERY};
 pub use stats::{
-    Connection, Counters, Direction, FlowStats, NakCounts, SlotOf, Stats, NIC_HOSTS_MAX,
-    NIC_HOSTS_SHOWN,
+    Connection, Counters, Direction, FlowStats, IdCount, NakCounts, SlotOf, Stats, TunnelCount,
+    TunnelCounts, NIC_HOSTS_MAX, NIC_HOSTS_SHOWN, TUNNEL_IDS_MAX,
 };

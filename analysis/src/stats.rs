@@ -9,7 +9,8 @@
 use std::net::IpAddr;
 
 use roce_parser::{
-    opcode_name, AethKind, IcrcStatus, NakCode, Operation, Packet, Problem, Roce, Role, Transport,
+    opcode_name, AethKind, EncapKind, IcrcStatus, NakCode, Operation, Packet, Problem, Roce, Role,
+    Transport, ENCAPSULATIONS,
 };
 
 use crate::PacketEvent;
@@ -29,6 +30,101 @@ pub const NIC_HOSTS_MAX: usize = 4096;
 
 /// Hosts its error lists.
 pub const NIC_HOSTS_SHOWN: usize = 5;
+
+/// Mirror sessions and virtual networks [`TunnelCounts`] keeps apart (memory stays bounded;
+/// frames of more are counted in `ids_not_listed`).
+pub const TUNNEL_IDS_MAX: usize = 4096;
+
+/// Frames that arrived in tunnels (switch mirrors, overlays): per encapsulation, and per
+/// ERSPAN mirror session and VXLAN / Geneve virtual network. A frame in two tunnels counts
+/// under both.
+#[derive(Debug, Clone, Default)]
+pub struct TunnelCounts {
+    /// Frames per kind, in [`ENCAPSULATIONS`]' order.
+    kinds: [u64; ENCAP_KINDS],
+    /// Frames per (kind, session ID or VNI).
+    ids: std::collections::BTreeMap<(usize, u32), u64>,
+    /// Frames whose session or VNI was past [`TUNNEL_IDS_MAX`].
+    pub ids_not_listed: u64,
+}
+
+const ENCAP_KINDS: usize = 6;
+
+/// One encapsulation's frames, for the documents: see [`TunnelCounts::per_kind`].
+#[derive(Debug, Clone, Serialize)]
+pub struct TunnelCount {
+    /// The kind's code (`erspan2`, `vxlan`, ... : the frame JSON's `encap[].kind`).
+    pub kind: &'static str,
+    /// Its name.
+    pub name: &'static str,
+    /// Frames that arrived in it.
+    pub frames: u64,
+    /// ERSPAN II / III: frames per mirror session, by session ID.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub sessions: Vec<IdCount>,
+    /// VXLAN / Geneve: frames per virtual network, by VNI.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub vnis: Vec<IdCount>,
+}
+
+/// Frames of one mirror session or virtual network.
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct IdCount {
+    /// The ERSPAN session ID or the VNI.
+    pub id: u32,
+    /// Frames with it.
+    pub frames: u64,
+}
+
+impl TunnelCounts {
+    /// Counts the tunnels of a frame that arrived in one. Out of line: host captures never
+    /// come here.
+    #[inline(never)]
+    pub fn add(&mut self, p: &Packet<'_>) {
+        for e in p.tunnels() {
+            let k = ENCAPSULATIONS.iter().position(|i| i.kind == e.kind()).unwrap_or(0);
+            if let Some(n) = self.kinds.get_mut(k) {
+                *n += 1;
+            }
+            let id = e.tunnel.session_id().map(u32::from).or(e.tunnel.vni());
+            if let Some(id) = id {
+                let room = self.ids.len() < TUNNEL_IDS_MAX;
+                match self.ids.get_mut(&(k, id)) {
+                    Some(n) => *n += 1,
+                    None if room => {
+                        self.ids.insert((k, id), 1);
+                    }
+                    None => self.ids_not_listed += 1,
+                }
+            }
+        }
+    }
+
+    /// Whether no frame arrived in a tunnel.
+    pub fn is_empty(&self) -> bool {
+        self.kinds.iter().all(|&n| n == 0)
+    }
+
+    /// The kinds seen, in [`ENCAPSULATIONS`]' order, with their sessions or VNIs in order.
+    pub fn per_kind(&self) -> Vec<TunnelCount> {
+        let mut out = Vec::new();
+        for (k, info) in ENCAPSULATIONS.iter().enumerate() {
+            let frames = self.kinds.get(k).copied().unwrap_or(0);
+            if frames == 0 {
+                continue;
+            }
+            let ids: Vec<IdCount> = self
+                .ids
+                .range((k, 0)..=(k, u32::MAX))
+                .map(|(&(_, id), &frames)| IdCount { id, frames })
+                .collect();
+            let vni = matches!(info.kind, EncapKind::Vxlan | EncapKind::Geneve);
+            let (sessions, vnis) = if vni { (Vec::new(), ids) } else { (ids, Vec::new()) };
+            out.push(TunnelCount { kind: info.code, name: info.name, frames, sessions, vnis });
+        }
+        out
+    }
+}
 
 /// Counters of one direction.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -220,6 +316,8 @@ pub struct Counters {
     pub roce_v1: u64,
     /// Frames no network layer could be decoded from.
     pub undecoded: u64,
+    /// Frames that arrived in tunnels, per encapsulation and mirror session.
+    pub tunnels: TunnelCounts,
     /// RoCE frames by ICRC verdict: ok, bad, unverifiable, not checked.
     pub icrc: [u64; 4],
     /// `--nic-host`: the bad ICRCs of frames to that host (`rx_icrc_encapsulated`).
@@ -264,6 +362,7 @@ impl Counters {
             roce_v2: 0,
             roce_v1: 0,
             undecoded: 0,
+            tunnels: TunnelCounts::default(),
             icrc: [0; 4],
             nic_host: None,
             nic_host_bad_icrc: 0,
@@ -311,6 +410,9 @@ impl Counters {
             self.undecoded += 1;
             return false;
         };
+        if p.is_encapsulated() {
+            self.tunnels.add(p);
+        }
         // Most frames have none: the set's iterator walks the whole problem table.
         if !p.problems.is_empty() {
             for pr in p.problems.iter() {

@@ -124,6 +124,9 @@ pub fn run(
     crate::output::written(res.and_then(|()| out.flush()))
 }
 
+/// Mirror sessions or VNIs the text lists per tunnel kind (the JSON has them all).
+const TUNNEL_IDS_SHOWN: usize = 8;
+
 fn secs(ns: u64) -> String {
     format!("{}.{:06} s", ns / 1_000_000_000, (ns % 1_000_000_000) / 1000)
 }
@@ -154,6 +157,19 @@ fn text_report(
         "ICRC      {} ok, {} bad, {} unverifiable",
         s.counters.icrc[0], s.counters.icrc[1], s.counters.icrc[2]
     );
+    for k in s.counters.tunnels.per_kind() {
+        let ids = if k.sessions.is_empty() { &k.vnis } else { &k.sessions };
+        let what = if k.sessions.is_empty() { "VNI" } else { "session" };
+        let _ = write!(t, "Tunnel    {} ({}): {} frames", k.name, k.kind, k.frames);
+        for (i, id) in ids.iter().take(TUNNEL_IDS_SHOWN).enumerate() {
+            let _ =
+                write!(t, "{}{what} {}: {}", if i == 0 { "; " } else { ", " }, id.id, id.frames);
+        }
+        if ids.len() > TUNNEL_IDS_SHOWN {
+            let _ = write!(t, ", {} more", ids.len() - TUNNEL_IDS_SHOWN);
+        }
+        let _ = writeln!(t);
+    }
     let _ = writeln!(t, "\nOpcodes");
     for (name, n) in s.counters.opcode_histogram() {
         let _ = writeln!(t, "  {name:<40} {n:>10}");

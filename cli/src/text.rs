@@ -3,7 +3,10 @@
 use std::fmt::{self, Write as _};
 use std::io::{self, Write};
 
-use roce_parser::{rnr_timer_us, AethKind, IcrcStatus, Packet, Roce};
+use roce_parser::{
+    rnr_timer_us, AethKind, Encap, EthernetInfo, IcrcStatus, IpInfo, Packet, Roce, Tunnel, UdpInfo,
+    VlanTag,
+};
 
 use crate::input::Decoded;
 
@@ -73,6 +76,7 @@ pub fn summary_line(d: &Decoded<'_>, time: &str, line: &mut String) {
     let Some(r) = &p.roce else {
         non_roce(p, line);
         let _ = write!(line, "  len {}", f.len);
+        via(p, line);
         reasons(p, line);
         return;
     };
@@ -96,7 +100,22 @@ pub fn summary_line(d: &Decoded<'_>, time: &str, line: &mut String) {
         }
     }
     let _ = write!(line, " len {} ICRC {}", r.payload_len, r.icrc_status.as_str());
+    via(p, line);
     reasons(p, line);
+}
+
+/// " via erspan2 session 7": the tunnels a frame arrived in, innermost last.
+fn via(p: &Packet<'_>, line: &mut String) {
+    for (i, e) in p.tunnels().enumerate() {
+        line.push_str(if i == 0 { " via " } else { " in " });
+        line.push_str(e.kind().code());
+        if let Some(s) = e.tunnel.session_id() {
+            let _ = write!(line, " session {s}");
+        }
+        if let Some(v) = e.tunnel.vni() {
+            let _ = write!(line, " VNI {v}");
+        }
+    }
 }
 
 /// " ! problems ! where parsing stopped", when there are any.
@@ -157,30 +176,57 @@ pub fn tree(d: &Decoded<'_>, out: &mut impl Write) -> io::Result<()> {
         Ok(p) => p,
         Err(e) => return writeln!(out, "  not decoded: {e}\n"),
     };
-    if let Some(e) = p.eth {
+    for (i, e) in p.tunnels().enumerate() {
+        tunnel_tree(i + 1, e, out)?;
+    }
+    layers_tree("  ", p.eth, &p.vlans, p.ip, p.udp, out)?;
+    if let Some(r) = &p.roce {
+        roce_tree(p, r, out)?;
+    } else {
+        for pr in p.problems.iter() {
+            writeln!(out, "  Problem: {pr}")?;
+        }
+    }
+    if let Some(e) = &p.stop {
+        writeln!(out, "  Stopped: {e}")?;
+    }
+    writeln!(out)
+}
+
+/// The Ethernet, VLAN, IP and UDP lines: of the frame, or (`indent` deeper, "Outer ") of a
+/// tunnel's outer packet.
+fn layers_tree(
+    indent: &str,
+    eth: Option<EthernetInfo>,
+    vlans: &[Option<VlanTag>],
+    ip: Option<IpInfo>,
+    udp: Option<UdpInfo>,
+    out: &mut impl Write,
+) -> io::Result<()> {
+    if let Some(e) = eth {
         writeln!(
             out,
-            "  Ethernet: {} -> {}, EtherType 0x{:04x}",
+            "{indent}Ethernet: {} -> {}, EtherType 0x{:04x}",
             Mac(e.src),
             Mac(e.dst),
             e.ethertype
         )?;
     }
-    for v in p.vlans.iter().flatten() {
+    for v in vlans.iter().flatten() {
         writeln!(
             out,
-            "  VLAN (TPID 0x{:04x}): ID {}, PCP {}, DEI {}",
+            "{indent}VLAN (TPID 0x{:04x}): ID {}, PCP {}, DEI {}",
             v.tpid,
             v.vid,
             v.pcp,
             u8::from(v.dei)
         )?;
     }
-    if let Some(ip) = p.ip {
+    if let Some(ip) = ip {
         let ecn = ["Not-ECT", "ECT(1)", "ECT(0)", "CE"][usize::from(ip.ecn & 3)];
         write!(
             out,
-            "  IPv{}: {} -> {}, DSCP {}, ECN {} ({ecn}), ",
+            "{indent}IPv{}: {} -> {}, DSCP {}, ECN {} ({ecn}), ",
             ip.version, ip.src, ip.dst, ip.dscp, ip.ecn
         )?;
         if ip.version == 4 {
@@ -199,24 +245,90 @@ pub fn tree(d: &Decoded<'_>, out: &mut impl Write) -> io::Result<()> {
             )?;
         }
     }
-    if let Some(u) = p.udp {
+    if let Some(u) = udp {
         writeln!(
             out,
-            "  UDP: {} -> {}, length {}, checksum 0x{:04x}",
+            "{indent}UDP: {} -> {}, length {}, checksum 0x{:04x}",
             u.sport, u.dport, u.len, u.checksum
         )?;
     }
-    if let Some(r) = &p.roce {
-        roce_tree(p, r, out)?;
-    } else {
-        for pr in p.problems.iter() {
-            writeln!(out, "  Problem: {pr}")?;
+    Ok(())
+}
+
+/// One tunnel taken off the frame: its outer layers, its headers, where the inner frame is.
+fn tunnel_tree(n: usize, e: &Encap<'_>, out: &mut impl Write) -> io::Result<()> {
+    write!(out, "  Tunnel {n}: {}", e.kind().name())?;
+    if let Some(s) = e.tunnel.session_id() {
+        write!(out, ", session {s}")?;
+    }
+    if let Some(v) = e.tunnel.vni() {
+        write!(out, ", VNI {v}")?;
+    }
+    writeln!(out, ", inner frame at offset {}", e.inner_offset)?;
+    layers_tree("    Outer ", e.eth, &e.vlans, e.ip, e.udp, out)?;
+    let opt = |v: Option<u32>| v.map_or_else(|| "none".to_string(), |v| format!("0x{v:08x}"));
+    if let Some(g) = e.tunnel.gre() {
+        writeln!(
+            out,
+            "    GRE: version {}, protocol 0x{:04x}, checksum {}, key {}, sequence {}",
+            g.version,
+            g.protocol,
+            g.checksum.map_or_else(|| "none".to_string(), |c| format!("0x{c:04x}")),
+            opt(g.key),
+            g.seq.map_or_else(|| "none".to_string(), |s| s.to_string()),
+        )?;
+    }
+    let yes = |b: bool| if b { "yes" } else { "no" };
+    match &e.tunnel {
+        Tunnel::ErspanII(_, x) => writeln!(
+            out,
+            "    ERSPAN: version {}, session {}, VLAN {}, COS {}, encapsulation type {}, truncated {}, index {}",
+            x.version, x.session_id, x.vlan, x.cos, x.encap_type, yes(x.truncated), x.index
+        )?,
+        Tunnel::ErspanIII(_, x) => {
+            writeln!(
+                out,
+                "    ERSPAN: version {}, session {}, VLAN {}, COS {}, BSO {}, truncated {}, timestamp {} (granularity {}), SGT {}, PDU {}, frame type {}, hardware ID {}, direction {}",
+                x.version,
+                x.session_id,
+                x.vlan,
+                x.cos,
+                x.bso,
+                yes(x.truncated),
+                x.timestamp,
+                x.granularity,
+                x.sgt,
+                yes(x.pdu),
+                x.frame_type,
+                x.hw_id,
+                if x.direction { "egress" } else { "ingress" }
+            )?;
+            if let Some(pl) = x.platform {
+                writeln!(out, "    ERSPAN platform: ID {}, info 0x{:014x}", pl.id, pl.info)?;
+            }
         }
+        Tunnel::Vxlan(x) => writeln!(out, "    VXLAN: flags 0x{:02x}, VNI {}", x.flags, x.vni)?,
+        Tunnel::Geneve(x) => {
+            writeln!(
+                out,
+                "    Geneve: version {}, OAM {}, critical {}, protocol 0x{:04x}, VNI {}",
+                x.version,
+                yes(x.oam),
+                yes(x.critical),
+                x.protocol,
+                x.vni
+            )?;
+            for o in x.options() {
+                write!(out, "    Geneve option: class 0x{:04x}, type 0x{:02x}, data ", o.class, o.kind)?;
+                for b in o.data {
+                    write!(out, "{b:02x}")?;
+                }
+                writeln!(out)?;
+            }
+        }
+        Tunnel::Gre(_) | Tunnel::ErspanI(_) => {}
     }
-    if let Some(e) = &p.stop {
-        writeln!(out, "  Stopped: {e}")?;
-    }
-    writeln!(out)
+    Ok(())
 }
 
 fn roce_tree(p: &Packet<'_>, r: &Roce<'_>, out: &mut impl Write) -> io::Result<()> {

@@ -160,10 +160,96 @@ fn generated() -> &'static Path {
         cut.truncate(14 + 20 + 8 + 6);
         t.push_bytes(cut);
         t.push_bytes(vec![0x02; 10]);
+        for frame in tunnelled(&payload) {
+            t.push_bytes(frame);
+        }
         let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("catalog-every-header.pcap");
         t.write_pcap(std::fs::File::create(&path).unwrap()).unwrap();
         path
     })
+}
+
+/// A RoCE frame in every tunnel, with every optional header: ERSPAN I, II (outer QinQ),
+/// III with the platform subheader and GRE checksum and key over IPv6, GRE-TEB, VXLAN,
+/// Geneve with options, and ERSPAN II around VXLAN (two tunnels).
+fn tunnelled(payload: &[u8]) -> Vec<Vec<u8>> {
+    use roce_parser::{ErspanIIIRepr, ErspanIIRepr, ErspanPlatform, GeneveRepr, GreRepr};
+    use roce_parser::{Tunnel, TunnelBuilder, VxlanRepr, GRE_PROTOCOL_TEB};
+    let bth =
+        BthRepr { opcode: 0x04, dest_qp: 0x4242, psn: 17, pkey: 0xffff, ..BthRepr::default() };
+    let mut b = FrameBuilder::new(Network::ipv4([10, 8, 8, 1], [10, 8, 8, 2]), bth);
+    b.payload = &payload[..9];
+    let mut inner = vec![0; b.buffer_len()];
+    b.emit(&mut inner).unwrap();
+    let v4 = Network::ipv4([192, 0, 2, 1], [192, 0, 2, 200]);
+    let v6 =
+        Network::ipv6([0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1], [0x20; 16]);
+    let gre = GreRepr::default();
+    let erspan2 = ErspanIIRepr {
+        version: 1,
+        vlan: 12,
+        cos: 5,
+        encap_type: 3,
+        session_id: 7,
+        index: 99,
+        ..Default::default()
+    };
+    let tunnels = [
+        (Tunnel::ErspanI(gre), v4, false),
+        (Tunnel::ErspanII(GreRepr { seq: Some(5), ..gre }, erspan2), v4, true),
+        (
+            Tunnel::ErspanIII(
+                GreRepr { checksum: Some(0x1234), key: Some(0xabcd), seq: Some(6), ..gre },
+                ErspanIIIRepr {
+                    version: 2,
+                    vlan: 30,
+                    cos: 2,
+                    bso: 1,
+                    truncated: true,
+                    session_id: 1001,
+                    timestamp: 123_456,
+                    sgt: 77,
+                    pdu: false,
+                    frame_type: 0,
+                    hw_id: 9,
+                    direction: true,
+                    granularity: 3,
+                    platform: Some(ErspanPlatform { id: 3, info: 0x0102_0304_0506 }),
+                },
+            ),
+            v6,
+            false,
+        ),
+        (Tunnel::Gre(GreRepr { protocol: GRE_PROTOCOL_TEB, key: Some(1), ..gre }), v4, false),
+        (Tunnel::Vxlan(VxlanRepr { flags: VxlanRepr::FLAG_I, vni: 5000 }), v4, false),
+        (
+            Tunnel::Geneve(GeneveRepr {
+                protocol: GRE_PROTOCOL_TEB,
+                vni: 77,
+                critical: true,
+                options: &[0x01, 0x02, 0x80, 0x01, 0xaa, 0xbb, 0xcc, 0xdd],
+                ..Default::default()
+            }),
+            v6,
+            false,
+        ),
+    ];
+    let wrap = |t: Tunnel<'_>, net: Network, qinq: bool, inner: &[u8]| {
+        let mut w = TunnelBuilder::new(net, t);
+        if qinq {
+            w.vlans = [
+                Some(VlanTag { tpid: 0x88a8, pcp: 1, dei: true, vid: 100 }),
+                Some(VlanTag { tpid: 0x8100, pcp: 2, dei: false, vid: 200 }),
+            ];
+        }
+        let mut out = vec![0; w.buffer_len(inner.len())];
+        w.emit(inner, &mut out).unwrap();
+        out
+    };
+    let mut out: Vec<Vec<u8>> = tunnels.iter().map(|&(t, n, q)| wrap(t, n, q, &inner)).collect();
+    let vxlan = wrap(tunnels[4].0, v4, false, &inner);
+    out.push(wrap(tunnels[1].0, v4, false, &vxlan));
+    out
 }
 
 /// The generated capture, pcaps/sample.pcap and pcaps/conformance/*.pcap.

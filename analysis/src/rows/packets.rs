@@ -12,7 +12,7 @@ use std::net::IpAddr;
 use std::sync::OnceLock;
 
 use roce_conformance::{host_pair, host_pair_hash};
-use roce_parser::{IcrcStatus, Packet, Roce};
+use roce_parser::{IcrcStatus, Packet, Roce, Tunnel};
 
 use super::{table, Column, Hex, Joined};
 use crate::Decoded;
@@ -49,6 +49,12 @@ table! {
         "ts_ns" Int false "Capture timestamp, nanoseconds since the Unix epoch (JSON `ts` as a number)" => |r| r.d.frame.ts_ns;
         "caplen" Int false "Bytes captured" => |r| r.d.frame.caplen;
         "len" Int false "Bytes on the wire" => |r| r.d.frame.len;
+        "encap_kind" Str true "The tunnels the frame arrived in (a switch mirror, an overlay), outermost first, comma-separated codes (gre, erspan1, erspan2, erspan3, vxlan, geneve: the JSON `encap[].kind`); null for a frame captured on the host. The other columns describe the inner frame" => |r| r.p().filter(|p| p.is_encapsulated()).map(|p| Joined(p.tunnels().map(|e| e.kind().code())));
+        "encap_ip_src" Str true "The outermost tunnel's outer source address (the mirroring switch, the VTEP)" => |r| r.p().and_then(|p| p.encap[0]).and_then(|e| e.ip).map(|i| i.src);
+        "encap_ip_dst" Str true "The outermost tunnel's outer destination address (the collector, the VTEP)" => |r| r.p().and_then(|p| p.encap[0]).and_then(|e| e.ip).map(|i| i.dst);
+        "encap_erspan_session_id" Int true "ERSPAN II/III: the mirror session (the first tunnel that has one)" => |r| r.p().and_then(|p| p.tunnels().find_map(|e| e.tunnel.session_id()));
+        "encap_vxlan_vni" Int true "VXLAN: the VNI (the first VXLAN tunnel)" => |r| r.p().and_then(|p| p.tunnels().find_map(|e| match e.tunnel { Tunnel::Vxlan(x) => Some(x.vni), _ => None }));
+        "encap_geneve_vni" Int true "Geneve: the VNI (the first Geneve tunnel)" => |r| r.p().and_then(|p| p.tunnels().find_map(|e| match e.tunnel { Tunnel::Geneve(x) => Some(x.vni), _ => None }));
         "eth_ethertype" Int true "EtherType after the VLAN tags" => |r| r.p().and_then(|p| p.eth).map(|e| e.ethertype);
         "vlan_vid" Int true "VLAN ID of the outer tag" => |r| r.p().and_then(|p| p.vlans.first().copied().flatten()).map(|t| t.vid);
         "vlan_pcp" Int true "Priority (PCP) of the outer tag" => |r| r.p().and_then(|p| p.vlans.first().copied().flatten()).map(|t| t.pcp);
