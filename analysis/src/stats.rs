@@ -32,7 +32,7 @@ pub const NIC_HOSTS_MAX: usize = 4096;
 pub const NIC_HOSTS_SHOWN: usize = 5;
 
 /// Mirror sessions and virtual networks [`TunnelCounts`] keeps apart (memory stays bounded;
-/// frames of more are counted in `ids_not_listed`).
+/// frames of more are counted, [`TunnelCounts::ids_not_listed`]).
 pub const TUNNEL_IDS_MAX: usize = 4096;
 
 /// Frames that arrived in tunnels (switch mirrors, overlays): per encapsulation, and per
@@ -44,8 +44,11 @@ pub struct TunnelCounts {
     kinds: [u64; ENCAP_KINDS],
     /// Frames per (kind, session ID or VNI).
     ids: std::collections::BTreeMap<(usize, u32), u64>,
+    /// The last (kind, ID) counted and its frames not yet in `ids`: a mirror session's frames
+    /// come in runs, and a run costs one map lookup instead of one a frame.
+    run: Option<((usize, u32), u64)>,
     /// Frames whose session or VNI was past [`TUNNEL_IDS_MAX`].
-    pub ids_not_listed: u64,
+    ids_not_listed: u64,
 }
 
 const ENCAP_KINDS: usize = 6;
@@ -88,16 +91,37 @@ impl TunnelCounts {
             }
             let id = e.tunnel.session_id().map(u32::from).or(e.tunnel.vni());
             if let Some(id) = id {
-                let room = self.ids.len() < TUNNEL_IDS_MAX;
-                match self.ids.get_mut(&(k, id)) {
-                    Some(n) => *n += 1,
-                    None if room => {
-                        self.ids.insert((k, id), 1);
+                match &mut self.run {
+                    Some((key, n)) if *key == (k, id) => *n += 1,
+                    run => {
+                        if let Some((key, n)) = run.replace(((k, id), 1)) {
+                            self.flush(key, n);
+                        }
                     }
-                    None => self.ids_not_listed += 1,
                 }
             }
         }
+    }
+
+    /// Adds `n` frames of `key` to the map, or to `ids_not_listed` past the cap.
+    fn flush(&mut self, key: (usize, u32), n: u64) {
+        let room = self.ids.len() < TUNNEL_IDS_MAX;
+        match self.ids.get_mut(&key) {
+            Some(m) => *m += n,
+            None if room => {
+                self.ids.insert(key, n);
+            }
+            None => self.ids_not_listed += n,
+        }
+    }
+
+    /// Frames whose mirror session or VNI was first seen past [`TUNNEL_IDS_MAX`] of them.
+    pub fn ids_not_listed(&self) -> u64 {
+        let mut all = self.clone();
+        if let Some((key, n)) = all.run.take() {
+            all.flush(key, n);
+        }
+        all.ids_not_listed
     }
 
     /// Whether no frame arrived in a tunnel.
@@ -107,13 +131,17 @@ impl TunnelCounts {
 
     /// The kinds seen, in [`ENCAPSULATIONS`]' order, with their sessions or VNIs in order.
     pub fn per_kind(&self) -> Vec<TunnelCount> {
+        let mut all = self.clone();
+        if let Some((key, n)) = all.run.take() {
+            all.flush(key, n);
+        }
         let mut out = Vec::new();
         for (k, info) in ENCAPSULATIONS.iter().enumerate() {
             let frames = self.kinds.get(k).copied().unwrap_or(0);
             if frames == 0 {
                 continue;
             }
-            let ids: Vec<IdCount> = self
+            let ids: Vec<IdCount> = all
                 .ids
                 .range((k, 0)..=(k, u32::MAX))
                 .map(|(&(_, id), &frames)| IdCount { id, frames })
@@ -824,4 +852,69 @@ pub struct Connection {
     pub congestion: CongestionJson,
     /// Each direction on its own, the first seen first.
     pub directions: Vec<Direction>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use roce_parser::{
+        parse_ethernet, BthRepr, Config, ErspanIIRepr, FrameBuilder, GreRepr, Network, Tunnel,
+        TunnelBuilder, VxlanRepr,
+    };
+
+    fn wrapped(t: Tunnel<'_>) -> Vec<u8> {
+        let bth = BthRepr { opcode: 0x04, dest_qp: 7, ..Default::default() };
+        let b = FrameBuilder::new(Network::ipv4([10, 0, 0, 1], [10, 0, 0, 2]), bth);
+        let mut inner = vec![0; b.buffer_len()];
+        b.emit(&mut inner).unwrap();
+        let w = TunnelBuilder::new(Network::ipv4([192, 0, 2, 1], [192, 0, 2, 2]), t);
+        let mut out = vec![0; w.buffer_len(inner.len())];
+        w.emit(&inner, &mut out).unwrap();
+        out
+    }
+
+    /// Runs of one session and interleaved sessions count the same; VNIs are apart from
+    /// sessions; past the cap the frames are counted, not listed.
+    #[test]
+    fn tunnel_counts_per_kind_and_session() {
+        let erspan = |s| {
+            let e = ErspanIIRepr { version: 1, session_id: s, ..Default::default() };
+            wrapped(Tunnel::ErspanII(GreRepr { seq: Some(1), ..Default::default() }, e))
+        };
+        let frames = [
+            erspan(7),
+            erspan(7),
+            erspan(9),
+            erspan(7),
+            wrapped(Tunnel::Vxlan(VxlanRepr { flags: 8, vni: 9 })),
+        ];
+        let mut c = TunnelCounts::default();
+        assert!(c.is_empty());
+        for f in &frames {
+            c.add(&parse_ethernet(f, &Config::default()).unwrap());
+        }
+        let k = c.per_kind();
+        assert_eq!(k.len(), 2);
+        assert_eq!((k[0].kind, k[0].frames), ("erspan2", 4));
+        let s: Vec<(u32, u64)> = k[0].sessions.iter().map(|i| (i.id, i.frames)).collect();
+        assert_eq!(s, [(7, 3), (9, 1)]);
+        assert!(k[0].vnis.is_empty());
+        assert_eq!(
+            (k[1].kind, k[1].frames, k[1].vnis[0].id, k[1].vnis[0].frames),
+            ("vxlan", 1, 9, 1)
+        );
+        // The cap: TUNNEL_IDS_MAX sessions listed (ERSPAN's 10-bit IDs and VNIs together).
+        let mut c = TunnelCounts::default();
+        for vni in 0..TUNNEL_IDS_MAX as u32 + 3 {
+            c.add(
+                &parse_ethernet(
+                    &wrapped(Tunnel::Vxlan(VxlanRepr { flags: 8, vni })),
+                    &Config::default(),
+                )
+                .unwrap(),
+            );
+        }
+        assert_eq!(c.per_kind()[0].vnis.len(), TUNNEL_IDS_MAX);
+        assert_eq!(c.ids_not_listed(), 3);
+    }
 }

@@ -271,6 +271,9 @@ fn mirrored_and_overlaid_captures_give_the_plain_captures_results() {
         }
     }
     tshark_agrees(&results);
+    // The mirrored sample shipped for the README (made by this script, kind erspan2).
+    let shipped = [(root().join("pcaps/sample.pcap"), root().join("pcaps/sample-erspan.pcap"))];
+    check_kind("erspan2", KINDS[1].1, &shipped, &mut plain_runs);
 }
 
 /// The captures tshark reads wrapped (a tshark run is the slow part): the sample and four

@@ -10,7 +10,9 @@ use core::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use etherparse::{Ethernet2HeaderSlice, Ipv4HeaderSlice, Ipv6HeaderSlice, SingleVlanHeaderSlice};
 
-use crate::encap::{self, EncapKind, Inner, IP_PROTOCOL_GRE, MAX_ENCAP};
+use crate::encap::{
+    self, EncapKind, Inner, GENEVE_UDP_PORT, IP_PROTOCOL_GRE, MAX_ENCAP, VXLAN_UDP_PORT,
+};
 use crate::error::{Error, Layer, Result};
 use crate::headers::Grh;
 use crate::packet::{ip_error, ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_ROCEV1, VLAN_LIMIT};
@@ -148,45 +150,61 @@ fn network(
         dst,
         tunnels,
     };
-    let (p, protocol) = match ethertype {
+    Ok(Some(match ethertype {
         ETHERTYPE_IPV4 => {
             let ip =
                 Ipv4HeaderSlice::from_slice(rest).map_err(|e| ip_error(e, Layer::Ipv4, off))?;
-            let (src, dst) = (Ipv4Addr::from(ip.source()), Ipv4Addr::from(ip.destination()));
             // A later fragment holds no tunnel header, as the parse sees it.
-            let first = ip.fragments_offset().value() == 0;
-            (
-                prefix(ip.slice().len(), IpAddr::V4(src), IpAddr::V4(dst)),
-                first.then_some(ip.protocol().0),
-            )
+            let l4 = off + ip.slice().len();
+            if ip.fragments_offset().value() == 0 && carrier(frame, ip.protocol().0, l4, tunnels) {
+                if let Some(inner) = tunnel(frame, ip.protocol().0, l4, tunnels)? {
+                    return Ok(Some(inner));
+                }
+            }
+            let (src, dst) = (Ipv4Addr::from(ip.source()), Ipv4Addr::from(ip.destination()));
+            prefix(ip.slice().len(), IpAddr::V4(src), IpAddr::V4(dst))
         }
         ETHERTYPE_IPV6 => {
             let ip =
                 Ipv6HeaderSlice::from_slice(rest).map_err(|e| ip_error(e, Layer::Ipv6, off))?;
+            let l4 = off + ip.slice().len();
+            if carrier(frame, ip.next_header().0, l4, tunnels) {
+                if let Some(inner) = tunnel(frame, ip.next_header().0, l4, tunnels)? {
+                    return Ok(Some(inner));
+                }
+            }
             let (src, dst) = (Ipv6Addr::from(ip.source()), Ipv6Addr::from(ip.destination()));
-            (prefix(ip.slice().len(), IpAddr::V6(src), IpAddr::V6(dst)), Some(ip.next_header().0))
+            prefix(ip.slice().len(), IpAddr::V6(src), IpAddr::V6(dst))
         }
         ETHERTYPE_ROCEV1 => {
             let grh = Grh::new_checked(rest).map_err(|e| e.at(off))?;
             let (src, dst) = (Ipv6Addr::from(grh.sgid()), Ipv6Addr::from(grh.dgid()));
-            (prefix(Grh::<&[u8]>::LEN, IpAddr::V6(src), IpAddr::V6(dst)), None)
+            prefix(Grh::<&[u8]>::LEN, IpAddr::V6(src), IpAddr::V6(dst))
         }
         _ => return Ok(None),
-    };
-    match protocol {
-        Some(IP_PROTOCOL_GRE | IP_PROTOCOL_UDP) if tunnels < MAX_ENCAP => {
-            tunnel(frame, protocol.unwrap_or(0), off + p.network_len, tunnels)
-                .map(|t| t.or(Some(p)))
+    }))
+}
+
+/// Whether the IP payload at `l4` (of IP protocol `protocol`) may be a tunnel to follow:
+/// GRE, or UDP to a tunnel port. A plain RoCE frame pays a read of its UDP port here.
+#[inline(always)]
+fn carrier(frame: &[u8], protocol: u8, l4: usize, tunnels: usize) -> bool {
+    tunnels < MAX_ENCAP
+        && match protocol {
+            IP_PROTOCOL_GRE => true,
+            IP_PROTOCOL_UDP => frame
+                .get(l4 + 2..l4 + 4)
+                .and_then(|b| <[u8; 2]>::try_from(b).ok())
+                .is_some_and(|b| matches!(u16::from_be_bytes(b), VXLAN_UDP_PORT | GENEVE_UDP_PORT)),
+            _ => false,
         }
-        _ => Ok(Some(p)),
-    }
 }
 
 const IP_PROTOCOL_UDP: u8 = 17;
 
 /// The inner prefix when the IP payload at `l4` (of IP protocol `protocol`) is a tunnel;
-/// `Ok(None)` when it is not one (the outer header is the answer). Out of line: a plain
-/// RoCE frame only reads its UDP port here.
+/// `Ok(None)` when it is not one (the outer header is the answer). Out of line: only a
+/// tunnel's carrier (GRE, UDP to a tunnel port) comes here.
 #[inline(never)]
 fn tunnel(frame: &[u8], protocol: u8, l4: usize, tunnels: usize) -> Result<Option<Prefix>> {
     let decoded = if protocol == IP_PROTOCOL_GRE {
