@@ -190,13 +190,13 @@ fn roce_ip(a: std::net::Ipv6Addr) -> IpAddr {
 
 /// Visits `get` of each tunnel the frame arrived in, outermost first.
 fn each(d: &Decoded<'_>, v: Visit<'_>, get: impl Fn(&Encap<'_>) -> Option<FieldValue>) -> bool {
-    packet(d).is_some_and(|p| p.tunnels().filter_map(&get).any(|x| v(x)))
+    packet(d).is_some_and(|p| p.tunnels().filter_map(&get).any(v))
 }
 
 /// Visits `get` of each outer VLAN tag of each tunnel.
 fn each_vlan(d: &Decoded<'_>, v: Visit<'_>, get: impl Fn(&VlanTag) -> Option<FieldValue>) -> bool {
     packet(d).is_some_and(|p| {
-        p.tunnels().flat_map(|e| e.vlans.iter().flatten()).filter_map(&get).any(|x| v(x))
+        p.tunnels().flat_map(|e| e.vlans.iter().flatten()).filter_map(&get).any(v)
     })
 }
 
@@ -207,7 +207,7 @@ fn each_geneve_option(
     get: impl Fn(GeneveOption<'_>) -> Option<FieldValue>,
 ) -> bool {
     packet(d).is_some_and(|p| {
-        p.tunnels().filter_map(geneve).flat_map(|g| g.options()).filter_map(&get).any(|x| v(x))
+        p.tunnels().filter_map(geneve).flat_map(|g| g.options()).filter_map(&get).any(v)
     })
 }
 

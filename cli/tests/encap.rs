@@ -34,8 +34,11 @@ use serde_json::Value;
 
 const BIN: &str = env!("CARGO_BIN_EXE_roce-inspect");
 
-/// What each kind of the script builds: the tunnels' codes and their session / VNI.
-const KINDS: &[(&str, &[(&str, Option<u64>)])] = &[
+/// The tunnels a kind builds, outermost first: each one's code and session / VNI.
+type Tunnels = &'static [(&'static str, Option<u64>)];
+
+/// What each kind of the script builds.
+const KINDS: &[(&str, Tunnels)] = &[
     ("erspan1", &[("erspan1", None)]),
     ("erspan2", &[("erspan2", Some(7))]),
     ("erspan3", &[("erspan3", Some(1001))]),
@@ -217,7 +220,7 @@ fn check_kind(
             .collect();
         let want: BTreeMap<String, (u64, Vec<u64>)> = tunnels
             .iter()
-            .map(|(k, id)| (k.to_string(), (w.len() as u64, id.into_iter().copied().collect())))
+            .map(|(k, id)| (k.to_string(), (w.len() as u64, id.iter().copied().collect())))
             .collect();
         assert_eq!(counted, want, "{name}: stats' tunnel counts");
     }
