@@ -195,9 +195,8 @@ fn each(d: &Decoded<'_>, v: Visit<'_>, get: impl Fn(&Encap<'_>) -> Option<FieldV
 
 /// Visits `get` of each outer VLAN tag of each tunnel.
 fn each_vlan(d: &Decoded<'_>, v: Visit<'_>, get: impl Fn(&VlanTag) -> Option<FieldValue>) -> bool {
-    packet(d).is_some_and(|p| {
-        p.tunnels().flat_map(|e| e.vlans.iter().flatten()).filter_map(&get).any(v)
-    })
+    packet(d)
+        .is_some_and(|p| p.tunnels().flat_map(|e| e.vlans.iter().flatten()).filter_map(&get).any(v))
 }
 
 /// Visits `get` of each Geneve option of each tunnel.
