@@ -71,8 +71,15 @@
 /**
  * The layout version of the structs in this header. Compare with `roce_parser_abi_version()`
  * when loading the shared library: a mismatch means the header and the library disagree.
+ * 2: `roce_packet` ends with `tunnel_count` and `tunnels` (version 1 had neither).
  */
-#define ROCE_PARSER_ABI_VERSION 1
+#define ROCE_PARSER_ABI_VERSION 2
+
+/**
+ * The length of `roce_packet.tunnels`: tunnels taken off one frame (a deeper one stops the
+ * parse, `ROCE_ERR_MALFORMED` at its layer).
+ */
+#define ROCE_PARSER_MAX_TUNNELS 2
 
 /**
  * BTH TVer is not 0.
@@ -222,9 +229,17 @@
 #define ROCE_PROBLEM_IPV6_EXTENSION_CHAIN (1 << 28)
 
 /**
+ * A tunnel header (GRE, ERSPAN, VXLAN, Geneve) that cannot be right (a GRE version other
+ * than 0 or with routing, an ERSPAN version its GRE protocol does not carry, a Geneve version
+ * other than 0): the inner frame is not decoded (`stop` is `ROCE_ERR_MALFORMED` at the
+ * tunnel's layer). A tunnel header cut short is a truncation, not this problem.
+ */
+#define ROCE_PROBLEM_TUNNEL_MALFORMED (1 << 29)
+
+/**
  * Every problem bit this version knows (other bits are never set).
  */
-#define ROCE_PROBLEM_ALL ((1 << 29) - 1)
+#define ROCE_PROBLEM_ALL ((1 << 30) - 1)
 
 /**
  * `stop_layer`: parsing did not stop early.
@@ -322,9 +337,65 @@
 #define ROCE_LAYER_FETH 18
 
 /**
+ * `stop_layer`: a GRE header (of a tunnel: GRE, ERSPAN).
+ */
+#define ROCE_LAYER_GRE 19
+
+/**
+ * `stop_layer`: an ERSPAN type II or III header.
+ */
+#define ROCE_LAYER_ERSPAN 20
+
+/**
+ * `stop_layer`: a VXLAN header.
+ */
+#define ROCE_LAYER_VXLAN 21
+
+/**
+ * `stop_layer`: a Geneve header.
+ */
+#define ROCE_LAYER_GENEVE 22
+
+/**
  * `stop_layer`: a layer this header version does not name.
  */
 #define ROCE_LAYER_OTHER 255
+
+/**
+ * `roce_tunnel.kind`: no tunnel (the slots past `roce_packet.tunnel_count`).
+ */
+#define ROCE_ENCAP_NONE 0
+
+/**
+ * GRE transparent Ethernet bridging (protocol 0x6558), or IP in GRE (0x0800, 0x86DD).
+ */
+#define ROCE_ENCAP_GRE 1
+
+/**
+ * ERSPAN type I: GRE 0x88BE without a sequence number, the mirrored frame right after.
+ */
+#define ROCE_ENCAP_ERSPAN1 2
+
+/**
+ * ERSPAN type II: GRE 0x88BE with a sequence number, an 8-byte header (`erspan`).
+ */
+#define ROCE_ENCAP_ERSPAN2 3
+
+/**
+ * ERSPAN type III: GRE 0x22EB, a 12-byte header and its optional platform subheader
+ * (`erspan`).
+ */
+#define ROCE_ENCAP_ERSPAN3 4
+
+/**
+ * VXLAN: UDP port 4789, an 8-byte header (`vxlan`), an Ethernet frame.
+ */
+#define ROCE_ENCAP_VXLAN 5
+
+/**
+ * Geneve: UDP port 6081, an 8-byte header and options (`geneve`).
+ */
+#define ROCE_ENCAP_GENEVE 6
 
 /**
  * `roce_mad.cm_kind`: the MAD is not of the CM class (0x07).
@@ -879,10 +950,245 @@ typedef struct roce_feth {
 } roce_feth;
 
 /**
+ * A tunnel's GRE header (RFC 2784 / 2890): GRE and the ERSPAN kinds.
+ */
+typedef struct roce_gre {
+    /**
+     * The tunnel has a GRE header; every other field is 0 when false.
+     */
+    bool present;
+    /**
+     * Protocol type: the EtherType of what follows (0x6558, 0x88BE, 0x22EB, 0x0800, 0x86DD).
+     */
+    uint16_t protocol;
+    /**
+     * The C bit: `checksum` was in the header.
+     */
+    bool checksum_present;
+    /**
+     * The checksum as stored.
+     */
+    uint16_t checksum;
+    /**
+     * The K bit: `key` was in the header.
+     */
+    bool key_present;
+    /**
+     * The key.
+     */
+    uint32_t key;
+    /**
+     * The S bit: `seq` was in the header (always for ERSPAN II: what tells it from type I).
+     */
+    bool seq_present;
+    /**
+     * The sequence number.
+     */
+    uint32_t seq;
+} roce_gre;
+
+/**
+ * An ERSPAN type II or III header (`ROCE_ENCAP_ERSPAN2`, `ROCE_ENCAP_ERSPAN3`; type I has
+ * none). Fields of the other type are 0.
+ */
+typedef struct roce_erspan {
+    /**
+     * The tunnel has an ERSPAN II or III header; every other field is 0 when false.
+     */
+    bool present;
+    /**
+     * Ver (4 bits): 1 for type II, 2 for type III.
+     */
+    uint8_t version;
+    /**
+     * VLAN (12 bits): the mirrored frame's original VLAN.
+     */
+    uint16_t vlan;
+    /**
+     * COS (3 bits): its class of service.
+     */
+    uint8_t cos;
+    /**
+     * Type II: En (2 bits), how the frame was tagged (0 untagged, 1 ISL, 2 802.1Q, 3 kept).
+     */
+    uint8_t encap_type;
+    /**
+     * Type III: BSO (2 bits), bad/short/oversized frame indication.
+     */
+    uint8_t bso;
+    /**
+     * T: the switch truncated the mirrored frame (a cut inner frame's ICRC is unverifiable,
+     * never bad).
+     */
+    bool truncated;
+    /**
+     * Session ID (10 bits): the mirror session.
+     */
+    uint16_t session_id;
+    /**
+     * Type II: Index (20 bits), the port or module the frame was mirrored at.
+     */
+    uint32_t index;
+    /**
+     * Type III: timestamp (32 bits), in the unit `granularity` says.
+     */
+    uint32_t timestamp;
+    /**
+     * Type III: SGT (16 bits), the security group tag.
+     */
+    uint16_t sgt;
+    /**
+     * Type III: P, the frame is an Ethernet PDU.
+     */
+    bool pdu;
+    /**
+     * Type III: FT (5 bits), frame type (0 Ethernet, 2 IP: no inner Ethernet header).
+     */
+    uint8_t frame_type;
+    /**
+     * Type III: Hw ID (6 bits), the ERSPAN engine.
+     */
+    uint8_t hw_id;
+    /**
+     * Type III: D, direction (false ingress, true egress).
+     */
+    bool direction;
+    /**
+     * Type III: Gra (2 bits), timestamp granularity (0 100 us, 1 100 ns, 2 IEEE 1588, 3 user).
+     */
+    uint8_t granularity;
+    /**
+     * Type III: the O bit, the platform-specific subheader follows (`platform_id`,
+     * `platform_info`).
+     */
+    bool platform_present;
+    /**
+     * Type III: Platf ID (6 bits).
+     */
+    uint8_t platform_id;
+    /**
+     * Type III: the 58 platform-specific bits after the platform ID.
+     */
+    uint64_t platform_info;
+} roce_erspan;
+
+/**
+ * A VXLAN header (RFC 7348; `ROCE_ENCAP_VXLAN`).
+ */
+typedef struct roce_vxlan {
+    /**
+     * The tunnel is VXLAN; every other field is 0 when false.
+     */
+    bool present;
+    /**
+     * Flags (8 bits): 0x08 (I) when the VNI is valid.
+     */
+    uint8_t flags;
+    /**
+     * VNI (24 bits): the VXLAN network identifier.
+     */
+    uint32_t vni;
+} roce_vxlan;
+
+/**
+ * A Geneve header (RFC 8926; `ROCE_ENCAP_GENEVE`). The options are offsets into the input,
+ * never pointers: `input + options_offset`, `options_len` bytes.
+ */
+typedef struct roce_geneve {
+    /**
+     * The tunnel is Geneve; every other field is 0 when false.
+     */
+    bool present;
+    /**
+     * Ver (2 bits): 0.
+     */
+    uint8_t version;
+    /**
+     * O: an OAM packet.
+     */
+    bool oam;
+    /**
+     * C: a critical option is present.
+     */
+    bool critical;
+    /**
+     * Protocol type: what follows the options (0x6558 Ethernet, 0x0800 IPv4, 0x86DD IPv6).
+     */
+    uint16_t protocol;
+    /**
+     * VNI (24 bits): the virtual network identifier.
+     */
+    uint32_t vni;
+    /**
+     * Offset of the options in the input (right after the 8-byte header).
+     */
+    size_t options_offset;
+    /**
+     * Length of the options (Opt Len x 4 bytes, all in the input).
+     */
+    size_t options_len;
+} roce_geneve;
+
+/**
+ * One tunnel taken off the frame (a switch mirror, an overlay): its outer layers and its own
+ * headers. `roce_packet.tunnels` holds `tunnel_count` of them, outermost first; the rest of
+ * `roce_packet` (`eth`, `ip`, `udp`, the RoCE fields) describes the inner frame, parsed as a
+ * plain one. Only the struct of the tunnel's kind is filled (`gre` for the GRE and ERSPAN
+ * kinds, also `erspan` for ERSPAN II and III, `vxlan`, `geneve`); the others are 0.
+ */
+typedef struct roce_tunnel {
+    /**
+     * A `ROCE_ENCAP_*` value (`roce_encap_name()`); `ROCE_ENCAP_NONE` for an unused slot.
+     */
+    uint8_t kind;
+    /**
+     * The outer Ethernet header and VLAN tags (absent when the outer packet started at IP:
+     * `roce_parse_ip`, or the inner tunnel of an IP-in-GRE packet).
+     */
+    struct roce_eth eth;
+    /**
+     * The outer IP header.
+     */
+    struct roce_ip ip;
+    /**
+     * The outer UDP header (VXLAN, Geneve).
+     */
+    struct roce_udp udp;
+    /**
+     * The GRE header (GRE, ERSPAN I, II, III).
+     */
+    struct roce_gre gre;
+    /**
+     * The ERSPAN II / III header.
+     */
+    struct roce_erspan erspan;
+    /**
+     * The VXLAN header.
+     */
+    struct roce_vxlan vxlan;
+    /**
+     * The Geneve header.
+     */
+    struct roce_geneve geneve;
+    /**
+     * Offset of the tunnel's first header in the input (GRE, or VXLAN / Geneve after UDP).
+     */
+    size_t offset;
+    /**
+     * Offset of the inner frame: its Ethernet header, or its IP header for IP in GRE or
+     * Geneve and ERSPAN III frame type 2.
+     */
+    size_t inner_offset;
+} roce_tunnel;
+
+/**
  * Everything decoded from one input. Every call writes the whole struct (fields of absent
  * layers are 0), so it can be reused across calls without clearing. It holds offsets into the
  * caller's buffer, never pointers: it stays valid after the buffer is freed, and the payload
- * is `buffer + payload_offset`, `payload_captured` bytes long.
+ * is `buffer + payload_offset`, `payload_captured` bytes long. For a frame that arrived in a
+ * tunnel (`tunnel_count` > 0: ERSPAN, GRE, VXLAN, Geneve), `eth`, `ip`, `udp` and the RoCE
+ * fields describe the inner frame and `tunnels` the outer layers; offsets always count from
+ * the start of the input.
  */
 typedef struct roce_packet {
     /**
@@ -1035,6 +1341,16 @@ typedef struct roce_packet {
      * Bytes available from `stop_offset` (0 when not a length problem).
      */
     size_t stop_available;
+    /**
+     * Tunnels taken off the frame, 0..2 (`ROCE_PARSER_MAX_TUNNELS`): the first
+     * `tunnel_count` entries of `tunnels` are filled, the others are zero. 0 for a frame
+     * captured on the host.
+     */
+    uint8_t tunnel_count;
+    /**
+     * The tunnels, outermost first (a mirror of overlay traffic: ERSPAN, then VXLAN).
+     */
+    struct roce_tunnel tunnels[ROCE_PARSER_MAX_TUNNELS];
 } roce_packet;
 
 /**
@@ -1809,6 +2125,13 @@ const char *roce_problem_code(uint32_t bit);
  * `ROCE_LAYER_NONE`, "unknown layer" for other values. Never NULL.
  */
 const char *roce_layer_name(uint8_t layer);
+
+/**
+ * The stable code of a `ROCE_ENCAP_*` value ("gre", "erspan1", "erspan2", "erspan3",
+ * "vxlan", "geneve": the parser's `EncapKind::code()`, never reworded); "none" for
+ * `ROCE_ENCAP_NONE`, "unknown encapsulation" for other values. Never NULL.
+ */
+const char *roce_encap_name(uint8_t kind);
 
 /**
  * The library version, "MAJOR.MINOR.PATCH" (the roce-parser-ffi crate version).

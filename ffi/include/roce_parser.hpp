@@ -117,6 +117,10 @@ enum class layer : std::uint8_t {
     immdt = ROCE_LAYER_IMMDT,
     ieth = ROCE_LAYER_IETH,
     feth = ROCE_LAYER_FETH,
+    gre = ROCE_LAYER_GRE,
+    erspan = ROCE_LAYER_ERSPAN,
+    vxlan = ROCE_LAYER_VXLAN,
+    geneve = ROCE_LAYER_GENEVE,
     other = ROCE_LAYER_OTHER,
 };
 
@@ -181,6 +185,18 @@ enum class problem : std::uint32_t {
     ip_header_length = ROCE_PROBLEM_IP_HEADER_LENGTH,
     too_many_vlan_tags = ROCE_PROBLEM_TOO_MANY_VLAN_TAGS,
     ipv6_extension_chain = ROCE_PROBLEM_IPV6_EXTENSION_CHAIN,
+    tunnel_malformed = ROCE_PROBLEM_TUNNEL_MALFORMED,
+};
+
+/// A tunnel's kind (`roce_tunnel.kind`, `ROCE_ENCAP_*`), in the parser's table order.
+enum class encap : std::uint8_t {
+    none = ROCE_ENCAP_NONE,
+    gre = ROCE_ENCAP_GRE,
+    erspan1 = ROCE_ENCAP_ERSPAN1,
+    erspan2 = ROCE_ENCAP_ERSPAN2,
+    erspan3 = ROCE_ENCAP_ERSPAN3,
+    vxlan = ROCE_ENCAP_VXLAN,
+    geneve = ROCE_ENCAP_GENEVE,
 };
 
 /// The status in words ("ok", "truncated", ...). Never NULL.
@@ -201,6 +217,12 @@ inline const char *to_string(problem p) noexcept {
 inline const char *code(problem p) noexcept {
     return roce_problem_code(static_cast<std::uint32_t>(p));
 }
+/// The encapsulation's stable code ("erspan2", "vxlan", ...; "none"). Never NULL.
+inline const char *to_string(encap e) noexcept {
+    return roce_encap_name(static_cast<std::uint8_t>(e));
+}
+/// A tunnel's kind, typed.
+constexpr encap kind(const roce_tunnel &t) noexcept { return static_cast<encap>(t.kind); }
 /// The opcode's name from the parser's table ("RC_SEND_ONLY", "CNP", ...). Never NULL.
 inline const char *opcode_name(std::uint8_t opcode) noexcept { return roce_opcode_name(opcode); }
 /// The library's version, "MAJOR.MINOR.PATCH".
@@ -340,6 +362,33 @@ class ext_header_set {
     std::uint32_t mask_ = 0;
 };
 
+/// The tunnels taken off a frame (`roce_packet.tunnels`, the first `tunnel_count`),
+/// outermost first: iterates as `const roce_tunnel &`, empty for a frame captured on the host.
+class tunnel_set {
+  public:
+    using iterator = const roce_tunnel *;
+    constexpr tunnel_set() noexcept = default;
+    constexpr explicit tunnel_set(const roce_packet &p) noexcept
+        : first_(p.tunnels),
+          count_(static_cast<std::size_t>(p.tunnel_count <= ROCE_PARSER_MAX_TUNNELS
+                                              ? p.tunnel_count
+                                              : ROCE_PARSER_MAX_TUNNELS)) {}
+    constexpr iterator begin() const noexcept { return first_; }
+    constexpr iterator end() const noexcept { return first_ + count_; }
+    constexpr std::size_t size() const noexcept { return count_; }
+    constexpr bool empty() const noexcept { return count_ == 0; }
+    /// The `i`th tunnel, outermost first (`i < size()`).
+    constexpr const roce_tunnel &operator[](std::size_t i) const noexcept { return first_[i]; }
+    /// The innermost tunnel's kind (the one the inner frame was in); `encap::none` when empty.
+    constexpr encap innermost() const noexcept {
+        return count_ == 0 ? encap::none : kind(first_[count_ - 1]);
+    }
+
+  private:
+    const roce_tunnel *first_ = nullptr;
+    std::size_t count_ = 0;
+};
+
 // ------------------------------------------------------------------------------------------
 // Options and results
 // ------------------------------------------------------------------------------------------
@@ -392,6 +441,10 @@ class result {
     }
     constexpr problem_set problems() const noexcept { return problem_set(pkt_.problems); }
     ext_header_set ext_headers() const noexcept { return ext_header_set(pkt_); }
+    /// The tunnels the frame arrived in (ERSPAN, GRE, VXLAN, Geneve), outermost first; the
+    /// packet's other fields describe the inner frame. A view into this result: keep the
+    /// result alive while it is used.
+    constexpr tunnel_set tunnels() const noexcept { return tunnel_set(pkt_); }
     /// Whether lax parsing stopped early, and how (`ok` when it did not).
     constexpr enum status stop() const noexcept { return static_cast<enum status>(pkt_.stop); }
     constexpr layer stop_layer() const noexcept { return static_cast<layer>(pkt_.stop_layer); }

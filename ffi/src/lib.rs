@@ -22,8 +22,9 @@ use core::ffi::{c_char, c_int, CStr};
 use core::net::IpAddr;
 
 use roce_parser::{
-    opcode_name_with_nul, Config, Error, ErrorKind, IcrcStatus, Layer, Packet, Problem, Problems,
-    Roce, RoceVersion, SegmentScratch, ROCEV2_UDP_PORT,
+    opcode_name_with_nul, Config, Encap, EncapKind, Error, ErrorKind, EthernetInfo, GeneveRepr,
+    IcrcStatus, IpInfo, Layer, Packet, Problem, Problems, Roce, RoceVersion, SegmentScratch,
+    Tunnel, UdpInfo, VlanTag, ROCEV2_UDP_PORT,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -102,7 +103,12 @@ pub const ROCE_V2_UDP_PORT: u16 = 4791;
 
 /// The layout version of the structs in this header. Compare with `roce_parser_abi_version()`
 /// when loading the shared library: a mismatch means the header and the library disagree.
-pub const ROCE_PARSER_ABI_VERSION: u32 = 1;
+/// 2: `roce_packet` ends with `tunnel_count` and `tunnels` (version 1 had neither).
+pub const ROCE_PARSER_ABI_VERSION: u32 = 2;
+
+/// The length of `roce_packet.tunnels`: tunnels taken off one frame (a deeper one stops the
+/// parse, `ROCE_ERR_MALFORMED` at its layer).
+pub const ROCE_PARSER_MAX_TUNNELS: usize = 2;
 
 // ---------------------------------------------------------------------------------------------
 // Problems (bits of roce_packet.problems; the same bits as roce_parser::Problem)
@@ -168,8 +174,10 @@ pub const ROCE_PROBLEM_TOO_MANY_VLAN_TAGS: u32 = 1 << 27;
 /// An IPv6 extension header chain the parser could not follow to its end (malformed, cut
 /// short, or holding a header it does not walk): not decoded further.
 pub const ROCE_PROBLEM_IPV6_EXTENSION_CHAIN: u32 = 1 << 28;
-/// A tunnel header (GRE, ERSPAN, VXLAN, Geneve) that is not what it says (an unknown
-/// version, routing, an option length past its packet): the inner frame is not decoded.
+/// A tunnel header (GRE, ERSPAN, VXLAN, Geneve) that cannot be right (a GRE version other
+/// than 0 or with routing, an ERSPAN version its GRE protocol does not carry, a Geneve version
+/// other than 0): the inner frame is not decoded (`stop` is `ROCE_ERR_MALFORMED` at the
+/// tunnel's layer). A tunnel header cut short is a truncation, not this problem.
 pub const ROCE_PROBLEM_TUNNEL_MALFORMED: u32 = 1 << 29;
 /// Every problem bit this version knows (other bits are never set).
 pub const ROCE_PROBLEM_ALL: u32 = (1 << 30) - 1;
@@ -226,6 +234,26 @@ pub const ROCE_LAYER_VXLAN: u8 = 21;
 pub const ROCE_LAYER_GENEVE: u8 = 22;
 /// `stop_layer`: a layer this header version does not name.
 pub const ROCE_LAYER_OTHER: u8 = 255;
+
+// ---------------------------------------------------------------------------------------------
+// Encapsulations (roce_tunnel.kind; the order of roce_parser::ENCAPSULATIONS)
+// ---------------------------------------------------------------------------------------------
+
+/// `roce_tunnel.kind`: no tunnel (the slots past `roce_packet.tunnel_count`).
+pub const ROCE_ENCAP_NONE: u8 = 0;
+/// GRE transparent Ethernet bridging (protocol 0x6558), or IP in GRE (0x0800, 0x86DD).
+pub const ROCE_ENCAP_GRE: u8 = 1;
+/// ERSPAN type I: GRE 0x88BE without a sequence number, the mirrored frame right after.
+pub const ROCE_ENCAP_ERSPAN1: u8 = 2;
+/// ERSPAN type II: GRE 0x88BE with a sequence number, an 8-byte header (`erspan`).
+pub const ROCE_ENCAP_ERSPAN2: u8 = 3;
+/// ERSPAN type III: GRE 0x22EB, a 12-byte header and its optional platform subheader
+/// (`erspan`).
+pub const ROCE_ENCAP_ERSPAN3: u8 = 4;
+/// VXLAN: UDP port 4789, an 8-byte header (`vxlan`), an Ethernet frame.
+pub const ROCE_ENCAP_VXLAN: u8 = 5;
+/// Geneve: UDP port 6081, an 8-byte header and options (`geneve`).
+pub const ROCE_ENCAP_GENEVE: u8 = 6;
 
 // ---------------------------------------------------------------------------------------------
 // Structs
@@ -525,10 +553,149 @@ pub struct roce_feth {
     pub reserved: u32,
 }
 
+/// A tunnel's GRE header (RFC 2784 / 2890): GRE and the ERSPAN kinds.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct roce_gre {
+    /// The tunnel has a GRE header; every other field is 0 when false.
+    pub present: bool,
+    /// Protocol type: the EtherType of what follows (0x6558, 0x88BE, 0x22EB, 0x0800, 0x86DD).
+    pub protocol: u16,
+    /// The C bit: `checksum` was in the header.
+    pub checksum_present: bool,
+    /// The checksum as stored.
+    pub checksum: u16,
+    /// The K bit: `key` was in the header.
+    pub key_present: bool,
+    /// The key.
+    pub key: u32,
+    /// The S bit: `seq` was in the header (always for ERSPAN II: what tells it from type I).
+    pub seq_present: bool,
+    /// The sequence number.
+    pub seq: u32,
+}
+
+/// An ERSPAN type II or III header (`ROCE_ENCAP_ERSPAN2`, `ROCE_ENCAP_ERSPAN3`; type I has
+/// none). Fields of the other type are 0.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct roce_erspan {
+    /// The tunnel has an ERSPAN II or III header; every other field is 0 when false.
+    pub present: bool,
+    /// Ver (4 bits): 1 for type II, 2 for type III.
+    pub version: u8,
+    /// VLAN (12 bits): the mirrored frame's original VLAN.
+    pub vlan: u16,
+    /// COS (3 bits): its class of service.
+    pub cos: u8,
+    /// Type II: En (2 bits), how the frame was tagged (0 untagged, 1 ISL, 2 802.1Q, 3 kept).
+    pub encap_type: u8,
+    /// Type III: BSO (2 bits), bad/short/oversized frame indication.
+    pub bso: u8,
+    /// T: the switch truncated the mirrored frame (a cut inner frame's ICRC is unverifiable,
+    /// never bad).
+    pub truncated: bool,
+    /// Session ID (10 bits): the mirror session.
+    pub session_id: u16,
+    /// Type II: Index (20 bits), the port or module the frame was mirrored at.
+    pub index: u32,
+    /// Type III: timestamp (32 bits), in the unit `granularity` says.
+    pub timestamp: u32,
+    /// Type III: SGT (16 bits), the security group tag.
+    pub sgt: u16,
+    /// Type III: P, the frame is an Ethernet PDU.
+    pub pdu: bool,
+    /// Type III: FT (5 bits), frame type (0 Ethernet, 2 IP: no inner Ethernet header).
+    pub frame_type: u8,
+    /// Type III: Hw ID (6 bits), the ERSPAN engine.
+    pub hw_id: u8,
+    /// Type III: D, direction (false ingress, true egress).
+    pub direction: bool,
+    /// Type III: Gra (2 bits), timestamp granularity (0 100 us, 1 100 ns, 2 IEEE 1588, 3 user).
+    pub granularity: u8,
+    /// Type III: the O bit, the platform-specific subheader follows (`platform_id`,
+    /// `platform_info`).
+    pub platform_present: bool,
+    /// Type III: Platf ID (6 bits).
+    pub platform_id: u8,
+    /// Type III: the 58 platform-specific bits after the platform ID.
+    pub platform_info: u64,
+}
+
+/// A VXLAN header (RFC 7348; `ROCE_ENCAP_VXLAN`).
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct roce_vxlan {
+    /// The tunnel is VXLAN; every other field is 0 when false.
+    pub present: bool,
+    /// Flags (8 bits): 0x08 (I) when the VNI is valid.
+    pub flags: u8,
+    /// VNI (24 bits): the VXLAN network identifier.
+    pub vni: u32,
+}
+
+/// A Geneve header (RFC 8926; `ROCE_ENCAP_GENEVE`). The options are offsets into the input,
+/// never pointers: `input + options_offset`, `options_len` bytes.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct roce_geneve {
+    /// The tunnel is Geneve; every other field is 0 when false.
+    pub present: bool,
+    /// Ver (2 bits): 0.
+    pub version: u8,
+    /// O: an OAM packet.
+    pub oam: bool,
+    /// C: a critical option is present.
+    pub critical: bool,
+    /// Protocol type: what follows the options (0x6558 Ethernet, 0x0800 IPv4, 0x86DD IPv6).
+    pub protocol: u16,
+    /// VNI (24 bits): the virtual network identifier.
+    pub vni: u32,
+    /// Offset of the options in the input (right after the 8-byte header).
+    pub options_offset: usize,
+    /// Length of the options (Opt Len x 4 bytes, all in the input).
+    pub options_len: usize,
+}
+
+/// One tunnel taken off the frame (a switch mirror, an overlay): its outer layers and its own
+/// headers. `roce_packet.tunnels` holds `tunnel_count` of them, outermost first; the rest of
+/// `roce_packet` (`eth`, `ip`, `udp`, the RoCE fields) describes the inner frame, parsed as a
+/// plain one. Only the struct of the tunnel's kind is filled (`gre` for the GRE and ERSPAN
+/// kinds, also `erspan` for ERSPAN II and III, `vxlan`, `geneve`); the others are 0.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct roce_tunnel {
+    /// A `ROCE_ENCAP_*` value (`roce_encap_name()`); `ROCE_ENCAP_NONE` for an unused slot.
+    pub kind: u8,
+    /// The outer Ethernet header and VLAN tags (absent when the outer packet started at IP:
+    /// `roce_parse_ip`, or the inner tunnel of an IP-in-GRE packet).
+    pub eth: roce_eth,
+    /// The outer IP header.
+    pub ip: roce_ip,
+    /// The outer UDP header (VXLAN, Geneve).
+    pub udp: roce_udp,
+    /// The GRE header (GRE, ERSPAN I, II, III).
+    pub gre: roce_gre,
+    /// The ERSPAN II / III header.
+    pub erspan: roce_erspan,
+    /// The VXLAN header.
+    pub vxlan: roce_vxlan,
+    /// The Geneve header.
+    pub geneve: roce_geneve,
+    /// Offset of the tunnel's first header in the input (GRE, or VXLAN / Geneve after UDP).
+    pub offset: usize,
+    /// Offset of the inner frame: its Ethernet header, or its IP header for IP in GRE or
+    /// Geneve and ERSPAN III frame type 2.
+    pub inner_offset: usize,
+}
+
 /// Everything decoded from one input. Every call writes the whole struct (fields of absent
 /// layers are 0), so it can be reused across calls without clearing. It holds offsets into the
 /// caller's buffer, never pointers: it stays valid after the buffer is freed, and the payload
-/// is `buffer + payload_offset`, `payload_captured` bytes long.
+/// is `buffer + payload_offset`, `payload_captured` bytes long. For a frame that arrived in a
+/// tunnel (`tunnel_count` > 0: ERSPAN, GRE, VXLAN, Geneve), `eth`, `ip`, `udp` and the RoCE
+/// fields describe the inner frame and `tunnels` the outer layers; offsets always count from
+/// the start of the input.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct roce_packet {
@@ -612,6 +779,12 @@ pub struct roce_packet {
     pub stop_needed: usize,
     /// Bytes available from `stop_offset` (0 when not a length problem).
     pub stop_available: usize,
+    /// Tunnels taken off the frame, 0..2 (`ROCE_PARSER_MAX_TUNNELS`): the first
+    /// `tunnel_count` entries of `tunnels` are filled, the others are zero. 0 for a frame
+    /// captured on the host.
+    pub tunnel_count: u8,
+    /// The tunnels, outermost first (a mirror of overlay traffic: ERSPAN, then VXLAN).
+    pub tunnels: [roce_tunnel; ROCE_PARSER_MAX_TUNNELS],
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -784,49 +957,179 @@ fn fill_roce(out: &mut roce_packet, len: usize, r: &Roce<'_>, problems: Problems
     out.opaque_len = r.opaque_captured();
 }
 
+/// Fills `out` (zeroed) from an Ethernet header and its VLAN tags.
+#[inline]
+fn fill_eth(out: &mut roce_eth, eth: &EthernetInfo, vlans: &[Option<VlanTag>]) {
+    out.present = true;
+    out.dst = eth.dst;
+    out.src = eth.src;
+    out.ethertype = eth.ethertype;
+    let mut n = 0u8;
+    for (slot, tag) in out.vlans.iter_mut().zip(vlans.iter().flatten()) {
+        *slot = roce_vlan { tpid: tag.tpid, pcp: tag.pcp, dei: tag.dei, vid: tag.vid };
+        n += 1;
+    }
+    out.vlan_count = n;
+}
+
+#[inline]
+fn ip_of(ip: &IpInfo) -> roce_ip {
+    roce_ip {
+        present: true,
+        version: ip.version,
+        dscp: ip.dscp,
+        ecn: ip.ecn,
+        ttl: ip.ttl,
+        protocol: ip.protocol,
+        identification: ip.identification,
+        flow_label: ip.flow_label,
+        src: ip16(ip.src),
+        dst: ip16(ip.dst),
+        offset: ip.offset,
+        header_len: ip.header_len,
+        ext_len: ip.ext_len,
+        total_len: ip.total_len,
+    }
+}
+
+#[inline]
+fn udp_of(udp: &UdpInfo) -> roce_udp {
+    roce_udp {
+        present: true,
+        sport: udp.sport,
+        dport: udp.dport,
+        len: udp.len,
+        checksum: udp.checksum,
+        offset: udp.offset,
+    }
+}
+
+/// The `ROCE_ENCAP_*` value of a kind. Exhaustive: a new kind in the parser's table fails
+/// the build here until it has its constant.
+fn encap_code(k: EncapKind) -> u8 {
+    match k {
+        EncapKind::Gre => ROCE_ENCAP_GRE,
+        EncapKind::ErspanI => ROCE_ENCAP_ERSPAN1,
+        EncapKind::ErspanII => ROCE_ENCAP_ERSPAN2,
+        EncapKind::ErspanIII => ROCE_ENCAP_ERSPAN3,
+        EncapKind::Vxlan => ROCE_ENCAP_VXLAN,
+        EncapKind::Geneve => ROCE_ENCAP_GENEVE,
+    }
+}
+
+/// One tunnel of a packet, as C sees it.
+fn tunnel_of(e: &Encap<'_>) -> roce_tunnel {
+    let mut t = roce_tunnel {
+        kind: encap_code(e.kind()),
+        offset: e.offset,
+        inner_offset: e.inner_offset,
+        ..roce_tunnel::default()
+    };
+    if let Some(eth) = &e.eth {
+        fill_eth(&mut t.eth, eth, &e.vlans);
+    }
+    if let Some(ip) = &e.ip {
+        t.ip = ip_of(ip);
+    }
+    if let Some(udp) = &e.udp {
+        t.udp = udp_of(udp);
+    }
+    if let Some(g) = e.tunnel.gre() {
+        t.gre = roce_gre {
+            present: true,
+            protocol: g.protocol,
+            checksum_present: g.checksum.is_some(),
+            checksum: g.checksum.unwrap_or(0),
+            key_present: g.key.is_some(),
+            key: g.key.unwrap_or(0),
+            seq_present: g.seq.is_some(),
+            seq: g.seq.unwrap_or(0),
+        };
+    }
+    match &e.tunnel {
+        Tunnel::Gre(_) | Tunnel::ErspanI(_) => {}
+        Tunnel::ErspanII(_, x) => {
+            t.erspan = roce_erspan {
+                present: true,
+                version: x.version,
+                vlan: x.vlan,
+                cos: x.cos,
+                encap_type: x.encap_type,
+                truncated: x.truncated,
+                session_id: x.session_id,
+                index: x.index,
+                ..roce_erspan::default()
+            };
+        }
+        Tunnel::ErspanIII(_, x) => {
+            t.erspan = roce_erspan {
+                present: true,
+                version: x.version,
+                vlan: x.vlan,
+                cos: x.cos,
+                bso: x.bso,
+                truncated: x.truncated,
+                session_id: x.session_id,
+                timestamp: x.timestamp,
+                sgt: x.sgt,
+                pdu: x.pdu,
+                frame_type: x.frame_type,
+                hw_id: x.hw_id,
+                direction: x.direction,
+                granularity: x.granularity,
+                platform_present: x.platform.is_some(),
+                platform_id: x.platform.map_or(0, |p| p.id),
+                platform_info: x.platform.map_or(0, |p| p.info),
+                ..roce_erspan::default()
+            };
+        }
+        Tunnel::Vxlan(v) => t.vxlan = roce_vxlan { present: true, flags: v.flags, vni: v.vni },
+        Tunnel::Geneve(g) => {
+            t.geneve = roce_geneve {
+                present: true,
+                version: g.version,
+                oam: g.oam,
+                critical: g.critical,
+                protocol: g.protocol,
+                vni: g.vni,
+                // The options follow the fixed header, at the tunnel's offset: the same
+                // number whether the packet's bytes are the frame or a segmented parse's head.
+                options_offset: e.offset + GeneveRepr::LEN,
+                options_len: g.options.len(),
+            };
+        }
+    }
+    t
+}
+
+/// Fills `out.tunnels` (zeroed) and `out.tunnel_count` from the packet's tunnels. Out of
+/// line: a frame captured on the host never comes here.
+#[inline(never)]
+fn fill_tunnels(out: &mut roce_packet, p: &Packet<'_>) {
+    const { assert!(ROCE_PARSER_MAX_TUNNELS == roce_parser::MAX_ENCAP) };
+    let mut n = 0u8;
+    for (slot, e) in out.tunnels.iter_mut().zip(p.tunnels()) {
+        *slot = tunnel_of(e);
+        n += 1;
+    }
+    out.tunnel_count = n;
+}
+
 /// Fills `out` (which must be zeroed) from a packet parsed from `len` bytes and returns the
 /// status.
 #[inline]
 fn fill_packet(out: &mut roce_packet, p: &Packet<'_>, len: usize) -> c_int {
     if let Some(eth) = &p.eth {
-        out.eth.present = true;
-        out.eth.dst = eth.dst;
-        out.eth.src = eth.src;
-        out.eth.ethertype = eth.ethertype;
-        let mut n = 0u8;
-        for (slot, tag) in out.eth.vlans.iter_mut().zip(p.vlans.iter().flatten()) {
-            *slot = roce_vlan { tpid: tag.tpid, pcp: tag.pcp, dei: tag.dei, vid: tag.vid };
-            n += 1;
-        }
-        out.eth.vlan_count = n;
+        fill_eth(&mut out.eth, eth, &p.vlans);
     }
     if let Some(ip) = &p.ip {
-        out.ip = roce_ip {
-            present: true,
-            version: ip.version,
-            dscp: ip.dscp,
-            ecn: ip.ecn,
-            ttl: ip.ttl,
-            protocol: ip.protocol,
-            identification: ip.identification,
-            flow_label: ip.flow_label,
-            src: ip16(ip.src),
-            dst: ip16(ip.dst),
-            offset: ip.offset,
-            header_len: ip.header_len,
-            ext_len: ip.ext_len,
-            total_len: ip.total_len,
-        };
+        out.ip = ip_of(ip);
     }
     if let Some(udp) = &p.udp {
-        out.udp = roce_udp {
-            present: true,
-            sport: udp.sport,
-            dport: udp.dport,
-            len: udp.len,
-            checksum: udp.checksum,
-            offset: udp.offset,
-        };
+        out.udp = udp_of(udp);
+    }
+    if p.is_encapsulated() {
+        fill_tunnels(out, p);
     }
     if let Some(r) = &p.roce {
         fill_roce(out, len, r, p.problems);
@@ -1373,6 +1676,31 @@ pub extern "C" fn roce_layer_name(layer: u8) -> *const c_char {
         ROCE_LAYER_ERSPAN => Erspan,
         ROCE_LAYER_VXLAN => Vxlan,
         ROCE_LAYER_GENEVE => Geneve,
+    );
+    s.as_ptr()
+}
+
+/// The stable code of a `ROCE_ENCAP_*` value ("gre", "erspan1", "erspan2", "erspan3",
+/// "vxlan", "geneve": the parser's `EncapKind::code()`, never reworded); "none" for
+/// `ROCE_ENCAP_NONE`, "unknown encapsulation" for other values. Never NULL.
+#[no_mangle]
+pub extern "C" fn roce_encap_name(kind: u8) -> *const c_char {
+    macro_rules! names {
+        ($($code:ident => $k:ident,)*) => {
+            match kind {
+                ROCE_ENCAP_NONE => c"none",
+                $($code => const_cstr!(EncapKind::$k.code()),)*
+                _ => c"unknown encapsulation",
+            }
+        };
+    }
+    let s: &CStr = names!(
+        ROCE_ENCAP_GRE => Gre,
+        ROCE_ENCAP_ERSPAN1 => ErspanI,
+        ROCE_ENCAP_ERSPAN2 => ErspanII,
+        ROCE_ENCAP_ERSPAN3 => ErspanIII,
+        ROCE_ENCAP_VXLAN => Vxlan,
+        ROCE_ENCAP_GENEVE => Geneve,
     );
     s.as_ptr()
 }

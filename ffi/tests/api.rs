@@ -82,6 +82,7 @@ fn problem_constants_are_the_parser_bits() {
         (ROCE_PROBLEM_IP_HEADER_LENGTH, Problem::IpHeaderLength),
         (ROCE_PROBLEM_TOO_MANY_VLAN_TAGS, Problem::TooManyVlanTags),
         (ROCE_PROBLEM_IPV6_EXTENSION_CHAIN, Problem::Ipv6ExtensionChain),
+        (ROCE_PROBLEM_TUNNEL_MALFORMED, Problem::TunnelMalformed),
     ];
     assert_eq!(
         table.len(),
@@ -135,6 +136,10 @@ fn layer_names_and_status_strings() {
         (ROCE_LAYER_IMMDT, Layer::ImmDt),
         (ROCE_LAYER_IETH, Layer::Ieth),
         (ROCE_LAYER_FETH, Layer::Feth),
+        (ROCE_LAYER_GRE, Layer::Gre),
+        (ROCE_LAYER_ERSPAN, Layer::Erspan),
+        (ROCE_LAYER_VXLAN, Layer::Vxlan),
+        (ROCE_LAYER_GENEVE, Layer::Geneve),
     ];
     for (code, layer) in layers {
         assert_eq!(s(roce_layer_name(code)), layer.name());
@@ -457,6 +462,274 @@ fn segments_bad_arguments() {
             INVALID
         );
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tunnels (roce_packet.tunnels)
+// ---------------------------------------------------------------------------------------------
+
+/// The TUN vector of the C test (ffi/tests/check.c): V1 in VXLAN (VNI 0xabcdef, outer IPv4
+/// 172.16.0.1 -> 172.16.0.2) mirrored by ERSPAN II (session 7, index 9, GRE sequence 77, outer
+/// IPv4 192.0.2.1 -> 192.0.2.9), as `TunnelBuilder` writes it.
+const TUN: &str = concat!(
+    "0200000000120200000000110800456a00a400004000402fb5b6c0000201c0000209100088be0000004d100ca00700000009",
+    "0200000000120200000000110800456a0072000040004011e1edac100001ac100002c00012b5005e000008000000abcdef00",
+    "248a07a8fa22248a07a8fa22080045010040047840004011b4d5c0a80007c0a80007c00012b7002caca22460ffff000000d300cf17104630818be28935d90e9a95505401be885e50000078f353f3",
+);
+
+fn wrap(t: roce_parser::Tunnel<'_>, outer: roce_parser::Network, inner: &[u8]) -> Vec<u8> {
+    let b = roce_parser::TunnelBuilder::new(outer, t);
+    let mut out = vec![0u8; b.buffer_len(inner.len())];
+    b.emit(inner, &mut out).unwrap();
+    out
+}
+
+fn erspan2() -> roce_parser::Tunnel<'static> {
+    use roce_parser::{ErspanIIRepr, GreRepr, Tunnel};
+    let e = ErspanIIRepr {
+        version: 1,
+        vlan: 12,
+        cos: 5,
+        session_id: 7,
+        index: 9,
+        ..Default::default()
+    };
+    Tunnel::ErspanII(GreRepr { seq: Some(77), ..Default::default() }, e)
+}
+
+fn vxlan() -> roce_parser::Tunnel<'static> {
+    use roce_parser::{Tunnel, VxlanRepr};
+    Tunnel::Vxlan(VxlanRepr { flags: VxlanRepr::FLAG_I, vni: 0x00ab_cdef })
+}
+
+const GENEVE_OPTIONS: [u8; 8] = [0x01, 0x02, 0x80, 0x01, 0xaa, 0xbb, 0xcc, 0xdd];
+
+fn geneve() -> roce_parser::Tunnel<'static> {
+    use roce_parser::{GeneveRepr, Tunnel, GRE_PROTOCOL_TEB};
+    Tunnel::Geneve(GeneveRepr {
+        protocol: GRE_PROTOCOL_TEB,
+        vni: 0x42,
+        critical: true,
+        options: &GENEVE_OPTIONS,
+        ..Default::default()
+    })
+}
+
+fn tun_frame() -> Vec<u8> {
+    use roce_parser::Network;
+    let inner = hex(V1);
+    let vx = wrap(vxlan(), Network::ipv4([172, 16, 0, 1], [172, 16, 0, 2]), &inner);
+    wrap(erspan2(), Network::ipv4([192, 0, 2, 1], [192, 0, 2, 9]), &vx)
+}
+
+/// The inner fields of a wrapped frame's struct equal the plain frame's, offsets moved by
+/// `shift`; the status is the plain one's.
+fn assert_inner_is_plain(w: &(c_int, roce_packet), plain: &(c_int, roce_packet), shift: usize) {
+    let (ws, w) = w;
+    let (ps, p) = plain;
+    assert_eq!(ws, ps);
+    assert_eq!(
+        (w.bth, w.icrc_status, w.icrc, w.problems),
+        (p.bth, p.icrc_status, p.icrc, p.problems)
+    );
+    assert_eq!(
+        (w.roce_version, w.opcode_known, w.deth, w.reth, w.aeth),
+        (p.roce_version, p.opcode_known, p.deth, p.reth, p.aeth)
+    );
+    assert_eq!(
+        (w.eth.src, w.eth.dst, w.eth.ethertype, w.eth.vlans),
+        (p.eth.src, p.eth.dst, p.eth.ethertype, p.eth.vlans)
+    );
+    assert_eq!(
+        (w.ip.src, w.ip.dst, w.ip.version, w.ip.total_len),
+        (p.ip.src, p.ip.dst, p.ip.version, p.ip.total_len)
+    );
+    assert_eq!(w.ip.offset, p.ip.offset + shift);
+    assert_eq!((w.udp.dport, w.udp.offset), (p.udp.dport, p.udp.offset + shift));
+    assert_eq!(w.bth_offset, p.bth_offset + shift);
+    assert_eq!(w.payload_offset, p.payload_offset + shift);
+    assert_eq!(
+        (w.payload_len, w.payload_captured, w.pad_captured),
+        (p.payload_len, p.payload_captured, p.pad_captured)
+    );
+    assert_eq!(p.tunnel_count, 0);
+}
+
+#[test]
+fn encap_constants_follow_the_parser_table() {
+    assert_eq!(roce_parser::ENCAPSULATIONS.len(), 6, "a kind was added: give it a ROCE_ENCAP_*");
+    let codes = [
+        ROCE_ENCAP_GRE,
+        ROCE_ENCAP_ERSPAN1,
+        ROCE_ENCAP_ERSPAN2,
+        ROCE_ENCAP_ERSPAN3,
+        ROCE_ENCAP_VXLAN,
+        ROCE_ENCAP_GENEVE,
+    ];
+    for (i, (e, code)) in roce_parser::ENCAPSULATIONS.iter().zip(codes).enumerate() {
+        assert_eq!(usize::from(code), i + 1, "{:?}: the table's order", e.kind);
+        assert_eq!(s(roce_encap_name(code)), e.kind.code());
+    }
+    assert_eq!(ROCE_ENCAP_NONE, 0);
+    assert_eq!(s(roce_encap_name(ROCE_ENCAP_NONE)), "none");
+    assert_eq!(s(roce_encap_name(7)), "unknown encapsulation");
+    assert_eq!(s(roce_encap_name(255)), "unknown encapsulation");
+    assert_eq!(ROCE_PARSER_MAX_TUNNELS, roce_parser::MAX_ENCAP);
+    assert_eq!(ROCE_PARSER_ABI_VERSION, 2);
+}
+
+#[test]
+fn erspan_vxlan_and_geneve_wrapped_frames_through_c() {
+    use roce_parser::{BthRepr, FrameBuilder, Network, VlanTag};
+    // Inner frames: V1 (UC SEND_ONLY over IPv4) and an RC SEND_ONLY over IPv6 with a tag.
+    let bth = BthRepr {
+        opcode: 0x04,
+        pkey: 0xffff,
+        dest_qp: 0x1234,
+        psn: 0xabcdef,
+        ..Default::default()
+    };
+    let payload: Vec<u8> = (0..37u8).collect();
+    let mut b = FrameBuilder::new(Network::ipv6([0xfe; 16], [0x20; 16]), bth);
+    b.payload = &payload;
+    b.vlans[0] = Some(VlanTag { tpid: 0x8100, pcp: 3, dei: false, vid: 100 });
+    let mut rc6 = vec![0u8; b.buffer_len()];
+    b.emit(&mut rc6).unwrap();
+    let inners = [hex(V1), rc6];
+
+    let outer4 = Network::ipv4([192, 0, 2, 1], [192, 0, 2, 9]);
+    let outer6 = Network::ipv6([0x30; 16], [0x31; 16]);
+    for inner in &inners {
+        let plain = frame(inner);
+        assert_eq!((plain.0, plain.1.icrc_status), (OK, ROCE_ICRC_OK));
+        for (t, outer) in [(erspan2(), outer4), (vxlan(), outer6), (geneve(), outer4)] {
+            let f = wrap(t, outer, inner);
+            let at = f.len() - inner.len();
+            let got = frame(&f);
+            let (st, p) = &got;
+            assert_eq!(*st, OK, "{:?}", t.kind());
+            assert_eq!(p.tunnel_count, 1);
+            assert_eq!(p.tunnels[1], roce_tunnel::default(), "an unused slot is zero");
+            let tn = &p.tunnels[0];
+            assert_eq!(tn.inner_offset, at);
+            assert!(tn.eth.present && tn.ip.present);
+            assert_eq!(tn.ip.version, if matches!(outer, Network::Ipv4(_)) { 4 } else { 6 });
+            assert_eq!(tn.eth.src, [0x02, 0, 0, 0, 0, 0x11]);
+            match t.kind() {
+                roce_parser::EncapKind::ErspanII => {
+                    assert_eq!(tn.kind, ROCE_ENCAP_ERSPAN2);
+                    assert_eq!(s(roce_encap_name(tn.kind)), "erspan2");
+                    assert_eq!(tn.offset, 14 + 20);
+                    assert!(tn.gre.present && tn.gre.seq_present && !tn.gre.key_present);
+                    assert_eq!((tn.gre.protocol, tn.gre.seq), (0x88be, 77));
+                    let e = &tn.erspan;
+                    assert!(e.present && !e.truncated);
+                    assert_eq!((e.version, e.session_id, e.index, e.vlan, e.cos), (1, 7, 9, 12, 5));
+                    assert!(!tn.udp.present && !tn.vxlan.present && !tn.geneve.present);
+                    assert_eq!(tn.ip.protocol, 47);
+                }
+                roce_parser::EncapKind::Vxlan => {
+                    assert_eq!(tn.kind, ROCE_ENCAP_VXLAN);
+                    assert_eq!(tn.offset, 14 + 40 + 8);
+                    assert!(tn.vxlan.present && tn.udp.present && !tn.gre.present);
+                    assert_eq!((tn.vxlan.vni, tn.vxlan.flags), (0xabcdef, 0x08));
+                    assert_eq!((tn.udp.dport, tn.udp.offset), (4789, 14 + 40));
+                    assert_eq!(tn.ip.src, [0x30; 16]);
+                }
+                roce_parser::EncapKind::Geneve => {
+                    assert_eq!(tn.kind, ROCE_ENCAP_GENEVE);
+                    let g = &tn.geneve;
+                    assert!(g.present && g.critical && !g.oam && tn.udp.present);
+                    assert_eq!((g.vni, g.protocol, g.version), (0x42, 0x6558, 0));
+                    assert_eq!(tn.offset, 14 + 20 + 8);
+                    assert_eq!((g.options_offset, g.options_len), (tn.offset + 8, 8));
+                    assert_eq!(
+                        &f[g.options_offset..g.options_offset + g.options_len],
+                        &GENEVE_OPTIONS
+                    );
+                    assert_eq!(g.options_offset + g.options_len, at);
+                    assert_eq!(tn.udp.dport, 6081);
+                }
+                k => panic!("{k:?}"),
+            }
+            assert_inner_is_plain(&got, &plain, at);
+
+            // The same through the IP entry point: no outer Ethernet, offsets from the IP.
+            let mut out = roce_packet::default();
+            assert_eq!(unsafe { roce_parse_ip(f[14..].as_ptr(), f.len() - 14, &mut out) }, OK);
+            assert_eq!((out.tunnel_count, out.tunnels[0].kind), (1, tn.kind));
+            assert!(!out.tunnels[0].eth.present && out.tunnels[0].ip.present);
+            assert_eq!(out.tunnels[0].inner_offset, at - 14);
+            assert_eq!(out.bth, p.bth);
+            // Segments give the contiguous struct, cut anywhere.
+            for cut in (0..=f.len()).step_by(3) {
+                assert_eq!(segments(&f, &[cut]), got, "{:?} cut at {cut}", t.kind());
+            }
+            // A cut wrapped frame: never a bad ICRC, offsets inside the input.
+            for n in 0..f.len() {
+                let (st, q) = frame(&f[..n]);
+                assert!([OK, TRUNCATED].contains(&st), "{n}: {st}");
+                assert_ne!(q.icrc_status, ROCE_ICRC_BAD, "{:?} cut at {n}", t.kind());
+                assert_ne!(q.icrc_status, ROCE_ICRC_OK, "{:?} cut at {n}", t.kind());
+                assert!(q.payload_offset + q.payload_captured + q.pad_captured <= n);
+                for tq in &q.tunnels[..usize::from(q.tunnel_count)] {
+                    assert!(
+                        tq.inner_offset <= n
+                            && tq.geneve.options_offset + tq.geneve.options_len <= n
+                    );
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn a_mirror_of_an_overlay_has_two_tunnels_outermost_first() {
+    let f = tun_frame();
+    let h: String = f.iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(h, TUN, "the C test's TUN vector is not what the builder writes");
+    let got = frame(&f);
+    let (st, p) = &got;
+    assert_eq!(*st, OK);
+    assert_eq!(p.tunnel_count, 2);
+    let [outer, inner] = &p.tunnels;
+    assert_eq!((outer.kind, inner.kind), (ROCE_ENCAP_ERSPAN2, ROCE_ENCAP_VXLAN));
+    assert_eq!(outer.erspan.session_id, 7);
+    assert_eq!(inner.vxlan.vni, 0xabcdef);
+    assert_eq!(&outer.ip.src[12..], &[192, 0, 2, 1]);
+    assert_eq!(&inner.ip.src[12..], &[172, 16, 0, 1]);
+    assert_eq!((outer.offset, outer.inner_offset), (34, 50));
+    assert_eq!((inner.offset, inner.inner_offset), (50 + 42, 100));
+    assert_eq!(inner.udp.offset, 50 + 34);
+    assert_eq!(&p.ip.src[12..], &[192, 168, 0, 7]);
+    assert_inner_is_plain(&got, &frame(&hex(V1)), 100);
+    assert_eq!(p.bth.psn, 0xcf1710);
+
+    // Reused for a plain frame: no tunnel left behind.
+    let mut out = *p;
+    let v2 = hex(V2);
+    unsafe { roce_parse_frame(v2.as_ptr(), v2.len(), &mut out) };
+    assert_eq!(out, frame(&v2).1);
+    assert_eq!(out.tunnel_count, 0);
+
+    // A third tunnel is not decoded: malformed at its layer, the two outer ones kept.
+    use roce_parser::{GreRepr, Network, Tunnel, GRE_PROTOCOL_TEB};
+    let gre =
+        Tunnel::Gre(GreRepr { protocol: GRE_PROTOCOL_TEB, key: Some(0x42), ..Default::default() });
+    let third = wrap(gre, Network::ipv4([198, 51, 100, 1], [198, 51, 100, 2]), &f);
+    let (st, q) = frame(&third);
+    assert_eq!((st, q.roce_version, q.tunnel_count), (MALFORMED, 0, 2));
+    assert_eq!((q.tunnels[0].kind, q.tunnels[1].kind), (ROCE_ENCAP_GRE, ROCE_ENCAP_ERSPAN2));
+    assert!(q.tunnels[0].gre.key_present && q.tunnels[0].gre.key == 0x42);
+    assert_eq!((q.stop, q.stop_layer), (MALFORMED, ROCE_LAYER_VXLAN));
+
+    // A broken ERSPAN header (version 2 under 0x88BE): stop at it, with the problem.
+    let mut bad = f.clone();
+    bad[34 + 8] = (bad[34 + 8] & 0x0f) | 0x20;
+    let (st, q) = frame(&bad);
+    assert_eq!((st, q.stop_layer, q.stop_offset), (MALFORMED, ROCE_LAYER_ERSPAN, 42));
+    assert_eq!(q.problems & ROCE_PROBLEM_TUNNEL_MALFORMED, ROCE_PROBLEM_TUNNEL_MALFORMED);
+    assert_eq!(q.tunnel_count, 0);
 }
 
 // ---------------------------------------------------------------------------------------------

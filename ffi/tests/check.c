@@ -45,6 +45,17 @@ static const char *const VECTOR_HEX[N_VECTORS] = {
     "abababababababab472bc881",
 };
 
+/* V1 in VXLAN (VNI 0xabcdef, outer IPv4 172.16.0.1 -> .2) mirrored by ERSPAN II (session 7,
+ * index 9, GRE sequence 77, outer IPv4 192.0.2.1 -> 192.0.2.9): two tunnels, the inner packet
+ * V1's at offset 100. Written by roce-parser's TunnelBuilder (ffi/tests/api.rs builds it
+ * again). */
+static const char *const TUN_HEX =
+    "0200000000120200000000110800456a00a400004000402fb5b6c0000201c0000209100088be0000004d100c"
+    "a007000000090200000000120200000000110800456a0072000040004011e1edac100001ac100002c00012b5"
+    "005e000008000000abcdef00248a07a8fa22248a07a8fa22080045010040047840004011b4d5c0a80007c0a8"
+    "0007c00012b7002caca22460ffff000000d300cf17104630818be28935d90e9a95505401be885e50000078f3"
+    "53f3";
+
 /* ---------------------------------------------------------------------------------------- */
 /* Failure accounting                                                                        */
 /* ---------------------------------------------------------------------------------------- */
@@ -844,6 +855,114 @@ static void api_checks(void) {
     free(m);
 }
 
+/* The tunnels of a mirrored overlay frame (TUN_HEX) from C: kinds, outer layers, tunnel
+ * headers, offsets; the inner packet is V1's; every cut, segments, the IP entry point, reuse
+ * of the struct and a broken ERSPAN header. */
+static void tunnel_checks(void) {
+    snprintf(g_where, sizeof g_where, "tunnels");
+    uint8_t buf[256], v1[128];
+    size_t n = unhex(TUN_HEX, buf, sizeof buf);
+    size_t n1 = unhex(VECTOR_HEX[0], v1, sizeof v1);
+    CHECK(n == 178 && n1 == 78);
+    uint8_t *t = exact_copy(buf, n);
+    roce_packet p, plain;
+    CHECK(roce_parse_frame(v1, n1, &plain) == ROCE_OK);
+    CHECK(plain.tunnel_count == 0 && plain.tunnels[0].kind == ROCE_ENCAP_NONE);
+    CHECK(roce_parse_frame(t, n, &p) == ROCE_OK);
+    CHECK(p.tunnel_count == 2);
+    const roce_tunnel *o = &p.tunnels[0], *in = &p.tunnels[1];
+    CHECK(o->kind == ROCE_ENCAP_ERSPAN2 && strcmp(roce_encap_name(o->kind), "erspan2") == 0);
+    CHECK(in->kind == ROCE_ENCAP_VXLAN && strcmp(roce_encap_name(in->kind), "vxlan") == 0);
+    /* The mirror: outer Ethernet, IPv4 protocol 47, GRE with a sequence number, ERSPAN II. */
+    CHECK(o->eth.present && o->eth.ethertype == 0x0800 && o->eth.vlan_count == 0);
+    CHECK(o->ip.present && o->ip.version == 4 && o->ip.protocol == 47 && o->ip.offset == 14);
+    CHECK(memcmp(o->ip.src + 12, "\xc0\x00\x02\x01", 4) == 0);
+    CHECK(memcmp(o->ip.dst + 12, "\xc0\x00\x02\x09", 4) == 0);
+    CHECK(!o->udp.present && !o->vxlan.present && !o->geneve.present);
+    CHECK(o->gre.present && o->gre.protocol == 0x88be && !o->gre.key_present);
+    CHECK(o->gre.seq_present && o->gre.seq == 77 && !o->gre.checksum_present);
+    CHECK(o->erspan.present && o->erspan.version == 1 && o->erspan.session_id == 7);
+    CHECK(o->erspan.index == 9 && o->erspan.vlan == 12 && o->erspan.cos == 5);
+    CHECK(!o->erspan.truncated && !o->erspan.platform_present && o->erspan.timestamp == 0);
+    CHECK(o->offset == 34 && o->inner_offset == 50);
+    /* The overlay: its own Ethernet, IPv4, UDP 4789, VXLAN. */
+    CHECK(in->eth.present && in->ip.present && in->ip.protocol == 17 && in->ip.offset == 64);
+    CHECK(memcmp(in->ip.src + 12, "\xac\x10\x00\x01", 4) == 0);
+    CHECK(in->udp.present && in->udp.dport == 4789 && in->udp.offset == 84);
+    CHECK(in->vxlan.present && in->vxlan.vni == 0xabcdef && in->vxlan.flags == 0x08);
+    CHECK(!in->gre.present && !in->erspan.present && !in->geneve.present);
+    CHECK(in->offset == 92 && in->inner_offset == 100);
+    /* The inner frame is V1: its fields, its offsets moved by 100, its ICRC verified. */
+    CHECK(p.eth.present && memcmp(p.eth.dst, plain.eth.dst, 6) == 0);
+    CHECK(memcmp(p.ip.src, plain.ip.src, 16) == 0 && p.ip.offset == plain.ip.offset + 100);
+    CHECK(p.udp.dport == 4791 && p.udp.offset == plain.udp.offset + 100);
+    CHECK(p.bth.psn == plain.bth.psn && p.bth.dest_qp == 0xd3 && p.bth.opcode == 0x24);
+    CHECK(p.icrc_status == ROCE_ICRC_OK && p.icrc == plain.icrc && p.problems == 0);
+    CHECK(p.bth_offset == plain.bth_offset + 100 && p.payload_len == 18);
+    CHECK(p.payload_offset == plain.payload_offset + 100 && p.payload_captured == 18);
+    CHECK(memcmp(t + p.payload_offset, v1 + plain.payload_offset, 18) == 0);
+
+    /* Every cut (a truncating mirror): never a verified nor a bad ICRC, offsets inside. */
+    for (size_t k = 0; k < n; k++) {
+        roce_packet q;
+        uint8_t *c = exact_copy(buf, k);
+        int st = roce_parse_frame(c, k, &q);
+        CHECK(st == ROCE_OK || st == ROCE_ERR_TRUNCATED);
+        CHECK(q.icrc_status != ROCE_ICRC_OK && q.icrc_status != ROCE_ICRC_BAD);
+        CHECK(q.payload_offset + q.payload_captured + q.pad_captured <= k);
+        CHECK(q.tunnel_count <= ROCE_PARSER_MAX_TUNNELS);
+        for (size_t j = 0; j < q.tunnel_count && j < ROCE_PARSER_MAX_TUNNELS; j++)
+            CHECK(q.tunnels[j].inner_offset <= k && q.tunnels[j].kind == p.tunnels[j].kind);
+        if (st == ROCE_OK)
+            CHECK(q.tunnel_count == 2 && (q.problems & ROCE_PROBLEM_TRUNCATED));
+        free(c);
+    }
+
+    /* In segments: the contiguous result (the format line, and the tunnels). */
+    check_segments(buf, n, NULL);
+    for (size_t cut = 0; cut <= n; cut += 5) {
+        uint8_t *a = exact_copy(buf, cut), *b = exact_copy(buf + cut, n - cut);
+        roce_segment segs[2] = {{a, cut}, {b, n - cut}};
+        roce_packet q;
+        CHECK(roce_parse_frame_segments(segs, 2, NULL, &q) == ROCE_OK);
+        CHECK(q.tunnel_count == 2 && q.tunnels[0].kind == ROCE_ENCAP_ERSPAN2);
+        CHECK(q.tunnels[1].kind == ROCE_ENCAP_VXLAN && q.tunnels[1].vxlan.vni == 0xabcdef);
+        CHECK(q.tunnels[0].erspan.session_id == 7 && q.tunnels[1].inner_offset == 100);
+        CHECK(q.tunnels[1].udp.offset == 84 && q.tunnels[0].gre.seq == 77);
+        CHECK(q.bth.psn == p.bth.psn && q.icrc_status == ROCE_ICRC_OK);
+        free(a);
+        free(b);
+    }
+
+    /* From the IP header: the mirror has no outer Ethernet; offsets count from the IP. */
+    CHECK(roce_parse_ip(t + 14, n - 14, &p) == ROCE_OK);
+    CHECK(p.tunnel_count == 2 && !p.tunnels[0].eth.present && p.tunnels[0].ip.offset == 0);
+    CHECK(p.tunnels[0].inner_offset == 36 && p.tunnels[1].eth.present);
+    CHECK(p.bth_offset == plain.bth_offset + 86 && p.icrc_status == ROCE_ICRC_OK);
+
+    /* The same struct reused for a plain frame: no tunnel left behind. */
+    CHECK(roce_parse_frame(v1, n1, &p) == ROCE_OK);
+    CHECK(p.tunnel_count == 0 && p.tunnels[0].kind == ROCE_ENCAP_NONE);
+    CHECK(!p.tunnels[0].ip.present && !p.tunnels[0].erspan.present);
+    CHECK(!p.tunnels[1].vxlan.present && p.tunnels[1].inner_offset == 0);
+
+    /* ERSPAN version 2 under GRE 0x88BE (type II's): malformed at the ERSPAN header. */
+    t[42] = (uint8_t)((t[42] & 0x0f) | 0x20);
+    CHECK(roce_parse_frame(t, n, &p) == ROCE_ERR_MALFORMED);
+    CHECK(p.stop == ROCE_ERR_MALFORMED && p.stop_layer == ROCE_LAYER_ERSPAN);
+    CHECK(p.stop_offset == 42 && p.tunnel_count == 0 && p.roce_version == 0);
+    CHECK((p.problems & ROCE_PROBLEM_TUNNEL_MALFORMED) != 0);
+    free(t);
+
+    CHECK(strcmp(roce_encap_name(ROCE_ENCAP_NONE), "none") == 0);
+    CHECK(strcmp(roce_encap_name(ROCE_ENCAP_GENEVE), "geneve") == 0);
+    CHECK(strcmp(roce_encap_name(ROCE_ENCAP_ERSPAN3), "erspan3") == 0);
+    CHECK(strcmp(roce_encap_name(7), "unknown encapsulation") == 0);
+    CHECK(strcmp(roce_layer_name(ROCE_LAYER_VXLAN), "VXLAN") == 0);
+    CHECK(strcmp(roce_layer_name(ROCE_LAYER_ERSPAN), "ERSPAN") == 0);
+    CHECK(strcmp(roce_problem_code(ROCE_PROBLEM_TUNNEL_MALFORMED), "tunnel_malformed") == 0);
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s EXPECTED.txt\n", argv[0]);
@@ -852,6 +971,7 @@ int main(int argc, char **argv) {
     printf("check: roce-parser-ffi %s (ABI %u), sizeof(roce_packet) = %zu\n",
            roce_parser_version(), roce_parser_abi_version(), sizeof(roce_packet));
     api_checks();
+    tunnel_checks();
     compare_all(argv[1]);
     if (g_failed > MAX_REPORTED)
         fprintf(stderr, "... %lu more failures not shown\n", g_failed - MAX_REPORTED);

@@ -73,6 +73,13 @@ const char *const VECTOR_HEX[] = {
     "abababababababab472bc881",
 };
 constexpr size_t N_VECTORS = sizeof VECTOR_NAMES / sizeof VECTOR_NAMES[0];
+// V1 in VXLAN mirrored by ERSPAN II (check.c's TUN_HEX, ffi/tests/api.rs's TUN).
+const char *const TUN_HEX =
+    "0200000000120200000000110800456a00a400004000402fb5b6c0000201c0000209100088be0000004d100c"
+    "a007000000090200000000120200000000110800456a0072000040004011e1edac100001ac100002c00012b5"
+    "005e000008000000abcdef00248a07a8fa22248a07a8fa22080045010040047840004011b4d5c0a80007c0a8"
+    "0007c00012b7002caca22460ffff000000d300cf17104630818be28935d90e9a95505401be885e50000078f3"
+    "53f3";
 
 // ------------------------------------------------------------------------------------------
 // One result in the format of c_expected.rs, every value read through the C++ interface
@@ -546,6 +553,31 @@ void api_checks() {
     // One enumerator per bit of ROCE_PROBLEM_ALL (the C header's count of problems).
     CHECK(mask == ROCE_PROBLEM_ALL &&
           all.size() == static_cast<std::size_t>(__builtin_popcount(ROCE_PROBLEM_ALL)));
+
+    // Tunnels: V1 in VXLAN in ERSPAN II, outermost first; the packet is V1's.
+    const std::vector<uint8_t> tun = unhex(TUN_HEX);
+    r = roce::parse_frame(tun);
+    CHECK(r && r->bth.psn == roce::parse_frame(v1)->bth.psn && r.icrc_status() == roce::icrc::ok);
+    const roce::tunnel_set ts = r.tunnels();
+    CHECK(ts.size() == 2 && !ts.empty() && ts.innermost() == roce::encap::vxlan);
+    CHECK(roce::kind(ts[0]) == roce::encap::erspan2 && ts[0].erspan.session_id == 7);
+    CHECK(roce::kind(ts[1]) == roce::encap::vxlan && ts[1].vxlan.vni == 0xabcdef);
+    CHECK(ts[1].inner_offset == 100 && r->bth_offset == 100 + 42);
+    std::vector<roce::encap> kinds;
+    for (const roce_tunnel &t : ts)
+        kinds.push_back(roce::kind(t));
+    CHECK(kinds.size() == 2 && kinds[0] == roce::encap::erspan2 && kinds[1] == roce::encap::vxlan);
+    CHECK(std::string(roce::to_string(roce::encap::erspan2)) == "erspan2");
+    CHECK(std::string(roce::to_string(roce::encap::none)) == "none");
+    CHECK(std::string(roce::to_string(roce::layer::geneve)) == "Geneve");
+    CHECK(std::string(roce::code(roce::problem::tunnel_malformed)) == "tunnel_malformed");
+    CHECK(roce::parse_frame(v1).tunnels().empty() &&
+          roce::parse_frame(v1).tunnels().innermost() == roce::encap::none);
+    std::vector<uint8_t> bad_tun = tun;
+    bad_tun[42] = static_cast<uint8_t>((bad_tun[42] & 0x0f) | 0x20);
+    r = roce::parse_frame(bad_tun);
+    CHECK(r.status() == roce::status::malformed && r.stop_layer() == roce::layer::erspan);
+    CHECK(r.problems().contains(roce::problem::tunnel_malformed) && r.tunnels().empty());
 
     // Many threads at once, each on its own result: identical to the serial ones.
     const std::vector<std::vector<uint8_t>> frames = {v1, v2, v3, madx};

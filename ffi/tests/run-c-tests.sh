@@ -23,6 +23,8 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 
 step() { printf '\n--- ffi: %s ---\n' "$*"; }
+# A path made absolute (CARGO_TARGET_DIR may be either).
+abs() { case "$1" in /*) echo "$1" ;; *) echo "$PWD/$1" ;; esac; }
 
 TARGET="${CARGO_TARGET_DIR:-target}"
 LIBDIR="$TARGET/release"
@@ -87,7 +89,7 @@ step "C with -fsanitize=address,undefined"
 
 step "C against the shared library"
 "$CC" "${CFLAGS[@]}" -O2 ffi/tests/check.c -L "$LIBDIR" -lroce_parser_ffi \
-    -Wl,-rpath,"$PWD/$LIBDIR" -o "$OUT/check-shared"
+    -Wl,-rpath,"$(abs "$LIBDIR")" -o "$OUT/check-shared"
 "$OUT/check-shared" "$OUT/expected.txt"
 
 step "C++17 through roce_parser.hpp: $("$CXX" --version | head -n1)"
@@ -151,7 +153,7 @@ fi
 
 step "pkg-config file (ffi/roce_parser.pc.in)"
 if command -v pkg-config >/dev/null 2>&1; then
-    prefix="$PWD/$OUT/prefix"
+    prefix="$(abs "$OUT")/prefix"
     rm -rf "$prefix" && mkdir -p "$prefix/include" "$prefix/lib/pkgconfig"
     cp ffi/include/roce_parser.h "$prefix/include/"
     cp "$STATIC" "$prefix/lib/"

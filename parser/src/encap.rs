@@ -591,12 +591,13 @@ impl Tunnel<'_> {
         }
     }
 
-    /// The length of the tunnel's headers on the wire (GRE and the encapsulation header).
+    /// The length of the tunnel's headers on the wire (GRE and the encapsulation header), as
+    /// [`Tunnel::emit`] writes them.
     pub fn len(&self) -> usize {
         match self {
-            Tunnel::Gre(g) | Tunnel::ErspanI(g) => g.len(),
-            Tunnel::ErspanII(g, _) => g.len() + ErspanIIRepr::LEN,
-            Tunnel::ErspanIII(g, e) => g.len() + e.len(),
+            Tunnel::Gre(_) | Tunnel::ErspanI(_) => self.wire_gre().map_or(0, |g| g.len()),
+            Tunnel::ErspanII(..) => self.wire_gre().map_or(0, |g| g.len()) + ErspanIIRepr::LEN,
+            Tunnel::ErspanIII(_, e) => self.wire_gre().map_or(0, |g| g.len()) + e.len(),
             Tunnel::Vxlan(_) => VxlanRepr::LEN,
             Tunnel::Geneve(g) => g.len(),
         }
@@ -607,19 +608,30 @@ impl Tunnel<'_> {
         false
     }
 
-    /// Writes the tunnel's headers at the start of `out` (the GRE protocol as the kind
-    /// requires: ERSPAN I and II 0x88BE, III 0x22EB; ERSPAN II always with a sequence
-    /// number, which is what tells it from type I); returns their length.
+    /// The GRE header as written: the protocol the kind requires (ERSPAN I and II 0x88BE, III
+    /// 0x22EB), a sequence number for ERSPAN II and III (what tells II from I, which has
+    /// none).
+    fn wire_gre(&self) -> Option<GreRepr> {
+        match self {
+            Tunnel::Gre(g) => Some(*g),
+            Tunnel::ErspanI(g) => Some(GreRepr { protocol: GRE_PROTOCOL_ERSPAN, seq: None, ..*g }),
+            Tunnel::ErspanII(g, _) => {
+                Some(GreRepr { protocol: GRE_PROTOCOL_ERSPAN, seq: g.seq.or(Some(0)), ..*g })
+            }
+            Tunnel::ErspanIII(g, _) => {
+                Some(GreRepr { protocol: GRE_PROTOCOL_ERSPAN3, seq: g.seq.or(Some(0)), ..*g })
+            }
+            Tunnel::Vxlan(_) | Tunnel::Geneve(_) => None,
+        }
+    }
+
+    /// Writes the tunnel's headers at the start of `out` ([`Tunnel::len`] bytes; the GRE
+    /// header as the kind requires, see `wire_gre`); returns their length.
     pub fn emit(&self, out: &mut [u8]) -> Result<usize> {
         let gre = match self {
             Tunnel::Vxlan(v) => return v.emit(out),
             Tunnel::Geneve(g) => return g.emit(out),
-            Tunnel::Gre(g) => *g,
-            Tunnel::ErspanI(g) => GreRepr { protocol: GRE_PROTOCOL_ERSPAN, seq: None, ..*g },
-            Tunnel::ErspanII(g, _) => {
-                GreRepr { protocol: GRE_PROTOCOL_ERSPAN, seq: g.seq.or(Some(0)), ..*g }
-            }
-            Tunnel::ErspanIII(g, _) => GreRepr { protocol: GRE_PROTOCOL_ERSPAN3, ..*g },
+            _ => self.wire_gre().unwrap_or_default(),
         };
         let n = gre.emit(out)?;
         let tail = out.get_mut(n..).unwrap_or(&mut []);

@@ -54,7 +54,7 @@ impl Prefix {
 /// [`crate::parse_ethernet`] walks them).
 ///
 /// `Ok(None)` when the EtherType carries none of IPv4, IPv6 and RoCEv1 (ARP, LLDP, PFC
-/// pause frames, ...); `Err` when a header the parser would read is cut short or malformed,
+/// pause frames, ...), also inside a tunnel (the parse then has no IP layer either); `Err` when a header the parser would read is cut short or malformed,
 /// with the layer and offset, as [`crate::Packet::stop`] would say.
 ///
 /// ```
@@ -158,7 +158,7 @@ fn network(
             let l4 = off + ip.slice().len();
             if ip.fragments_offset().value() == 0 && carrier(frame, ip.protocol().0, l4, tunnels) {
                 if let Some(inner) = tunnel(frame, ip.protocol().0, l4, tunnels)? {
-                    return Ok(Some(inner));
+                    return Ok(inner);
                 }
             }
             let (src, dst) = (Ipv4Addr::from(ip.source()), Ipv4Addr::from(ip.destination()));
@@ -170,7 +170,7 @@ fn network(
             let l4 = off + ip.slice().len();
             if carrier(frame, ip.next_header().0, l4, tunnels) {
                 if let Some(inner) = tunnel(frame, ip.next_header().0, l4, tunnels)? {
-                    return Ok(Some(inner));
+                    return Ok(inner);
                 }
             }
             let (src, dst) = (Ipv6Addr::from(ip.source()), Ipv6Addr::from(ip.destination()));
@@ -202,11 +202,13 @@ fn carrier(frame: &[u8], protocol: u8, l4: usize, tunnels: usize) -> bool {
 
 const IP_PROTOCOL_UDP: u8 = 17;
 
-/// The inner prefix when the IP payload at `l4` (of IP protocol `protocol`) is a tunnel;
-/// `Ok(None)` when it is not one (the outer header is the answer). Out of line: only a
-/// tunnel's carrier (GRE, UDP to a tunnel port) comes here.
+/// The inner frame's prefix when the IP payload at `l4` (of IP protocol `protocol`) is a
+/// tunnel: `Ok(Some(None))` when its inner frame has no network header (ARP in a VXLAN, as
+/// the parse sees it: no IP layer); `Ok(None)` when it is no tunnel the parse takes off (the
+/// outer header is the answer). Out of line: only a tunnel's carrier (GRE, UDP to a tunnel
+/// port) comes here.
 #[inline(never)]
-fn tunnel(frame: &[u8], protocol: u8, l4: usize, tunnels: usize) -> Result<Option<Prefix>> {
+fn tunnel(frame: &[u8], protocol: u8, l4: usize, tunnels: usize) -> Result<Option<Option<Prefix>>> {
     let decoded = if protocol == IP_PROTOCOL_GRE {
         encap::decode_gre(frame, l4)
     } else {
@@ -219,8 +221,10 @@ fn tunnel(frame: &[u8], protocol: u8, l4: usize, tunnels: usize) -> Result<Optio
     // A tunnel header the parse cannot take apart leaves the outer layers as the packet's.
     let Ok(Some(d)) = decoded else { return Ok(None) };
     match d.inner {
-        Inner::Ethernet => ethernet(frame, d.inner_offset, tunnels + 1),
-        Inner::Network(ethertype) => network(frame, ethertype, d.inner_offset, 0, tunnels + 1),
+        Inner::Ethernet => ethernet(frame, d.inner_offset, tunnels + 1).map(Some),
+        Inner::Network(ethertype) => {
+            network(frame, ethertype, d.inner_offset, 0, tunnels + 1).map(Some)
+        }
     }
 }
 

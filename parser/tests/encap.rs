@@ -331,3 +331,43 @@ fn the_prefix_places_a_tunnelled_frame_by_its_inner_hosts_as_the_parse_does() {
         }
     }
 }
+
+/// Found by the `encap` fuzz target: the builder's length is what it writes, whatever GRE
+/// header it is given (ERSPAN II without a sequence number, ERSPAN I with one).
+#[test]
+fn the_builder_writes_the_length_it_announces_for_every_gre_header() {
+    let inner = &inner_frames()[0];
+    let gre = [
+        GreRepr::default(),
+        GreRepr { seq: Some(3), key: Some(4), checksum: Some(5), ..Default::default() },
+    ];
+    for g in gre {
+        for t in [
+            Tunnel::ErspanI(g),
+            Tunnel::ErspanII(g, ErspanIIRepr { version: 1, session_id: 3, ..Default::default() }),
+            Tunnel::ErspanIII(g, ErspanIIIRepr { version: 2, session_id: 3, ..Default::default() }),
+            Tunnel::Gre(GreRepr { protocol: GRE_PROTOCOL_TEB, ..g }),
+        ] {
+            let b = TunnelBuilder::new(Network::ipv4([192, 0, 2, 1], [192, 0, 2, 2]), t);
+            let mut buf = vec![0u8; b.buffer_len(inner.len()) + 16];
+            let n = b.emit(inner, &mut buf).unwrap();
+            assert_eq!(n, b.buffer_len(inner.len()), "{t:?}");
+            assert_eq!(&buf[n - inner.len()..n], &inner[..], "{t:?}: the inner frame at the end");
+            let p = parse_ethernet(&buf[..n], &Config::default()).unwrap();
+            assert_eq!(p.encap_kind(), Some(t.kind()), "{t:?}");
+            assert_eq!(p.roce.unwrap().icrc_status, IcrcStatus::Ok, "{t:?}");
+        }
+    }
+}
+
+/// Found by the `encap` fuzz target: a tunnel whose inner frame has no network layer (ARP
+/// in VXLAN) has no host pair in the prefix, as the parse has no IP layer.
+#[test]
+fn a_tunnelled_frame_without_ip_has_no_prefix() {
+    let mut arp = vec![0u8; 42];
+    arp[12..14].copy_from_slice(&0x0806u16.to_be_bytes());
+    let frame = wrap(tunnels()[5], Network::ipv4([192, 0, 2, 1], [192, 0, 2, 2]), false, &arp);
+    let p = parse_ethernet(&frame, &Config::default()).unwrap();
+    assert_eq!((p.encap_kind(), p.ip), (Some(EncapKind::Vxlan), None));
+    assert_eq!(parse_prefix(&frame).unwrap(), None);
+}

@@ -184,6 +184,30 @@ pub fn same_shifted(full: &Packet<'_>, inner: &Packet<'_>, shift: usize) {
     }
     assert_eq!(roce(full, shift), roce(inner, 0), "RoCE differs");
     assert_eq!(full.problems, inner.problems, "problems differ");
+    // The tunnels, offsets moved; the outermost one's Ethernet header is the one `inner` was
+    // entered after.
+    fn tunnels<'a>(p: &Packet<'a>, s: usize) -> Vec<roce_parser::Encap<'a>> {
+        p.tunnels()
+            .enumerate()
+            .map(|(i, e)| {
+                let mut e = *e;
+                e.offset -= s;
+                e.inner_offset -= s;
+                if let Some(ip) = &mut e.ip {
+                    ip.offset -= s;
+                }
+                if let Some(u) = &mut e.udp {
+                    u.offset -= s;
+                }
+                if i == 0 {
+                    e.eth = None;
+                    e.vlans = Default::default();
+                }
+                e
+            })
+            .collect()
+    }
+    assert_eq!(tunnels(full, shift), tunnels(inner, 0), "tunnels differ");
     let stop = |p: &Packet<'_>, s: usize| {
         p.stop.map(|mut e| {
             e.offset = e.offset.saturating_sub(s);

@@ -41,4 +41,5 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("nic_counters", targets::nic_counters),
     ("filter", targets::filter),
     ("write_capture", targets::write_capture),
+    ("encap", targets::encap),
 ];

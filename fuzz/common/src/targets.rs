@@ -23,10 +23,17 @@ pub fn ethernet(data: &[u8], reach: &mut Reach) {
     if let Some(r) = &p.roce {
         reach.roce(r);
     }
-    let eth = p.eth.expect("parse_ethernet gave no Ethernet info");
+    // The frame's own Ethernet header: the outermost tunnel's when the frame arrived in one
+    // (the packet's `eth` is then the inner frame's, absent for IP in GRE or an inner frame
+    // cut short).
+    let (eth, tags) = match p.encap[0] {
+        Some(e) => (e.eth, e.vlans.iter().flatten().count()),
+        None => (p.eth, p.vlan_count()),
+    };
+    let eth = eth.expect("parse_ethernet gave no Ethernet info");
 
     // Untagged: the network layer entered directly.
-    let untagged = p.vlan_count() == 0
+    let untagged = tags == 0
         && !matches!(eth.ethertype, 0x8100 | 0x88a8 | 0x9100)
         && data.get(12..14) == Some(&eth.ethertype.to_be_bytes()[..]);
     if untagged {
@@ -1283,7 +1290,6 @@ pub fn annotate(data: &[u8], _reach: &mut Reach) {
 ///   segment is an AddressSanitizer error), must give the struct `roce_parse_frame_opts`
 ///   gives on the joined frame.
 pub fn segments(data: &[u8], reach: &mut Reach) {
-    use roce_parser::SEGMENT_HEAD_MAX;
     use roce_parser_ffi as c;
     let Some((&ctl, rest)) = data.split_first() else { return };
     let ncuts = usize::from(ctl & 7);
@@ -1300,10 +1306,21 @@ pub fn segments(data: &[u8], reach: &mut Reach) {
         segs.push(frame[at..cut].to_vec());
         at = cut;
     }
+    segmented_is_contiguous(frame, &segs, &cfg, reach);
+
+    // The C form, each segment in its own exact-size allocation.
+    let opts = c::roce_options { udp_port: 0, skip_icrc: u8::from(ctl & 8 != 0) };
+    c_segmented_is_contiguous(frame, &segs, opts);
+}
+
+/// `parse_ethernet_segments` over `segs` (the pieces of `frame`, end to end) gives what
+/// `parse_ethernet` gives on `frame` (or `BufferTooSmall` only past `SEGMENT_HEAD_MAX`).
+fn segmented_is_contiguous(frame: &[u8], segs: &[Vec<u8>], cfg: &Config, reach: &mut Reach) {
+    use roce_parser::SEGMENT_HEAD_MAX;
     let slices: Vec<&[u8]> = segs.iter().map(|s| s.as_slice()).collect();
     let mut scratch = SegmentScratch::default();
-    let got = parse_ethernet_segments(&slices, &cfg, &mut scratch);
-    match (parse_ethernet(frame, &cfg), got) {
+    let got = parse_ethernet_segments(&slices, cfg, &mut scratch);
+    match (parse_ethernet(frame, cfg), got) {
         (Err(w), Err(g)) => assert_eq!(w, g, "error"),
         (Ok(_), Err(g)) if g.kind == ErrorKind::BufferTooSmall => {
             assert!(
@@ -1338,11 +1355,18 @@ pub fn segments(data: &[u8], reach: &mut Reach) {
         }
         (w, g) => panic!("contiguous {w:?}, segmented {g:?}"),
     }
+}
 
-    // The C form, each segment in its own exact-size allocation.
+/// `roce_parse_frame_segments` over `segs`, each in its own allocation, gives the struct
+/// `roce_parse_frame_opts` gives on `frame` (an exact-size copy); returns that struct.
+fn c_segmented_is_contiguous(
+    frame: &[u8],
+    segs: &[Vec<u8>],
+    opts: roce_parser_ffi::roce_options,
+) -> (i32, roce_parser_ffi::roce_packet) {
+    use roce_parser_ffi as c;
     let table: Vec<c::roce_segment> =
         segs.iter().map(|s| c::roce_segment { data: s.as_ptr(), len: s.len() }).collect();
-    let opts = c::roce_options { udp_port: 0, skip_icrc: u8::from(ctl & 8 != 0) };
     let exact = frame.to_vec();
     let mut want = c::roce_packet::default();
     let mut got = c::roce_packet::default();
@@ -1356,6 +1380,222 @@ pub fn segments(data: &[u8], reach: &mut Reach) {
     };
     assert_eq!(ws, gs, "C status, segments against contiguous");
     assert_eq!(want, got, "C struct, segments against contiguous");
+    (ws, want)
+}
+
+/// Tunnels ([`spec::EncapInput`]): an inner frame (the input's bytes, or one `FrameBuilder`
+/// writes) wrapped by `TunnelBuilder` in one or two tunnels of any kind (outer IPv4 or IPv6,
+/// 0-2 outer tags, every header field from the input), then possibly cut or flipped.
+/// `parse_ethernet` never panics and its packet is consistent; uncut and unflipped, with the
+/// decoders' versions and protocols, the tunnels are the ones built, outermost first, at their
+/// offsets, and the inner packet is the plain parse of the inner frame (every layer, problem,
+/// stop, the payload), offsets moved; the segmented parse (2 or 3 segments) is the contiguous
+/// one, from Rust and from C; `parse_prefix`'s host pair is the parse's IP (or GRH) pair
+/// whenever it gives one, after as many tunnels; a cut never turns an ICRC bad; the C struct's
+/// tunnels are the packet's.
+pub fn encap(data: &[u8], reach: &mut Reach) {
+    use roce_parser_ffi as c;
+    use spec::EncapInput;
+    let Some(input) = EncapInput::decode(data) else { return };
+    let raw_fields = input.raw_fields();
+    let Some(spec::Wrapped { frame: wrapped, kinds, inner: inner_bytes, enter }) = input.wrap()
+    else {
+        return;
+    };
+
+    let verify = input.control & EncapInput::NO_VERIFY == 0;
+    let cfg = Config { verify, ..Config::default() };
+    let whole = parse_ethernet(&wrapped, &cfg).expect("a wrapped frame has its Ethernet header");
+    check::packet(&whole, &wrapped);
+
+    // Uncut, with the decoders' fields: the tunnels built, and the plain inner parse.
+    if !raw_fields {
+        let shift = wrapped.len() - inner_bytes.len();
+        let plain = match enter {
+            None => parse_ethernet(&inner_bytes, &cfg),
+            Some(et) => Ok(parse_ethertype_payload(et, &inner_bytes, &cfg)),
+        };
+        same_as_plain(&whole, &plain, &kinds, shift);
+    }
+
+    // The frame as damaged.
+    let mut frame = wrapped.clone();
+    match input.damage() {
+        1 if !frame.is_empty() => frame.truncate(usize::from(input.damage_at) % frame.len()),
+        2 if !frame.is_empty() => {
+            let at = usize::from(input.damage_at) % frame.len();
+            frame[at] ^= if input.xor == 0 { 0x80 } else { input.xor };
+        }
+        _ => {}
+    }
+    let p = match parse_ethernet(&frame, &cfg) {
+        Ok(p) => p,
+        Err(_) => {
+            assert!(frame.len() < 14, "parse_ethernet failed on a whole header");
+            assert!(parse_prefix(&frame).is_err(), "a prefix without an Ethernet header");
+            return;
+        }
+    };
+    check::packet(&p, &frame);
+    if let Some(r) = &p.roce {
+        reach.roce(r);
+    }
+    if input.damage() == 1 {
+        // A cut (a mirror's snap length): the ICRC never turns bad.
+        let was_bad = whole.roce.is_some_and(|r| matches!(r.icrc_status, IcrcStatus::Bad { .. }));
+        if let Some(r) = &p.roce {
+            assert!(
+                was_bad || !matches!(r.icrc_status, IcrcStatus::Bad { .. }),
+                "a cut at {} of {} made the ICRC bad",
+                frame.len(),
+                wrapped.len()
+            );
+        }
+    }
+
+    // The prefix places the frame as the parse does.
+    if let Ok(Some(pr)) = parse_prefix(&frame) {
+        let grh = p.roce.and_then(|r| r.grh);
+        if let Some(ip) = p.ip {
+            assert_eq!(pr.host_pair(), (ip.src, ip.dst), "prefix host pair against the parse's IP");
+            assert_eq!(pr.network_offset, ip.offset, "prefix network offset");
+            assert_eq!(pr.tunnels, p.tunnels().count(), "prefix tunnels against the parse's");
+        } else if let Some(g) = grh {
+            let pair = (core::net::IpAddr::V6(g.sgid_addr()), core::net::IpAddr::V6(g.dgid_addr()));
+            assert_eq!(pr.host_pair(), pair, "prefix host pair against the parse's GRH");
+        } else {
+            // RoCEv1's parse keeps the GRH only with a whole BTH after it.
+            assert_eq!(pr.ethertype, ETHERTYPE_ROCEV1, "a prefix where the parse has no IP");
+        }
+    }
+
+    // In segments, from Rust and from C.
+    let mut cuts: Vec<usize> = input.cuts
+        [..if input.control & EncapInput::THREE_SEGMENTS != 0 { 2 } else { 1 }]
+        .iter()
+        .map(|&c| usize::from(c) % (frame.len() + 1))
+        .collect();
+    cuts.sort_unstable();
+    let mut segs: Vec<Vec<u8>> = Vec::new();
+    let mut at = 0;
+    for &cut in cuts.iter().chain([frame.len()].iter()) {
+        segs.push(frame[at..cut].to_vec());
+        at = cut;
+    }
+    segmented_is_contiguous(&frame, &segs, &cfg, reach);
+    let opts = c::roce_options { udp_port: 0, skip_icrc: u8::from(!verify) };
+    let (_, cp) = c_segmented_is_contiguous(&frame, &segs, opts);
+    c_tunnels_are_the_packets(&cp, &p, frame.len());
+}
+
+/// The inner packet of `wrapped` (tunnels `kinds` built around it) is `plain`, the parse of
+/// the inner bytes alone, `shift` bytes later; the tunnels are the ones built, then the
+/// inner frame's own (when it held one), outermost first.
+fn same_as_plain(
+    wrapped: &Packet<'_>,
+    plain: &Result<Packet<'_>>,
+    kinds: &[EncapKind],
+    shift: usize,
+) {
+    let got: Vec<EncapKind> = wrapped.tunnels().map(Encap::kind).collect();
+    let plain = match plain {
+        Ok(p) => p,
+        Err(e) => {
+            // The inner frame lacks its Ethernet header: the parse stops there.
+            assert_eq!(got, kinds, "tunnels built");
+            assert_eq!(wrapped.stop, Some(e.at(shift)), "stop in the inner frame");
+            assert!(wrapped.roce.is_none() && wrapped.eth.is_none() && wrapped.ip.is_none());
+            return;
+        }
+    };
+    let mut want = kinds.to_vec();
+    want.extend(plain.tunnels().map(Encap::kind));
+    if want.len() > MAX_ENCAP {
+        // The inner frame's own tunnel is one too many: the parse stops at it.
+        assert_eq!(got, want[..MAX_ENCAP], "tunnels up to the limit");
+        assert!(wrapped.roce.is_none(), "RoCE past {} tunnels", MAX_ENCAP + 1);
+        assert!(matches!(wrapped.stop.map(|e| e.kind), Some(ErrorKind::Malformed(_))));
+        return;
+    }
+    assert_eq!(got, want, "tunnels built, outermost first");
+    for (i, e) in wrapped.tunnels().enumerate().take(kinds.len()) {
+        assert!(e.inner_offset <= shift && e.offset < e.inner_offset, "tunnel {i} offsets");
+    }
+    if let Some(last) = wrapped.tunnels().nth(kinds.len() - 1) {
+        assert_eq!(last.inner_offset, shift, "the innermost built tunnel's inner offset");
+    }
+    fn shifted_encap<'a>(e: &Encap<'a>, shift: usize) -> Encap<'a> {
+        let mut e = *e;
+        e.offset += shift;
+        e.inner_offset += shift;
+        if let Some(ip) = &mut e.ip {
+            ip.offset += shift;
+        }
+        if let Some(u) = &mut e.udp {
+            u.offset += shift;
+        }
+        e
+    }
+    for (w, p) in wrapped.tunnels().skip(kinds.len()).zip(plain.tunnels()) {
+        assert_eq!(*w, shifted_encap(p, shift), "the inner frame's own tunnel");
+    }
+    assert_eq!(wrapped.eth, plain.eth, "inner Ethernet");
+    assert_eq!(wrapped.vlans, plain.vlans, "inner VLAN tags");
+    let ip = plain.ip.map(|mut i| {
+        i.offset += shift;
+        i
+    });
+    assert_eq!(wrapped.ip, ip, "inner IP");
+    let udp = plain.udp.map(|mut u| {
+        u.offset += shift;
+        u
+    });
+    assert_eq!(wrapped.udp, udp, "inner UDP");
+    let roce = plain.roce.map(|mut r| {
+        r.bth_offset += shift;
+        r
+    });
+    assert_eq!(wrapped.roce, roce, "inner RoCE packet (BTH, headers, payload, ICRC)");
+    assert_eq!(wrapped.problems, plain.problems, "problems");
+    assert_eq!(wrapped.stop, plain.stop.map(|e| e.at(shift)), "stop");
+}
+
+/// The C struct's tunnels are the packet's: kinds, offsets, outer layers' presence, the
+/// headers' key fields, Geneve options inside the input.
+fn c_tunnels_are_the_packets(cp: &roce_parser_ffi::roce_packet, p: &Packet<'_>, len: usize) {
+    use roce_parser_ffi as c;
+    assert_eq!(usize::from(cp.tunnel_count), p.tunnels().count(), "C tunnel_count");
+    for (i, t) in cp.tunnels.iter().enumerate() {
+        let Some(e) = p.encap[i] else {
+            assert_eq!(*t, c::roce_tunnel::default(), "C tunnel slot {i} past the count");
+            continue;
+        };
+        // SAFETY: roce_encap_name returns a static NUL-terminated string, never NULL.
+        let name = unsafe { core::ffi::CStr::from_ptr(c::roce_encap_name(t.kind)) };
+        assert_eq!(name.to_str(), Ok(e.kind().code()), "C tunnel {i} kind");
+        assert_eq!((t.offset, t.inner_offset), (e.offset, e.inner_offset), "C tunnel {i} offsets");
+        assert_eq!(t.eth.present, e.eth.is_some());
+        assert_eq!(usize::from(t.eth.vlan_count), e.vlans.iter().flatten().count());
+        assert_eq!((t.ip.present, t.ip.offset), (e.ip.is_some(), e.ip.map_or(0, |x| x.offset)));
+        assert_eq!((t.udp.present, t.udp.offset), (e.udp.is_some(), e.udp.map_or(0, |x| x.offset)));
+        assert_eq!(t.gre.present, e.tunnel.gre().is_some());
+        assert_eq!(t.gre.protocol, e.tunnel.gre().map_or(0, |g| g.protocol));
+        assert_eq!(t.gre.seq_present, e.tunnel.gre().is_some_and(|g| g.seq.is_some()));
+        assert_eq!(t.erspan.present, e.tunnel.session_id().is_some(), "C ERSPAN {i}");
+        assert_eq!(t.erspan.session_id, e.tunnel.session_id().unwrap_or(0));
+        assert_eq!(t.erspan.truncated, e.tunnel.truncated());
+        let vni = if t.vxlan.present { t.vxlan.vni } else { t.geneve.vni };
+        assert_eq!(Some(vni).filter(|_| t.vxlan.present || t.geneve.present), e.tunnel.vni());
+        if let Tunnel::Geneve(g) = e.tunnel {
+            assert_eq!(t.geneve.options_len, g.options.len());
+            assert!(
+                t.geneve.options_offset + t.geneve.options_len <= len,
+                "options past the input"
+            );
+        } else {
+            assert_eq!((t.geneve.options_offset, t.geneve.options_len), (0, 0));
+        }
+    }
 }
 
 /// `dissect --frames LIST`: `roce_inspect::tshark::FrameSelection::parse` never panics; an

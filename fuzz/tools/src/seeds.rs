@@ -320,6 +320,170 @@ pub fn from_builder(seeds: &mut Seeds) {
     for (label, bytes) in capture_seeds() {
         seeds.add("capture", &label, &bytes);
     }
+    for (label, bytes) in encap_seeds() {
+        seeds.add("encap", &label, &bytes);
+    }
+}
+
+/// A tunnel record of `kind` for the `encap` seeds: outer 192.0.2.1 -> 192.0.2.9 (IPv4, or
+/// 2001:db8::c000:201 -> ::c000:209), tags 100 and 200 when `flags` asks, the tunnel header
+/// as a mirror or an overlay writes it (ERSPAN II session 7, ERSPAN III session 1000 with its
+/// platform subheader, VXLAN VNI 0xabcdef, Geneve VNI 0x42 with 8 bytes of options).
+pub fn encap_record(kind: EncapKind, flags: u8) -> roce_fuzz_common::spec::TunnelRecord {
+    use roce_fuzz_common::spec::TunnelRecord;
+    let mut r = TunnelRecord::new(kind, flags, &[0]);
+    let b = &mut r.0;
+    b[2..4].copy_from_slice(&0x2064u16.to_be_bytes());
+    b[4..6].copy_from_slice(&0x00c8u16.to_be_bytes());
+    b[6..10].copy_from_slice(&[192, 0, 2, 1]);
+    b[10..14].copy_from_slice(&[192, 0, 2, 9]);
+    b[14] = 64;
+    b[16..18].copy_from_slice(&0xc000u16.to_be_bytes());
+    b[19..21].copy_from_slice(&GRE_PROTOCOL_TEB.to_be_bytes());
+    b[21..23].copy_from_slice(&0xabcdu16.to_be_bytes());
+    b[23..27].copy_from_slice(&0x42u32.to_be_bytes());
+    b[27..31].copy_from_slice(&77u32.to_be_bytes());
+    let h = &mut b[TunnelRecord::HEADER_AT..];
+    let _ = match kind {
+        EncapKind::ErspanII => ErspanIIRepr {
+            version: 1,
+            vlan: 12,
+            cos: 5,
+            encap_type: 2,
+            truncated: false,
+            session_id: 7,
+            index: 9,
+        }
+        .emit(h),
+        EncapKind::ErspanIII => ErspanIIIRepr {
+            version: 2,
+            session_id: 1000,
+            timestamp: 0xdead_beef,
+            sgt: 99,
+            hw_id: 5,
+            direction: true,
+            granularity: 3,
+            platform: Some(ErspanPlatform { id: 3, info: 0x0123_4567_89ab }),
+            ..Default::default()
+        }
+        .emit(h),
+        EncapKind::Vxlan => VxlanRepr { flags: VxlanRepr::FLAG_I, vni: 0x00ab_cdef }.emit(h),
+        EncapKind::Geneve => {
+            h[..8].copy_from_slice(&[2, 0x40, 0x65, 0x58, 0, 0, 0x42, 0]);
+            Ok(8)
+        }
+        EncapKind::Gre | EncapKind::ErspanI => Ok(0),
+    };
+    r
+}
+
+/// The Geneve options of the `encap` seeds (one option of 4 data bytes).
+const GENEVE_SEED_OPTIONS: [u8; 8] = [0x01, 0x02, 0x80, 0x01, 0xaa, 0xbb, 0xcc, 0xdd];
+
+/// `encap` seeds: builder frames (RC SEND_ONLY over IPv4, IPv6 and a tag, a UD SEND to QP1
+/// with its MAD, a CNP, RoCEv1) in every kind of tunnel over IPv4 and IPv6 (with outer tags,
+/// GRE key and sequence number), the GRE / Geneve / ERSPAN III kinds carrying IP, two tunnels
+/// deep (ERSPAN outside VXLAN or Geneve, GRE over ERSPAN), cut, flipped, with the raw fields
+/// (ERSPAN II version 2), three segments, and built inner frames.
+pub fn encap_seeds() -> Vec<(String, Vec<u8>)> {
+    use roce_fuzz_common::spec::{EncapInput, TunnelRecord as R};
+    let op = |o: u8| lookup_opcode(o).expect("table opcode");
+    let send4 = builder_frame(op(0x04), Net::Ipv4);
+    let send6 = builder_frame(op(0x04), Net::Ipv6);
+    let inners = [
+        ("send4", send4.clone()),
+        ("send6", send6.clone()),
+        ("send4vlan", builder_frame(op(0x04), Net::Ipv4Vlan)),
+        ("udmad", builder_frame(op(0x64), Net::Ipv4)),
+        ("cnp6", builder_frame(op(0x81), Net::Ipv6)),
+        ("rocev1", builder_frame(op(0x04), Net::RoceV1)),
+    ];
+    let kinds = [
+        EncapKind::Gre,
+        EncapKind::ErspanI,
+        EncapKind::ErspanII,
+        EncapKind::ErspanIII,
+        EncapKind::Vxlan,
+        EncapKind::Geneve,
+    ];
+    let opts = |r: &R| -> &'static [u8] {
+        if r.kind() == EncapKind::Geneve {
+            &GENEVE_SEED_OPTIONS
+        } else {
+            &[]
+        }
+    };
+    let input = |control: u8, tunnels: Vec<R>, inner: &[u8]| {
+        let options = tunnels.iter().map(opts).collect();
+        EncapInput { control, damage_at: 0, xor: 0x40, cuts: [40, 90], tunnels, options, inner }
+            .encode()
+    };
+    let mut out = Vec::new();
+    let v6tags = R::IPV6 | R::VLAN0 | R::VLAN1;
+    for k in kinds {
+        let code = k.code();
+        for (fl, flags) in [("v4", 0), ("v6tags", v6tags), ("keyseq", R::GRE_K | R::GRE_S)] {
+            out.push((
+                format!("builder-encap-{code}-{fl}"),
+                input(0, vec![encap_record(k, flags)], &send4),
+            ));
+        }
+        if matches!(k, EncapKind::Gre | EncapKind::Geneve | EncapKind::ErspanIII) {
+            // The IP packet as the inner bytes (a raw inner frame is carried as it is).
+            for (name, inner) in [("send4", &send4), ("send6", &send6)] {
+                let r = encap_record(k, R::INNER_IP);
+                let ip = &inner[14..];
+                out.push((format!("builder-encap-{code}-ip-{name}"), input(0, vec![r], ip)));
+            }
+        }
+    }
+    for (name, inner) in &inners {
+        let r = encap_record(EncapKind::ErspanII, R::VLAN1);
+        out.push((format!("builder-encap-erspan2-{name}"), input(0, vec![r], inner)));
+    }
+    let two = [
+        ("erspan2-vxlan", EncapKind::ErspanII, 0, EncapKind::Vxlan, 0),
+        ("erspan3-geneve", EncapKind::ErspanIII, R::IPV6, EncapKind::Geneve, R::VLAN0),
+        ("gre-ip-erspan2", EncapKind::Gre, R::INNER_IP, EncapKind::ErspanII, 0),
+        ("geneve-ip-vxlan", EncapKind::Geneve, R::INNER_IP | R::IPV6, EncapKind::Vxlan, 0),
+    ];
+    for (name, a, fa, b, fb) in two {
+        let t = vec![encap_record(a, fa), encap_record(b, fb)];
+        out.push((format!("builder-encap-two-{name}"), input(EncapInput::TWO, t, &send4)));
+    }
+    // Damaged: cut inside the inner frame (damage 1) and a flip in the ERSPAN header (2).
+    let erspan = || vec![encap_record(EncapKind::ErspanII, 0)];
+    for (name, damage, at) in [("cut", 1u8, 60u16), ("cut-icrc", 1, 124), ("flip", 2, 42)] {
+        let mut v = input(damage << EncapInput::DAMAGE_SHIFT, erspan(), &send4);
+        v[1..3].copy_from_slice(&at.to_be_bytes());
+        out.push((format!("builder-encap-{name}"), v));
+    }
+    // The raw fields: ERSPAN II version 2 (malformed), GRE version 1.
+    let mut bad = encap_record(EncapKind::ErspanII, 0);
+    bad.0[R::HEADER_AT] = (bad.0[R::HEADER_AT] & 0x0f) | 0x20;
+    out.push((
+        "builder-encap-raw-erspan2-v2".into(),
+        input(EncapInput::RAW_FIELDS, vec![bad], &send4),
+    ));
+    let mut gre = encap_record(EncapKind::Gre, 0);
+    gre.0[18] = 1;
+    out.push(("builder-encap-raw-gre-v1".into(), input(EncapInput::RAW_FIELDS, vec![gre], &send4)));
+    // Three segments, ICRC not verified.
+    let c = EncapInput::THREE_SEGMENTS | EncapInput::NO_VERIFY;
+    out.push((
+        "builder-encap-segments".into(),
+        input(c, vec![encap_record(EncapKind::Vxlan, 0)], &send6),
+    ));
+    // Built inner frames: the `arbitrary` input is a captured UDP payload (its first byte the
+    // opcode), as the structured targets' seeds are.
+    for (name, inner) in [("send4", &send4), ("udmad", &inners[3].1)] {
+        let r = encap_record(EncapKind::Geneve, R::IPV6);
+        out.push((
+            format!("builder-encap-built-{name}"),
+            input(EncapInput::BUILT, vec![r], &inner[42..]),
+        ));
+    }
+    out
 }
 
 /// Sequences for the checker: every opcode's frame in turn (one QP pair), under each seed
