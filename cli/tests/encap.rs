@@ -403,3 +403,40 @@ fn parse_num(s: &str) -> String {
         None => s.parse::<u64>().map_or_else(|_| s.to_string(), |v| v.to_string()),
     }
 }
+
+/// `gen --mirror KIND`: the sample as each encapsulation delivers it, through our builder:
+/// the same inner frames and findings as the plain sample, the tunnel and its ID as asked.
+#[test]
+fn gen_mirror_writes_the_sample_as_each_encapsulation_delivers_it() {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("gen-mirror");
+    std::fs::create_dir_all(&dir).unwrap();
+    let plain = dir.join("plain.pcap");
+    run(&["gen", "sample", "-o", plain.to_str().unwrap()]);
+    let (p, plain_findings) = (frames(&plain), findings(&plain));
+    for code in ["erspan1", "erspan2", "erspan3", "gre", "vxlan", "geneve"] {
+        let w = dir.join(format!("{code}.pcap"));
+        run(&["gen", "sample", "--mirror", code, "--mirror-id", "42", "-o", w.to_str().unwrap()]);
+        let wf = frames(&w);
+        assert_eq!(p.len(), wf.len(), "{code}");
+        for (i, (a, b)) in p.iter().zip(&wf).enumerate() {
+            assert_eq!(inner_view(a), inner_view(b), "{code} frame {}", i + 1);
+            let e = &b["encap"][0];
+            assert_eq!(e["kind"], code);
+            assert_eq!(e["ip"]["src"], "192.0.2.1");
+            let id = e["erspan"]["session_id"]
+                .as_u64()
+                .or(e["vxlan"]["vni"].as_u64())
+                .or(e["geneve"]["vni"].as_u64())
+                .or(e["gre"]["key"].as_u64());
+            assert_eq!(id, (code != "erspan1").then_some(42), "{code}");
+            if code == "erspan2" {
+                assert_eq!(e["erspan"]["index"].as_u64(), Some(i as u64), "the index counts frames");
+            }
+        }
+        assert_eq!(plain_findings, findings(&w), "{code}: check's findings");
+    }
+    let o = Command::new(BIN).args(["gen", "sample", "--mirror", "nvgre", "-o", "-"]).output().unwrap();
+    assert!(!o.status.success());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("unknown encapsulation \"nvgre\"") && err.contains("erspan2"), "{err}");
+}

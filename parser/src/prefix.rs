@@ -154,9 +154,14 @@ fn network(
         ETHERTYPE_IPV4 => {
             let ip =
                 Ipv4HeaderSlice::from_slice(rest).map_err(|e| ip_error(e, Layer::Ipv4, off))?;
-            // A later fragment holds no tunnel header, as the parse sees it.
+            // A later fragment holds no tunnel header, and a total length shorter than the
+            // header stops the parse there: the tunnel is followed as the parse follows it.
             let l4 = off + ip.slice().len();
-            if ip.fragments_offset().value() == 0 && carrier(frame, ip.protocol().0, l4, tunnels) {
+            let whole = usize::from(ip.total_len()) >= ip.slice().len();
+            if whole
+                && ip.fragments_offset().value() == 0
+                && carrier(frame, ip.protocol().0, l4, tunnels)
+            {
                 if let Some(inner) = tunnel(frame, ip.protocol().0, l4, tunnels)? {
                     return Ok(inner);
                 }

@@ -8,6 +8,7 @@ use clap::{Args, Subcommand};
 use roce_inspect::input::InputError;
 use roce_inspect::outfile::{Dash, OutFile};
 use roce_inspect::{check, gen};
+use roce_parser::{EncapKind, ENCAPSULATIONS};
 
 use super::common::parse_at_least_one;
 use super::Outcome;
@@ -29,6 +30,8 @@ pub enum GenScenario {
         output: PathBuf,
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        #[command(flatten)]
+        mirror: MirrorArgs,
     },
     /// The conformance suite: for every rule a capture where it fires and clean captures,
     /// each with its .expect.json (replay with `check --expect`)
@@ -57,7 +60,36 @@ pub enum GenScenario {
         connections: usize,
         #[arg(long, default_value_t = 1)]
         seed: u64,
+        #[command(flatten)]
+        mirror: MirrorArgs,
     },
+}
+
+/// `--mirror KIND [--mirror-id N]`: the capture as a switch mirror or an overlay delivers it.
+#[derive(Args)]
+pub struct MirrorArgs {
+    /// Wrap every frame as a switch mirror session or an overlay delivers it (outer
+    /// 192.0.2.1 -> 192.0.2.2): erspan1, erspan2, erspan3, gre (transparent Ethernet
+    /// bridging), vxlan, geneve
+    #[arg(long, value_name = "KIND", value_parser = parse_encap)]
+    mirror: Option<EncapKind>,
+    /// The ERSPAN session ID (0-1023), GRE key or VNI of --mirror
+    #[arg(long, value_name = "N", default_value_t = 1, requires = "mirror")]
+    mirror_id: u32,
+}
+
+impl MirrorArgs {
+    fn get(&self) -> Option<gen::Mirror> {
+        self.mirror.map(|kind| gen::Mirror { kind, id: self.mirror_id, count: 0 })
+    }
+}
+
+/// An encapsulation by its code (`ENCAPSULATIONS`: the JSON's `encap[].kind`).
+fn parse_encap(s: &str) -> Result<EncapKind, String> {
+    ENCAPSULATIONS.iter().find(|e| e.code == s).map(|e| e.kind).ok_or_else(|| {
+        let codes: Vec<&str> = ENCAPSULATIONS.iter().map(|e| e.code).collect();
+        format!("unknown encapsulation {s:?}; one of {}", codes.join(", "))
+    })
 }
 
 impl GenArgs {
@@ -65,12 +97,14 @@ impl GenArgs {
         match self.scenario {
             GenScenario::Suite { output } => check::write_suite(&output),
             GenScenario::Diagnose { output } => write_diagnose(&output),
-            GenScenario::Sample { output, seed } => {
-                generate(&output, |w| gen::scenarios::sample(seed).write_pcap(w))
-            }
-            GenScenario::Bench { output, frames, connections, seed } => {
+            GenScenario::Sample { output, seed, mirror } => generate(&output, |w| {
+                gen::scenarios::sample(seed).write_pcap_mirrored(w, mirror.get())
+            }),
+            GenScenario::Bench { output, frames, connections, seed, mirror } => {
                 // Streamed: frames are written as they are generated, memory stays flat.
-                generate(&output, |w| gen::scenarios::bench(w, seed, frames, connections))
+                generate(&output, |w| {
+                    gen::scenarios::bench(w, seed, frames, connections, mirror.get())
+                })
             }
         }
         .map(|()| ExitCode::SUCCESS)

@@ -13,7 +13,10 @@ use std::time::Duration;
 
 use pcap_file::pcap::{PcapHeader, PcapPacket, PcapWriter};
 use pcap_file::{DataLink, PcapError, TsResolution};
-use roce_parser::FrameBuilder;
+use roce_parser::{
+    EncapKind, ErspanIIIRepr, ErspanIIRepr, FrameBuilder, GreRepr, Network, Tunnel, TunnelBuilder,
+    VxlanRepr, GRE_PROTOCOL_TEB,
+};
 
 pub use conn::{Endpoint, RcConn};
 
@@ -86,7 +89,12 @@ impl Trace {
 
     /// Writes a nanosecond pcap (Ethernet).
     pub fn write_pcap(&self, w: impl Write) -> io::Result<()> {
-        let mut out = PcapOut::new(w)?;
+        self.write_pcap_mirrored(w, None)
+    }
+
+    /// [`Trace::write_pcap`], each frame wrapped as `mirror` delivers it (`gen --mirror`).
+    pub fn write_pcap_mirrored(&self, w: impl Write, mirror: Option<Mirror>) -> io::Result<()> {
+        let mut out = PcapOut::new(w)?.mirrored(mirror);
         for f in &self.frames {
             out.write(f)?;
         }
@@ -98,6 +106,78 @@ impl Trace {
 /// (`gen bench`).
 pub struct PcapOut<W: Write> {
     writer: PcapWriter<W>,
+    mirror: Option<Mirror>,
+    wrapped: Vec<u8>,
+}
+
+/// A switch mirror session or overlay that `gen --mirror` delivers the frames through: each
+/// frame wrapped in `kind` (ERSPAN with session `id`, GRE with key `id`, VXLAN or Geneve with
+/// VNI `id`), from 192.0.2.1 (the switch, the VTEP) to 192.0.2.2 (the collector), the GRE
+/// sequence number and the ERSPAN index counting the frames.
+#[derive(Debug, Clone, Copy)]
+pub struct Mirror {
+    /// The encapsulation.
+    pub kind: EncapKind,
+    /// The ERSPAN session, GRE key or VNI.
+    pub id: u32,
+    /// Frames wrapped so far.
+    pub count: u32,
+}
+
+impl Mirror {
+    /// Wraps `frame` into `out` (cleared first).
+    pub fn wrap(&mut self, frame: &[u8], out: &mut Vec<u8>) {
+        let n = self.count;
+        self.count = self.count.wrapping_add(1);
+        let seq = GreRepr { seq: Some(n), ..GreRepr::default() };
+        let session = (self.id & 0x3ff) as u16;
+        let tunnel = match self.kind {
+            EncapKind::Gre => {
+                Tunnel::Gre(GreRepr { protocol: GRE_PROTOCOL_TEB, key: Some(self.id), ..seq })
+            }
+            EncapKind::ErspanI => Tunnel::ErspanI(GreRepr::default()),
+            EncapKind::ErspanII => Tunnel::ErspanII(
+                seq,
+                ErspanIIRepr {
+                    version: 1,
+                    session_id: session,
+                    index: n & 0xf_ffff,
+                    ..Default::default()
+                },
+            ),
+            EncapKind::ErspanIII => Tunnel::ErspanIII(
+                seq,
+                ErspanIIIRepr {
+                    version: 2,
+                    session_id: session,
+                    timestamp: n,
+                    ..Default::default()
+                },
+            ),
+            EncapKind::Vxlan => {
+                Tunnel::Vxlan(VxlanRepr { flags: VxlanRepr::FLAG_I, vni: self.id & 0xff_ffff })
+            }
+            EncapKind::Geneve => Tunnel::Geneve(roce_parser::GeneveRepr {
+                protocol: GRE_PROTOCOL_TEB,
+                vni: self.id & 0xff_ffff,
+                ..Default::default()
+            }),
+        };
+        let mut b = TunnelBuilder::new(Network::ipv4([192, 0, 2, 1], [192, 0, 2, 2]), tunnel);
+        // Flow entropy for the overlays, as a VTEP hashes the inner frame.
+        b.udp_sport = 0xc000 | (n as u16 & 0x3fff);
+        out.clear();
+        out.resize(b.buffer_len(frame.len()), 0);
+        // The buffer is the builder's length: emit fails only on a frame too long for the
+        // outer IP length, which leaves it unwrapped.
+        match b.emit(frame, out) {
+            Ok(len) => out.truncate(len),
+            Err(_) => {
+                out.clear();
+                out.extend_from_slice(frame);
+            }
+        }
+    }
 }
 
 /// The I/O error itself: pcap-file's wrapper displays as "Error reading bytes", even when
@@ -118,12 +198,29 @@ impl<W: Write> PcapOut<W> {
             snaplen: 65535,
             ..Default::default()
         };
-        Ok(PcapOut { writer: PcapWriter::with_header(w, header).map_err(io_error)? })
+        Ok(PcapOut {
+            writer: PcapWriter::with_header(w, header).map_err(io_error)?,
+            mirror: None,
+            wrapped: Vec::new(),
+        })
+    }
+
+    /// Every frame written from now on wrapped as `mirror` delivers it.
+    pub fn mirrored(mut self, mirror: Option<Mirror>) -> Self {
+        self.mirror = mirror;
+        self
     }
 
     pub fn write(&mut self, f: &GenFrame) -> io::Result<()> {
-        let len = u32::try_from(f.data.len()).unwrap_or(u32::MAX);
-        let pkt = PcapPacket::new(Duration::from_nanos(f.ts_ns), len, &f.data);
+        let data = match &mut self.mirror {
+            Some(m) => {
+                m.wrap(&f.data, &mut self.wrapped);
+                &self.wrapped[..]
+            }
+            None => &f.data[..],
+        };
+        let len = u32::try_from(data.len()).unwrap_or(u32::MAX);
+        let pkt = PcapPacket::new(Duration::from_nanos(f.ts_ns), len, data);
         self.writer.write_packet(&pkt).map(drop).map_err(io_error)
     }
 

@@ -83,8 +83,14 @@ pub fn sample(seed: u64) -> Trace {
 /// connections (WRITE bursts with ACKs, READs, SENDs), about 570 bytes per frame on average.
 /// Streamed: each message's frames are written as soon as they are generated, so memory
 /// holds one message whatever `frames` is.
-pub fn bench(w: impl Write, seed: u64, frames: usize, conns: usize) -> io::Result<()> {
-    let mut out = PcapOut::new(w)?;
+pub fn bench(
+    w: impl Write,
+    seed: u64,
+    frames: usize,
+    conns: usize,
+    mirror: Option<super::Mirror>,
+) -> io::Result<()> {
+    let mut out = PcapOut::new(w)?.mirrored(mirror);
     let mut rng = Rng::new(seed);
     let mut t = Trace::new();
     t.gap_ns = 200;
