@@ -430,12 +430,17 @@ fn gen_mirror_writes_the_sample_as_each_encapsulation_delivers_it() {
                 .or(e["gre"]["key"].as_u64());
             assert_eq!(id, (code != "erspan1").then_some(42), "{code}");
             if code == "erspan2" {
-                assert_eq!(e["erspan"]["index"].as_u64(), Some(i as u64), "the index counts frames");
+                assert_eq!(
+                    e["erspan"]["index"].as_u64(),
+                    Some(i as u64),
+                    "the index counts frames"
+                );
             }
         }
         assert_eq!(plain_findings, findings(&w), "{code}: check's findings");
     }
-    let o = Command::new(BIN).args(["gen", "sample", "--mirror", "nvgre", "-o", "-"]).output().unwrap();
+    let o =
+        Command::new(BIN).args(["gen", "sample", "--mirror", "nvgre", "-o", "-"]).output().unwrap();
     assert!(!o.status.success());
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("unknown encapsulation \"nvgre\"") && err.contains("erspan2"), "{err}");
