@@ -195,29 +195,9 @@ impl<'p> FrameBuilder<'p> {
         // L3 and L4; remember where the covered headers are for the ICRC.
         let net_off = off;
         match self.network {
-            Network::Ipv4(s) => {
+            net @ (Network::Ipv4(_) | Network::Ipv6(_)) => {
                 let payload = u16::try_from(8 + transport_len).map_err(|_| too_long)?;
-                let mut ip = Ipv4Header::new(payload, s.ttl, IpNumber::UDP, s.src, s.dst)
-                    .map_err(|_| too_long)?;
-                ip.dscp = IpDscp::try_new(s.dscp & 0x3f).unwrap_or(IpDscp::ZERO);
-                ip.ecn = IpEcn::try_new(s.ecn & 3).unwrap_or(IpEcn::ZERO);
-                ip.identification = s.identification;
-                ip.dont_fragment = s.dont_fragment;
-                ip.header_checksum = ip.calc_header_checksum();
-                off = put(frame, off, &ip.to_bytes());
-            }
-            Network::Ipv6(s) => {
-                let ip = Ipv6Header {
-                    traffic_class: s.traffic_class,
-                    flow_label: Ipv6FlowLabel::try_new(s.flow_label & 0xfffff)
-                        .unwrap_or(Ipv6FlowLabel::ZERO),
-                    payload_length: u16::try_from(8 + transport_len).map_err(|_| too_long)?,
-                    next_header: IpNumber::UDP,
-                    hop_limit: s.hop_limit,
-                    source: s.src,
-                    destination: s.dst,
-                };
-                off = put(frame, off, &ip.to_bytes());
+                off = put_ip(frame, off, net, payload, IpNumber::UDP).ok_or(too_long)?;
             }
             Network::RoceV1(g) => {
                 let mut g = g;
@@ -369,32 +349,7 @@ impl<'a> TunnelBuilder<'a> {
         let mut off = put_l2(frame, self.eth_dst, self.eth_src, &self.vlans, ethertype);
         let ip_payload = total - off - self.network.len();
         let ip_payload16 = u16::try_from(ip_payload).map_err(|_| too_long)?;
-        match self.network {
-            Network::Ipv4(s) => {
-                let mut ip = Ipv4Header::new(ip_payload16, s.ttl, proto, s.src, s.dst)
-                    .map_err(|_| too_long)?;
-                ip.dscp = IpDscp::try_new(s.dscp & 0x3f).unwrap_or(IpDscp::ZERO);
-                ip.ecn = IpEcn::try_new(s.ecn & 3).unwrap_or(IpEcn::ZERO);
-                ip.identification = s.identification;
-                ip.dont_fragment = s.dont_fragment;
-                ip.header_checksum = ip.calc_header_checksum();
-                off = put(frame, off, &ip.to_bytes());
-            }
-            Network::Ipv6(s) => {
-                let ip = Ipv6Header {
-                    traffic_class: s.traffic_class,
-                    flow_label: Ipv6FlowLabel::try_new(s.flow_label & 0xfffff)
-                        .unwrap_or(Ipv6FlowLabel::ZERO),
-                    payload_length: ip_payload16,
-                    next_header: proto,
-                    hop_limit: s.hop_limit,
-                    source: s.src,
-                    destination: s.dst,
-                };
-                off = put(frame, off, &ip.to_bytes());
-            }
-            Network::RoceV1(_) => {}
-        }
+        off = put_ip(frame, off, self.network, ip_payload16, proto).ok_or(too_long)?;
         if udp {
             let h = UdpHeader {
                 source_port: self.udp_sport,
@@ -408,6 +363,43 @@ impl<'a> TunnelBuilder<'a> {
         off = put(frame, off, inner);
         debug_assert_eq!(off, total);
         Ok(total)
+    }
+}
+
+/// Writes the IPv4 or IPv6 header of `net` for `payload` bytes of `proto` at `off`; returns
+/// the offset after it (`None` for RoCEv1's GRH, which is not an IP header, or a length
+/// IPv4 cannot carry).
+fn put_ip(
+    frame: &mut [u8],
+    off: usize,
+    net: Network,
+    payload: u16,
+    proto: IpNumber,
+) -> Option<usize> {
+    match net {
+        Network::Ipv4(s) => {
+            let mut ip = Ipv4Header::new(payload, s.ttl, proto, s.src, s.dst).ok()?;
+            ip.dscp = IpDscp::try_new(s.dscp & 0x3f).unwrap_or(IpDscp::ZERO);
+            ip.ecn = IpEcn::try_new(s.ecn & 3).unwrap_or(IpEcn::ZERO);
+            ip.identification = s.identification;
+            ip.dont_fragment = s.dont_fragment;
+            ip.header_checksum = ip.calc_header_checksum();
+            Some(put(frame, off, &ip.to_bytes()))
+        }
+        Network::Ipv6(s) => {
+            let ip = Ipv6Header {
+                traffic_class: s.traffic_class,
+                flow_label: Ipv6FlowLabel::try_new(s.flow_label & 0xfffff)
+                    .unwrap_or(Ipv6FlowLabel::ZERO),
+                payload_length: payload,
+                next_header: proto,
+                hop_limit: s.hop_limit,
+                source: s.src,
+                destination: s.dst,
+            };
+            Some(put(frame, off, &ip.to_bytes()))
+        }
+        Network::RoceV1(_) => None,
     }
 }
 
