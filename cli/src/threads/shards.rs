@@ -419,6 +419,14 @@ mod tests {
                     frames += 1;
                     let pair = route(&f);
                     paired += usize::from(pair.is_some());
+                    // A mirrored frame (pcaps/sample-erspan.pcap) is placed by its inner hosts,
+                    // which the offsets never looked for: the_router_finds_the_parsers_host_pair
+                    // holds it to the parser's.
+                    let tunnelled = roce_parser::parse_ethernet(f.data, &Default::default())
+                        .is_ok_and(|p| p.is_encapsulated());
+                    if tunnelled {
+                        continue;
+                    }
                     assert_eq!(pair, offsets_route(&f), "{} frame {}", path.display(), f.number);
                     // The frame cut short anywhere in its first 100 bytes (link, VLAN and
                     // network headers): the same pair, or none, as the offsets gave.
