@@ -250,8 +250,6 @@ fn geneve<'e>(e: &Encap<'e>) -> Option<GeneveRepr<'e>> {
     }
 }
 
-const ENCAP_KINDS: &[&str] = &["gre", "erspan1", "erspan2", "erspan3", "vxlan", "geneve"];
-
 const ICRC_STATUSES: &[&str] = &["ok", "bad", "unverifiable", "not_checked"];
 const AETH_KINDS: &[&str] = &["ack", "rnr_nak", "nak", "reserved"];
 
@@ -320,7 +318,7 @@ catalog! {
     "encap" Object label "Tunnel "
         filter one |d| packet(d)?.is_encapsulated().then_some(FieldValue::Present);
     "encap.kind" Str label "Tunnel " column "encap_kind"
-        filter (ENCAP_KINDS) many |d| |v: Visit<'_>| each(d, v, |e| Some(FieldValue::Str(e.kind().code())));
+        filter (roce_parser::ENCAP_CODES) many |d| |v: Visit<'_>| each(d, v, |e| Some(FieldValue::Str(e.kind().code())));
     "encap.name" Str label "Tunnel ";
     "encap.eth" Object label "Outer Ethernet:"
         filter many |d| |v: Visit<'_>| each(d, v, |e| e.eth.map(|_| FieldValue::Present));

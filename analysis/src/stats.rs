@@ -10,7 +10,7 @@ use std::net::IpAddr;
 
 use roce_parser::{
     opcode_name, AethKind, EncapKind, IcrcStatus, NakCode, Operation, Packet, Problem, Roce, Role,
-    Transport, ENCAPSULATIONS,
+    Transport, ENCAPSULATIONS, ENCAP_CODES,
 };
 
 use crate::PacketEvent;
@@ -41,7 +41,7 @@ pub const TUNNEL_IDS_MAX: usize = 4096;
 #[derive(Debug, Clone, Default)]
 pub struct TunnelCounts {
     /// Frames per kind, in [`ENCAPSULATIONS`]' order.
-    kinds: [u64; ENCAP_KINDS],
+    kinds: [u64; ENCAP_CODES.len()],
     /// Frames per (kind, session ID or VNI).
     ids: std::collections::BTreeMap<(usize, u32), u64>,
     /// The last (kind, ID) counted and its frames not yet in `ids`: a mirror session's frames
@@ -50,8 +50,6 @@ pub struct TunnelCounts {
     /// Frames whose session or VNI was past [`TUNNEL_IDS_MAX`].
     ids_not_listed: u64,
 }
-
-const ENCAP_KINDS: usize = 6;
 
 /// One encapsulation's frames, for the documents: see [`TunnelCounts::per_kind`].
 #[derive(Debug, Clone, Serialize)]
@@ -85,7 +83,7 @@ impl TunnelCounts {
     #[inline(never)]
     pub fn add(&mut self, p: &Packet<'_>) {
         for e in p.tunnels() {
-            let k = ENCAPSULATIONS.iter().position(|i| i.kind == e.kind()).unwrap_or(0);
+            let k = e.kind().index();
             if let Some(n) = self.kinds.get_mut(k) {
                 *n += 1;
             }

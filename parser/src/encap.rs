@@ -47,7 +47,8 @@ pub const GENEVE_UDP_PORT: u16 = 6081;
 /// ERSPAN outside, VXLAN inside); deeper nesting stops the parse with a message.
 pub const MAX_ENCAP: usize = 2;
 
-/// Builds [`EncapKind`] and [`ENCAPSULATIONS`] from one row per encapsulation.
+/// Builds [`EncapKind`], [`ENCAPSULATIONS`] and [`ENCAP_CODES`] from one row per
+/// encapsulation.
 macro_rules! encap_table {
     ($(
         $(#[$doc:meta])*
@@ -66,7 +67,15 @@ macro_rules! encap_table {
             $(EncapInfo { kind: EncapKind::$kind, code: $code, name: $name, carrier: $carrier, header_len: $hlen },)*
         ];
 
+        /// Every encapsulation's code, in [`ENCAPSULATIONS`]' order (the filter's values of
+        /// `encap.kind`).
+        pub const ENCAP_CODES: &[&str] = &[$($code),*];
+
         impl EncapKind {
+            /// Its row's position in [`ENCAPSULATIONS`] (and [`ENCAP_CODES`]).
+            pub const fn index(self) -> usize {
+                self as usize
+            }
             /// The stable code (JSON `encap[].kind`, the filter's `encap.kind`, `stats`' keys):
             /// snake case, never reworded.
             pub const fn code(self) -> &'static str {
@@ -229,6 +238,39 @@ impl GreRepr {
     }
 }
 
+/// The first 32-bit word, laid out alike in ERSPAN types II and III: Ver (4), VLAN (12), COS
+/// (3), En (II) or BSO (III) (2), T (1), Session ID (10).
+struct Word0 {
+    version: u8,
+    vlan: u16,
+    cos: u8,
+    two_bits: u8,
+    truncated: bool,
+    session_id: u16,
+}
+
+impl Word0 {
+    fn read(w: u32) -> Word0 {
+        Word0 {
+            version: (w >> 28) as u8,
+            vlan: ((w >> 16) & 0x0fff) as u16,
+            cos: ((w >> 13) & 7) as u8,
+            two_bits: ((w >> 11) & 3) as u8,
+            truncated: w & 0x0400 != 0,
+            session_id: (w & 0x03ff) as u16,
+        }
+    }
+
+    fn write(&self) -> u32 {
+        (u32::from(self.version & 0xf) << 28)
+            | (u32::from(self.vlan & 0x0fff) << 16)
+            | (u32::from(self.cos & 7) << 13)
+            | (u32::from(self.two_bits & 3) << 11)
+            | (u32::from(self.truncated) << 10)
+            | u32::from(self.session_id & 0x03ff)
+    }
+}
+
 /// The ERSPAN type II header (8 bytes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize))]
@@ -302,15 +344,15 @@ impl ErspanIIRepr {
         if b.len() < Self::LEN {
             return Err(Error::truncated(Layer::Erspan, 0, Self::LEN, b.len()));
         }
-        let w0 = be_u32(b, 0..4);
+        let w = Word0::read(be_u32(b, 0..4));
         let w1 = be_u32(b, 4..8);
         Ok(ErspanIIRepr {
-            version: (w0 >> 28) as u8,
-            vlan: ((w0 >> 16) & 0x0fff) as u16,
-            cos: ((w0 >> 13) & 7) as u8,
-            encap_type: ((w0 >> 11) & 3) as u8,
-            truncated: w0 & 0x0400 != 0,
-            session_id: (w0 & 0x03ff) as u16,
+            version: w.version,
+            vlan: w.vlan,
+            cos: w.cos,
+            encap_type: w.two_bits,
+            truncated: w.truncated,
+            session_id: w.session_id,
             index: w1 & 0x000f_ffff,
         })
     }
@@ -323,13 +365,15 @@ impl ErspanIIRepr {
             Self::LEN,
             have,
         ))?;
-        let w0 = (u32::from(self.version & 0xf) << 28)
-            | (u32::from(self.vlan & 0x0fff) << 16)
-            | (u32::from(self.cos & 7) << 13)
-            | (u32::from(self.encap_type & 3) << 11)
-            | (u32::from(self.truncated) << 10)
-            | u32::from(self.session_id & 0x03ff);
-        set_be_u32(out, 0..4, w0);
+        let w0 = Word0 {
+            version: self.version,
+            vlan: self.vlan,
+            cos: self.cos,
+            two_bits: self.encap_type,
+            truncated: self.truncated,
+            session_id: self.session_id,
+        };
+        set_be_u32(out, 0..4, w0.write());
         set_be_u32(out, 4..8, self.index & 0x000f_ffff);
         Ok(Self::LEN)
     }
@@ -356,7 +400,7 @@ impl ErspanIIIRepr {
         if b.len() < Self::LEN {
             return Err(Error::truncated(Layer::Erspan, 0, Self::LEN, b.len()));
         }
-        let w0 = be_u32(b, 0..4);
+        let w = Word0::read(be_u32(b, 0..4));
         let w2 = be_u32(b, 8..12);
         let o = w2 & 1 != 0;
         let platform = if o {
@@ -370,12 +414,12 @@ impl ErspanIIIRepr {
             None
         };
         Ok(ErspanIIIRepr {
-            version: (w0 >> 28) as u8,
-            vlan: ((w0 >> 16) & 0x0fff) as u16,
-            cos: ((w0 >> 13) & 7) as u8,
-            bso: ((w0 >> 11) & 3) as u8,
-            truncated: w0 & 0x0400 != 0,
-            session_id: (w0 & 0x03ff) as u16,
+            version: w.version,
+            vlan: w.vlan,
+            cos: w.cos,
+            bso: w.two_bits,
+            truncated: w.truncated,
+            session_id: w.session_id,
             timestamp: be_u32(b, 4..8),
             sgt: (w2 >> 16) as u16,
             pdu: w2 & 0x8000 != 0,
@@ -392,12 +436,15 @@ impl ErspanIIIRepr {
         let len = self.len();
         let have = out.len();
         let out = out.get_mut(..len).ok_or(Error::buffer_too_small(Layer::Erspan, len, have))?;
-        let w0 = (u32::from(self.version & 0xf) << 28)
-            | (u32::from(self.vlan & 0x0fff) << 16)
-            | (u32::from(self.cos & 7) << 13)
-            | (u32::from(self.bso & 3) << 11)
-            | (u32::from(self.truncated) << 10)
-            | u32::from(self.session_id & 0x03ff);
+        let w0 = Word0 {
+            version: self.version,
+            vlan: self.vlan,
+            cos: self.cos,
+            two_bits: self.bso,
+            truncated: self.truncated,
+            session_id: self.session_id,
+        }
+        .write();
         let w2 = (u32::from(self.sgt) << 16)
             | (u32::from(self.pdu) << 15)
             | (u32::from(self.frame_type & 0x1f) << 10)
@@ -959,6 +1006,7 @@ mod tests {
     fn the_table_names_every_kind_once() {
         for (i, e) in ENCAPSULATIONS.iter().enumerate() {
             assert_eq!(e.kind.info().code, e.code);
+            assert_eq!((e.kind.index(), ENCAP_CODES[i]), (i, e.code));
             assert!(ENCAPSULATIONS[..i].iter().all(|f| f.code != e.code && f.kind != e.kind));
         }
         assert_eq!(EncapKind::by_udp_port(4789), Some(EncapKind::Vxlan));

@@ -156,9 +156,9 @@ pub use cm::{
 };
 pub use encap::{
     Carrier, Encap, EncapInfo, EncapKind, ErspanIIIRepr, ErspanIIRepr, ErspanPlatform,
-    GeneveOption, GeneveRepr, GreRepr, Tunnel, VxlanRepr, ENCAPSULATIONS, GENEVE_UDP_PORT,
-    GRE_PROTOCOL_ERSPAN, GRE_PROTOCOL_ERSPAN3, GRE_PROTOCOL_TEB, IP_PROTOCOL_GRE, MAX_ENCAP,
-    VXLAN_UDP_PORT,
+    GeneveOption, GeneveRepr, GreRepr, Tunnel, VxlanRepr, ENCAPSULATIONS, ENCAP_CODES,
+    GENEVE_UDP_PORT, GRE_PROTOCOL_ERSPAN, GRE_PROTOCOL_ERSPAN3, GRE_PROTOCOL_TEB, IP_PROTOCOL_GRE,
+    MAX_ENCAP, VXLAN_UDP_PORT,
 };
 pub use error::{Error, ErrorKind, Layer, Result};
 pub use headers::{
