@@ -60,6 +60,13 @@ pub struct StatsDocument<'a, E: Serialize = ()> {
     pub rocev2_frames: u64,
     /// RoCEv1 frames.
     pub rocev1_frames: u64,
+    /// Native InfiniBand frames (absent when none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub infiniband_frames: u64,
+    /// Native InfiniBand frames without a GRH, left out of the connection model: their
+    /// endpoints are LIDs, which it does not key by (absent when none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub infiniband_unmodelled: u64,
     /// Frames no network layer was decoded from.
     pub undecoded_frames: u64,
     /// The undecoded frames by reason and link type (absent when every frame was decoded).
@@ -135,6 +142,8 @@ impl<'a, E: Serialize> StatsDocument<'a, E> {
             roce_frames: c.roce_frames(),
             rocev2_frames: c.roce_v2,
             rocev1_frames: c.roce_v1,
+            infiniband_frames: c.infiniband,
+            infiniband_unmodelled: c.ib_unmodelled,
             undecoded_frames: c.undecoded,
             undecoded: &summary.undecoded,
             tunnels: c.tunnels.per_kind(),
@@ -193,8 +202,12 @@ pub struct CheckDocument<'a, E: Serialize = ()> {
 pub struct CheckSummary<'a> {
     /// Frames read.
     pub frames: u64,
-    /// RoCE frames.
+    /// RoCE frames (native InfiniBand ones included).
     pub roce_frames: u64,
+    /// Native InfiniBand frames without a GRH, not judged: their endpoints are LIDs, which
+    /// the connection model does not key by (absent when none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub infiniband_unmodelled: u64,
     /// Error-severity findings.
     pub errors: u64,
     /// Warning-severity findings.
@@ -214,6 +227,7 @@ impl<'a, E: Serialize> CheckDocument<'a, E> {
             summary: CheckSummary {
                 frames: report.frames,
                 roce_frames: report.roce_frames,
+                infiniband_unmodelled: report.ib_unmodelled,
                 errors: report.errors,
                 warnings: report.warnings,
                 suppressed: report.suppressed,

@@ -166,7 +166,9 @@ fn roce<'d>(d: &'d Decoded<'_>) -> Option<&'d Roce<'d>> {
 fn stop(d: &Decoded<'_>) -> Option<roce_parser::Error> {
     match &d.packet {
         Ok(p) => p.stop,
-        Err(Undecoded::Ethernet(e)) | Err(Undecoded::Network { stop: Some(e), .. }) => Some(*e),
+        Err(Undecoded::Ethernet(e))
+        | Err(Undecoded::Infiniband(e))
+        | Err(Undecoded::Network { stop: Some(e), .. }) => Some(*e),
         Err(_) => None,
     }
 }
@@ -251,6 +253,15 @@ fn geneve<'e>(e: &Encap<'e>) -> Option<GeneveRepr<'e>> {
 }
 
 const ICRC_STATUSES: &[&str] = &["ok", "bad", "unverifiable", "not_checked"];
+const LNH_NAMES: &[&str] = &["raw", "ipv6", "iba_local", "iba_global"];
+
+fn lrh(d: &Decoded<'_>) -> Option<roce_parser::LrhRepr> {
+    packet(d)?.lrh
+}
+
+fn vcrc(d: &Decoded<'_>) -> Option<roce_parser::Vcrc> {
+    packet(d)?.vcrc
+}
 const AETH_KINDS: &[&str] = &["ack", "rnr_nak", "nak", "reserved"];
 
 /// The table. A row: `"json.path" Kind`, then what is known of it: `label "words of -V"`,
@@ -443,6 +454,39 @@ catalog! {
         filter many |d| |v: Visit<'_>| each(d, v, |e| usize_int(e.offset));
     "encap.inner_offset" Int label "inner frame at offset"
         filter many |d| |v: Visit<'_>| each(d, v, |e| usize_int(e.inner_offset));
+    "lrh" Object label "LRH:"
+        filter one |d| lrh(d).map(|_| FieldValue::Present);
+    "lrh.vl" Int label "VL" column "lrh_vl" tshark ["infiniband.lrh.vl"]
+        filter one |d| int(lrh(d)?.vl);
+    "lrh.lver" Int label "LVer" tshark ["infiniband.lrh.lver"]
+        filter one |d| int(lrh(d)?.lver);
+    "lrh.sl" Int label "SL" column "lrh_sl" tshark ["infiniband.lrh.sl"]
+        filter one |d| int(lrh(d)?.sl);
+    "lrh.resv2" Int label "reserved" tshark ["infiniband.lrh.reserved2"]
+        filter one |d| int(lrh(d)?.resv2);
+    "lrh.lnh" Int label "LNH" tshark ["infiniband.lrh.lnh"]
+        filter one |d| int(lrh(d)?.lnh.bits());
+    "lrh.lnh_name" Str label "LNH"
+        filter (LNH_NAMES) one |d| Some(FieldValue::Str(lrh(d)?.lnh.as_str()));
+    "lrh.dlid" Int label "DLID" column "lrh_dlid" tshark ["infiniband.lrh.dlid"]
+        filter one |d| int(lrh(d)?.dlid);
+    "lrh.resv5" Int label "reserved" tshark ["infiniband.lrh.reserved5"]
+        filter one |d| int(lrh(d)?.resv5);
+    "lrh.pktlen" Int label "PktLen" tshark ["infiniband.lrh.pktlen"]
+        filter one |d| int(lrh(d)?.pkt_len);
+    "lrh.slid" Int label "SLID" column "lrh_slid" tshark ["infiniband.lrh.slid"]
+        filter one |d| int(lrh(d)?.slid);
+    "vcrc" Object label "VCRC:"
+        filter one |d| vcrc(d).map(|_| FieldValue::Present);
+    "vcrc.value" Int label "VCRC: 0x" tshark ["infiniband.variant.crc"]
+        filter one |d| int(vcrc(d)?.stored?);
+    "vcrc.status" Str label "VCRC:" column "vcrc_status"
+        filter (ICRC_STATUSES) one |d| Some(FieldValue::Str(vcrc(d)?.status.as_str()));
+    "vcrc.expected" Int label "should be"
+        filter one |d| match vcrc(d)?.status {
+            roce_parser::IcrcStatus::Bad { computed } => int(computed),
+            _ => None,
+        };
     "eth" Object label "Ethernet:"
         filter one |d| packet(d)?.eth.map(|_| FieldValue::Present);
     "eth.src" Mac label "Ethernet:" tshark ["eth.src"] c "eth.src"

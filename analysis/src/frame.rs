@@ -8,7 +8,9 @@ use std::fmt;
 
 use roce_capture::{Frame, L2Error, L2Start, LinkType};
 use roce_conformance::Shard;
-use roce_parser::{parse_ethernet_into, parse_ethertype_payload, Config, Packet};
+use roce_parser::{
+    parse_ethernet_into, parse_ethertype_payload, parse_infiniband_into, Config, Packet,
+};
 
 /// A frame and what the parser made of it.
 pub struct Decoded<'a> {
@@ -27,6 +29,9 @@ pub enum Undecoded {
     Link(L2Error),
     /// The frame is shorter than an Ethernet header.
     Ethernet(roce_parser::Error),
+    /// A native InfiniBand frame shorter than an LRH (the offset counted from the start of
+    /// the frame, an ERF record header included).
+    Infiniband(roce_parser::Error),
     /// After a link header without Ethernet (Linux cooked SLL/SLL2, raw IP, null/loopback)
     /// the parser found no network layer: the header names an EtherType other than IPv4,
     /// IPv6 and RoCEv1 (`stop` is `None`), or the layer it names is cut short or malformed
@@ -45,7 +50,7 @@ impl fmt::Display for Undecoded {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Undecoded::Link(e) => write!(f, "{e}"),
-            Undecoded::Ethernet(e) => write!(f, "{e}"),
+            Undecoded::Ethernet(e) | Undecoded::Infiniband(e) => write!(f, "{e}"),
             Undecoded::Network { link_type, ethertype, stop: None } => write!(
                 f,
                 "{} header names EtherType 0x{ethertype:04x}, which is not IPv4, IPv6 or RoCEv1",
@@ -73,6 +78,7 @@ impl Undecoded {
             Undecoded::Link(L2Error::IpVersion { .. }) => "IP version neither 4 nor 6",
             Undecoded::Link(_) => "link header not decoded",
             Undecoded::Ethernet(_) => "shorter than an Ethernet header",
+            Undecoded::Infiniband(_) => "shorter than an LRH",
             Undecoded::Network { stop: None, .. } => "EtherType not IPv4, IPv6 or RoCEv1",
             Undecoded::Network { stop: Some(_), .. } => "network layer cut short or malformed",
         }
@@ -181,6 +187,16 @@ pub fn decode_into(d: &mut Decoded<'_>, cfg: &Config) {
                 });
                 Err(Undecoded::Network { link_type: d.frame.link_type, ethertype, stop })
             };
+        }
+        L2Start::Infiniband(bytes) => {
+            if let Ok(p) = &mut d.packet {
+                if let Err(e) = parse_infiniband_into(bytes, cfg, p) {
+                    // The parser's offsets count from the LRH, after any record header.
+                    let header_len = d.frame.data.len().saturating_sub(bytes.len());
+                    let e = roce_parser::Error { offset: e.offset.saturating_add(header_len), ..e };
+                    d.packet = Err(Undecoded::Infiniband(e));
+                }
+            }
         }
         L2Start::Unsupported(why) => d.packet = Err(Undecoded::Link(why)),
     }

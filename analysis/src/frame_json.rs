@@ -224,6 +224,26 @@ pub fn write_frame_json(out: &mut Vec<u8>, d: &Decoded<'_>) {
             out.push(b']');
         });
     }
+    // A native InfiniBand packet: its LRH (instead of Ethernet, IP and UDP) and its VCRC.
+    if let Some(l) = p.and_then(|p| p.lrh) {
+        o.with("lrh", |out| {
+            let mut l_o = Obj::open(out);
+            l_o.int("vl", l.vl).int("lver", l.lver).int("sl", l.sl).int("resv2", l.resv2);
+            l_o.int("lnh", l.lnh.bits()).str("lnh_name", l.lnh.as_str());
+            l_o.int("dlid", l.dlid).int("resv5", l.resv5).int("pktlen", l.pkt_len);
+            l_o.int("slid", l.slid).close();
+        });
+    }
+    if let Some(v) = p.and_then(|p| p.vcrc) {
+        o.with("vcrc", |out| {
+            let mut v_o = Obj::open(out);
+            v_o.opt_int("value", v.stored).str("status", v.status.as_str());
+            if let IcrcStatus::Bad { computed } = v.status {
+                v_o.int("expected", computed);
+            }
+            v_o.close();
+        });
+    }
     write_l2_l4(
         &mut o,
         p.and_then(|p| p.eth),
@@ -241,7 +261,9 @@ pub fn write_frame_json(out: &mut Vec<u8>, d: &Decoded<'_>) {
     o.with("problems", |out| write_problems(out, p));
     let stop = match &d.packet {
         Ok(p) => p.stop.as_ref(),
-        Err(Undecoded::Ethernet(e)) | Err(Undecoded::Network { stop: Some(e), .. }) => Some(e),
+        Err(Undecoded::Ethernet(e))
+        | Err(Undecoded::Infiniband(e))
+        | Err(Undecoded::Network { stop: Some(e), .. }) => Some(e),
         Err(_) => None,
     };
     o.with("stop", |out| match stop {

@@ -9,8 +9,8 @@
 use std::net::IpAddr;
 
 use roce_parser::{
-    opcode_name, AethKind, EncapKind, IcrcStatus, NakCode, Operation, Packet, Problem, Roce, Role,
-    Transport, ENCAPSULATIONS, ENCAP_CODES,
+    opcode_name, AethKind, EncapKind, IcrcStatus, NakCode, Operation, Packet, Problem, Roce,
+    RoceVersion, Role, Transport, ENCAPSULATIONS, ENCAP_CODES,
 };
 
 use crate::PacketEvent;
@@ -340,6 +340,11 @@ pub struct Counters {
     pub roce_v2: u64,
     /// RoCEv1 frames (EtherType 0x8915).
     pub roce_v1: u64,
+    /// Native InfiniBand frames (an LRH, then the same transport).
+    pub infiniband: u64,
+    /// Native InfiniBand frames without a GRH, not in the connection model (their endpoints
+    /// are LIDs).
+    pub ib_unmodelled: u64,
     /// Frames no network layer could be decoded from.
     pub undecoded: u64,
     /// Frames that arrived in tunnels, per encapsulation and mirror session.
@@ -387,6 +392,8 @@ impl Counters {
             frames: 0,
             roce_v2: 0,
             roce_v1: 0,
+            infiniband: 0,
+            ib_unmodelled: 0,
             undecoded: 0,
             tunnels: TunnelCounts::default(),
             icrc: [0; 4],
@@ -448,9 +455,13 @@ impl Counters {
             }
         }
         let Some(r) = &p.roce else { return false };
-        match r.version.number() {
-            1 => self.roce_v1 += 1,
-            _ => self.roce_v2 += 1,
+        match r.version {
+            RoceVersion::V1 => self.roce_v1 += 1,
+            RoceVersion::V2 => self.roce_v2 += 1,
+            RoceVersion::Infiniband => {
+                self.infiniband += 1;
+                self.ib_unmodelled += u64::from(r.grh.is_none());
+            }
         }
         let i = match r.icrc_status {
             IcrcStatus::Ok => 0,
@@ -714,9 +725,9 @@ impl Counters {
         self.last_ts.saturating_sub(self.first_ts.unwrap_or(0))
     }
 
-    /// RoCE frames, v1 and v2.
+    /// RoCE frames, v1 and v2, and native InfiniBand ones (the same transport).
     pub fn roce_frames(&self) -> u64 {
-        self.roce_v1 + self.roce_v2
+        self.roce_v1 + self.roce_v2 + self.infiniband
     }
 }
 

@@ -33,6 +33,7 @@
 //!     match frame.l2() {
 //!         L2Start::Ethernet(bytes) => assert_eq!(bytes.len(), 14),
 //!         L2Start::Network { ethertype, data } => { /* starts at the network layer */ }
+//!         L2Start::Infiniband(lrh) => { /* a native InfiniBand packet */ }
 //!         L2Start::Unsupported(why) => eprintln!("frame {}: {why}", frame.number),
 //!     }
 //! }
@@ -111,6 +112,7 @@ mod warnings;
 pub use capture::{open, Capture, Format, FormatKind, Frame, Interface, TsResolution};
 pub use error::{CaptureError, Effect, ErrorKind, MAX_BLOCK_LEN, MAX_INTERFACES, MAX_RECORD_LEN};
 pub use link::{
-    l2_start, L2Error, L2Start, LinkType, ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_ROCEV1,
+    l2_start, L2Error, L2Start, LinkType, ERF_HEADER_LEN, ETHERTYPE_IPV4, ETHERTYPE_IPV6,
+    ETHERTYPE_ROCEV1,
 };
 pub use warnings::{Omitted, Warnings};

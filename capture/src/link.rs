@@ -1,8 +1,17 @@
 //! Link types and the step from a captured frame to what the packet parser reads.
 //!
-//! The parser starts at an Ethernet header, or at a network-layer header when it is told the
-//! EtherType. Every supported link type maps to one of those two; anything else is refused
-//! with a message naming the link type, since guessing would report garbage as RoCE.
+//! The parser starts at an Ethernet header, at a network-layer header when it is told the
+//! EtherType, or at the LRH of a native InfiniBand packet. Every supported link type maps to
+//! one of those three; anything else is refused with a message naming the link type, since
+//! guessing would report garbage as RoCE.
+//!
+//! ERF (link type 197, Endace's Extensible Record Format, which ibdump writes for InfiniBand)
+//! carries a record header of its own in every frame: 16 bytes (timestamp, record type,
+//! flags, record and wire lengths), extension headers of 8 bytes each when the type's top bit
+//! says so (each one's top bit announcing the next), then for Ethernet records two bytes of
+//! offset and pad before the frame. The record type says what follows: Ethernet (2, and the
+//! colored variants 11, 16, 20), InfiniBand (21, 25), IPv4 (22), IPv6 (23); other types
+//! (padding, metadata, ATM, HDLC) are refused by name.
 
 use std::fmt;
 
@@ -24,13 +33,13 @@ pub enum LinkType {
     Loop,
     /// 113: Linux cooked capture v1 (16-byte header).
     LinuxSll,
-    /// 197: Endace ERF records (here: native InfiniBand, not supported).
+    /// 197: Endace ERF records (ibdump's native InfiniBand; Ethernet and IP records too).
     Erf,
     /// 228: raw IPv4.
     Ipv4,
     /// 229: raw IPv6.
     Ipv6,
-    /// 247: native InfiniBand (not supported).
+    /// 247: native InfiniBand, from the LRH on.
     Infiniband,
     /// 276: Linux cooked capture v2 (20-byte header).
     LinuxSll2,
@@ -96,7 +105,7 @@ impl LinkType {
 
     /// Whether `l2_start` can hand frames of this link type to the packet parser.
     pub fn is_supported(self) -> bool {
-        !matches!(self, LinkType::Erf | LinkType::Infiniband | LinkType::Other(_))
+        !matches!(self, LinkType::Other(_))
     }
 }
 
@@ -142,6 +151,8 @@ pub enum L2Start<'a> {
         /// The frame from the network-layer header on.
         data: &'a [u8],
     },
+    /// A native InfiniBand packet: `data` starts at its LRH (`roce_parser::parse_infiniband`).
+    Infiniband(&'a [u8]),
     /// The frame cannot be handed to the parser; the reason says why.
     Unsupported(L2Error),
 }
@@ -175,18 +186,20 @@ pub enum L2Error {
         /// The top nibble of the first byte.
         version: u8,
     },
+    /// An ERF record of a type that holds no Ethernet, IP or InfiniBand packet (padding,
+    /// metadata, ATM, HDLC, ...).
+    ErfType {
+        /// The record type (its low 7 bits).
+        record_type: u8,
+    },
 }
 
 impl fmt::Display for L2Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match *self {
-            L2Error::LinkType(lt @ (LinkType::Erf | LinkType::Infiniband)) => write!(
-                f,
-                "{lt} is not supported: native InfiniBand captures carry an LRH instead of Ethernet/IP"
-            ),
             L2Error::LinkType(lt) => write!(
                 f,
-                "{lt} is not supported: roce-inspect reads Ethernet, Linux cooked (SLL, SLL2), raw IP and null/loopback captures"
+                "{lt} is not supported: roce-inspect reads Ethernet, Linux cooked (SLL, SLL2), raw IP, null/loopback, InfiniBand and ERF captures"
             ),
             L2Error::Truncated { link_type, needed, available } => write!(
                 f,
@@ -201,6 +214,11 @@ impl fmt::Display for L2Error {
             L2Error::IpVersion { link_type, version } => {
                 write!(f, "{} frame has IP version {version}, neither 4 nor 6", link_type.name())
             }
+            L2Error::ErfType { record_type } => write!(
+                f,
+                "ERF record of type {record_type} ({}) holds no Ethernet, IP or InfiniBand packet",
+                erf_type_name(record_type)
+            ),
         }
     }
 }
@@ -231,9 +249,81 @@ pub fn l2_start(link_type: LinkType, frame: &[u8]) -> L2Start<'_> {
         LinkType::Ipv4 => L2Start::Network { ethertype: ETHERTYPE_IPV4, data: frame },
         LinkType::Ipv6 => L2Start::Network { ethertype: ETHERTYPE_IPV6, data: frame },
         LinkType::Null | LinkType::Loop => null_start(link_type, frame),
-        LinkType::Erf | LinkType::Infiniband | LinkType::Other(_) => {
-            L2Start::Unsupported(L2Error::LinkType(link_type))
+        LinkType::Infiniband => L2Start::Infiniband(frame),
+        LinkType::Erf => erf_start(frame),
+        LinkType::Other(_) => L2Start::Unsupported(L2Error::LinkType(link_type)),
+    }
+}
+
+/// The ERF record header's length.
+pub const ERF_HEADER_LEN: usize = 16;
+/// An ERF extension header's length.
+const ERF_EXT_LEN: usize = 8;
+/// Extension headers walked before a record is called damaged (real records have one or two).
+const ERF_EXT_MAX: usize = 16;
+
+/// Names of the ERF record types (Endace's list, as Wireshark and libpcap carry it).
+fn erf_type_name(t: u8) -> &'static str {
+    match t {
+        0 => "legacy",
+        1 | 10 | 15 | 17 | 19 => "HDLC/PoS",
+        2 | 11 | 16 | 20 => "Ethernet",
+        3 | 4 | 7 | 9 | 12 | 18 => "ATM/AAL",
+        5 | 6 | 8 => "multichannel",
+        13 | 14 => "flow counter",
+        21 => "InfiniBand",
+        22 => "IPv4",
+        23 => "IPv6",
+        24 => "raw link",
+        25 => "InfiniBand link",
+        27 => "metadata",
+        48 => "padding",
+        _ => "unknown",
+    }
+}
+
+/// An ERF record: its header and extension headers skipped, the packet handed on by the
+/// record type. The record's own length (`rlen`) bounds the packet where it is shorter than
+/// the frame; the pcap record's length bounds it otherwise.
+fn erf_start(frame: &[u8]) -> L2Start<'_> {
+    let truncated = |needed: usize| {
+        L2Start::Unsupported(L2Error::Truncated {
+            link_type: LinkType::Erf,
+            needed,
+            available: frame.len(),
+        })
+    };
+    let Some((header, _)) = frame.split_first_chunk::<ERF_HEADER_LEN>() else {
+        return truncated(ERF_HEADER_LEN);
+    };
+    let record_type = header[8] & 0x7f;
+    let rlen = usize::from(u16::from_be_bytes([header[10], header[11]]));
+    let mut at = ERF_HEADER_LEN;
+    let mut more = header[8] & 0x80 != 0;
+    let mut walked = 0;
+    while more {
+        let Some(ext) = frame.get(at) else { return truncated(at + ERF_EXT_LEN) };
+        if frame.len() < at + ERF_EXT_LEN || walked == ERF_EXT_MAX {
+            return truncated(at + ERF_EXT_LEN);
         }
+        more = ext & 0x80 != 0;
+        at += ERF_EXT_LEN;
+        walked += 1;
+    }
+    // Bytes past `rlen` belong to no record (a writer's slack); a record longer than the
+    // frame was cut by the snap length, which the parser reports.
+    let end = if rlen >= at { rlen.min(frame.len()) } else { frame.len() };
+    let body = frame.get(at..end).unwrap_or(&[]);
+    match record_type {
+        // Ethernet records: an offset byte and a pad byte before the frame.
+        2 | 11 | 16 | 20 => match body.get(2..) {
+            Some(eth) => L2Start::Ethernet(eth),
+            None => truncated(at + 2),
+        },
+        21 | 25 => L2Start::Infiniband(body),
+        22 => L2Start::Network { ethertype: ETHERTYPE_IPV4, data: body },
+        23 => L2Start::Network { ethertype: ETHERTYPE_IPV6, data: body },
+        _ => L2Start::Unsupported(L2Error::ErfType { record_type }),
     }
 }
 

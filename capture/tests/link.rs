@@ -131,19 +131,99 @@ fn null_and_loop_take_the_address_family_in_either_byte_order() {
     }
 }
 
+/// An ERF record: 16 bytes of header (timestamp, type, flags, rlen, lctr, wlen), `exts`
+/// extension headers of 8 bytes, then `body`.
+fn erf(record_type: u8, exts: usize, body: &[u8]) -> Vec<u8> {
+    let rlen = (16 + 8 * exts + body.len()) as u16;
+    let mut f = vec![0x11; 8];
+    f.push(record_type | if exts > 0 { 0x80 } else { 0 });
+    f.push(0x04);
+    f.extend_from_slice(&rlen.to_be_bytes());
+    f.extend_from_slice(&[0, 0]);
+    f.extend_from_slice(&(body.len() as u16).to_be_bytes());
+    for i in 0..exts {
+        // Each extension header's top bit says another follows.
+        f.push(if i + 1 < exts { 0x81 } else { 0x01 });
+        f.extend_from_slice(&[0x55; 7]);
+    }
+    f.extend_from_slice(body);
+    f
+}
+
+#[test]
+fn erf_records_by_type() {
+    let lrh = [0x00, 0x02, 0, 2, 0, 5, 0, 1];
+    for exts in [0, 1, 3] {
+        let at = 16 + 8 * exts;
+        let f = erf(21, exts, &lrh);
+        assert_eq!(l2_start(LinkType::Erf, &f), L2Start::Infiniband(&f[at..]), "{exts} ext");
+        let f = erf(25, exts, &lrh);
+        assert_eq!(l2_start(LinkType::Erf, &f), L2Start::Infiniband(&f[at..]));
+        let f = erf(22, exts, &IPV4);
+        let want = L2Start::Network { ethertype: ETHERTYPE_IPV4, data: &IPV4[..] };
+        assert_eq!(l2_start(LinkType::Erf, &f), want);
+        let f = erf(23, exts, &IPV6);
+        let want = L2Start::Network { ethertype: ETHERTYPE_IPV6, data: &IPV6[..] };
+        assert_eq!(l2_start(LinkType::Erf, &f), want);
+        // Ethernet records (and the colored ones): offset and pad bytes before the frame.
+        let mut eth = vec![0, 0];
+        eth.extend_from_slice(&[0x02; 12]);
+        eth.extend_from_slice(&[0x08, 0x00]);
+        for t in [2, 11, 16, 20] {
+            let f = erf(t, exts, &eth);
+            assert_eq!(l2_start(LinkType::Erf, &f), L2Start::Ethernet(&f[at + 2..]), "type {t}");
+        }
+    }
+    // Bytes after the record's length are not the packet's; a record cut by the snap
+    // length hands over what there is.
+    let mut f = erf(21, 0, &lrh);
+    f.extend_from_slice(&[0xee; 5]);
+    assert_eq!(l2_start(LinkType::Erf, &f), L2Start::Infiniband(&f[16..24]));
+    let f = erf(21, 0, &lrh);
+    assert_eq!(l2_start(LinkType::Erf, &f[..20]), L2Start::Infiniband(&f[16..20]));
+    // Native InfiniBand (247) is the packet from its LRH.
+    assert_eq!(l2_start(LinkType::Infiniband, &lrh), L2Start::Infiniband(&lrh[..]));
+    assert!(LinkType::Erf.is_supported() && LinkType::Infiniband.is_supported());
+}
+
+#[test]
+fn erf_damage_is_named() {
+    // Shorter than the record header, or than an extension header the type announces.
+    for f in [&erf(21, 0, &[])[..15], &erf(21, 2, &[])[..20], &erf(21, 2, &[])[..31]] {
+        let L2Start::Unsupported(e) = l2_start(LinkType::Erf, f) else { panic!("{f:?}") };
+        assert!(matches!(e, L2Error::Truncated { link_type: LinkType::Erf, .. }), "{e:?}");
+        assert!(e.to_string().contains("shorter than its ERF header"), "{e}");
+    }
+    // An extension chain that never ends stops at 16 headers.
+    let mut f = erf(21, 40, &[]);
+    for i in 0..40 {
+        f[16 + 8 * i] = 0x81;
+    }
+    assert!(matches!(l2_start(LinkType::Erf, &f), L2Start::Unsupported(L2Error::Truncated { .. })));
+    // Record types without a packet are refused by name.
+    for (t, name) in [(48, "padding"), (27, "metadata"), (3, "ATM/AAL"), (99, "unknown")] {
+        let L2Start::Unsupported(e) = l2_start(LinkType::Erf, &erf(t, 0, &[0; 8])) else {
+            panic!()
+        };
+        assert_eq!(e, L2Error::ErfType { record_type: t });
+        assert_eq!(
+            e.to_string(),
+            format!("ERF record of type {t} ({name}) holds no Ethernet, IP or InfiniBand packet")
+        );
+    }
+    // An Ethernet record without room for its two bytes of offset and pad.
+    assert!(matches!(
+        l2_start(LinkType::Erf, &erf(2, 0, &[0])),
+        L2Start::Unsupported(L2Error::Truncated { needed: 18, .. })
+    ));
+}
+
 #[test]
 fn unsupported_link_types_are_named() {
-    let L2Start::Unsupported(e) = l2_start(LinkType::from_code(197), &[0u8; 40]) else { panic!() };
-    assert_eq!(
-        e.to_string(),
-        "link type 197 (ERF) is not supported: native InfiniBand captures carry an LRH instead of Ethernet/IP"
-    );
-    let L2Start::Unsupported(e) = l2_start(LinkType::from_code(247), &[0u8; 40]) else { panic!() };
-    assert!(e.to_string().starts_with("link type 247 (InfiniBand) is not supported"), "{e}");
     let L2Start::Unsupported(e) = l2_start(LinkType::from_code(105), &[0u8; 40]) else { panic!() };
     assert_eq!(
         e.to_string(),
-        "link type 105 (IEEE 802.11) is not supported: roce-inspect reads Ethernet, Linux cooked (SLL, SLL2), raw IP and null/loopback captures"
+        "link type 105 (IEEE 802.11) is not supported: roce-inspect reads Ethernet, Linux cooked (SLL, SLL2), raw IP, null/loopback, InfiniBand and ERF captures"
     );
     assert_eq!(LinkType::from_code(4242), LinkType::Other(4242));
     assert!(!LinkType::Other(4242).is_supported() && LinkType::LinuxSll2.is_supported());

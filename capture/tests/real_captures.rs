@@ -9,7 +9,9 @@ mod common;
 use std::fs;
 use std::path::Path;
 
-use roce_capture::{l2_start, Capture, Effect, ErrorKind, L2Error, L2Start, LinkType, Warnings};
+use roce_capture::{
+    l2_start, Capture, Effect, ErrorKind, L2Start, LinkType, Warnings, ERF_HEADER_LEN,
+};
 
 #[path = "../../testdata/real.rs"]
 mod real;
@@ -57,12 +59,14 @@ fn real_captures_give_their_frame_counts() {
             assert!(frame.ts_ns > 1_000_000_000 * 1_000_000_000, "{file}: timestamp before 2001");
             last_ts = frame.ts_ns;
             match l2_start(frame.link_type, frame.data) {
-                L2Start::Unsupported(e @ L2Error::LinkType(LinkType::Erf)) => {
-                    assert!(native_ib, "{file}: {e}");
-                    assert_eq!(
-                        e.to_string(),
-                        "link type 197 (ERF) is not supported: native InfiniBand captures carry an LRH instead of Ethernet/IP"
-                    );
+                L2Start::Infiniband(lrh) => {
+                    // ibdump's ERF records: 16 bytes of record header, no extension header,
+                    // then the packet from its LRH (LVer 0, LNH IBA local or global).
+                    assert!(native_ib, "{file}");
+                    assert_eq!(frame.link_type, LinkType::Erf);
+                    assert_eq!(lrh.as_ptr(), frame.data[ERF_HEADER_LEN..].as_ptr(), "{file}");
+                    assert_eq!(lrh[0] & 0x0f, 0, "{file} frame {count}: LVer");
+                    assert!(lrh[1] & 3 >= 2, "{file} frame {count}: LNH");
                 }
                 L2Start::Ethernet(_) => assert!(!native_ib, "{file}"),
                 other => panic!("{file} frame {count}: {other:?}"),

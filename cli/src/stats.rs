@@ -142,16 +142,26 @@ fn text_report(
     let mut t = String::new();
     let dur = s.counters.duration_ns();
     let _ = writeln!(t, "Capture   {input}");
+    let c = &s.counters;
+    let ib =
+        if c.infiniband > 0 { format!(", {} InfiniBand", c.infiniband) } else { String::new() };
     let _ = writeln!(
         t,
-        "Frames    {} ({} RoCE: {} RoCEv2, {} RoCEv1; {} not decoded), duration {}",
-        s.counters.frames,
-        s.counters.roce_frames(),
-        s.counters.roce_v2,
-        s.counters.roce_v1,
-        s.counters.undecoded,
+        "Frames    {} ({} RoCE: {} RoCEv2, {} RoCEv1{ib}; {} not decoded), duration {}",
+        c.frames,
+        c.roce_frames(),
+        c.roce_v2,
+        c.roce_v1,
+        c.undecoded,
         secs(dur)
     );
+    if c.ib_unmodelled > 0 {
+        let _ = writeln!(
+            t,
+            "          {} InfiniBand frames without a GRH are not in the connections below: their endpoints are LIDs, which roce-inspect does not key connections by yet",
+            c.ib_unmodelled
+        );
+    }
     let _ = writeln!(
         t,
         "ICRC      {} ok, {} bad, {} unverifiable",

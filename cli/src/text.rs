@@ -4,8 +4,8 @@ use std::fmt::{self, Write as _};
 use std::io::{self, Write};
 
 use roce_parser::{
-    rnr_timer_us, AethKind, Encap, EthernetInfo, IcrcStatus, IpInfo, Packet, Roce, Tunnel, UdpInfo,
-    VlanTag,
+    rnr_timer_us, AethKind, Encap, EthernetInfo, IcrcStatus, IpInfo, Packet, Roce, RoceVersion,
+    Tunnel, UdpInfo, VlanTag,
 };
 
 use crate::input::Decoded;
@@ -26,6 +26,8 @@ fn endpoints(p: &Packet<'_>, out: &mut String) {
         let _ = write!(out, "{} -> {}", ip.src, ip.dst);
     } else if let Some(g) = p.roce.and_then(|r| r.grh) {
         let _ = write!(out, "{} -> {}", g.sgid_addr(), g.dgid_addr());
+    } else if let Some(l) = p.lrh {
+        let _ = write!(out, "LID {} -> LID {}", l.slid, l.dlid);
     } else if let Some(e) = p.eth {
         let _ = write!(out, "{} -> {}", Mac(e.src), Mac(e.dst));
     } else {
@@ -83,7 +85,11 @@ pub fn summary_line(d: &Decoded<'_>, time: &str, line: &mut String) {
     let _ = write!(
         line,
         "{}{} QP 0x{:06x} PSN {}",
-        if r.version.number() == 1 { "RoCEv1 " } else { "" },
+        match r.version {
+            RoceVersion::V1 => "RoCEv1 ",
+            RoceVersion::V2 => "",
+            RoceVersion::Infiniband => "IB ",
+        },
         r.opcode_name(),
         r.bth.dest_qp,
         r.bth.psn
@@ -100,6 +106,9 @@ pub fn summary_line(d: &Decoded<'_>, time: &str, line: &mut String) {
         }
     }
     let _ = write!(line, " len {} ICRC {}", r.payload_len, r.icrc_status.as_str());
+    if let Some(v) = p.vcrc {
+        let _ = write!(line, " VCRC {}", v.status.as_str());
+    }
     via(p, line);
     reasons(p, line);
 }
@@ -179,6 +188,22 @@ pub fn tree(d: &Decoded<'_>, out: &mut impl Write) -> io::Result<()> {
     for (i, e) in p.tunnels().enumerate() {
         tunnel_tree(i + 1, e, out)?;
     }
+    if let Some(l) = p.lrh {
+        writeln!(
+            out,
+            "  LRH: SLID {} -> DLID {}, VL {}, SL {}, LNH {} ({}), PktLen {} (words), LVer {}, reserved {}/{}",
+            l.slid,
+            l.dlid,
+            l.vl,
+            l.sl,
+            l.lnh.bits(),
+            l.lnh.as_str(),
+            l.pkt_len,
+            l.lver,
+            l.resv2,
+            l.resv5
+        )?;
+    }
     layers_tree("  ", p.eth, &p.vlans, p.ip, p.udp, out)?;
     if let Some(r) = &p.roce {
         roce_tree(p, r, out)?;
@@ -186,6 +211,14 @@ pub fn tree(d: &Decoded<'_>, out: &mut impl Write) -> io::Result<()> {
         for pr in p.problems.iter() {
             writeln!(out, "  Problem: {pr}")?;
         }
+    }
+    match p.vcrc.map(|v| (v.stored, v.status)) {
+        Some((Some(v), IcrcStatus::Bad { computed })) => {
+            writeln!(out, "  VCRC: 0x{v:04x} bad (should be 0x{computed:04x})")?
+        }
+        Some((Some(v), s)) => writeln!(out, "  VCRC: 0x{v:04x} {}", s.as_str())?,
+        Some((None, s)) => writeln!(out, "  VCRC: not captured, {}", s.as_str())?,
+        None => {}
     }
     if let Some(e) = &p.stop {
         writeln!(out, "  Stopped: {e}")?;
@@ -342,8 +375,12 @@ fn roce_tree(p: &Packet<'_>, r: &Roce<'_>, out: &mut impl Write) -> io::Result<(
     let b = &r.bth;
     writeln!(
         out,
-        "  RoCEv{} BTH: {} (opcode 0x{:02x})",
-        r.version.number(),
+        "  {} BTH: {} (opcode 0x{:02x})",
+        match r.version {
+            RoceVersion::V1 => "RoCEv1",
+            RoceVersion::V2 => "RoCEv2",
+            RoceVersion::Infiniband => "InfiniBand",
+        },
         r.opcode_name(),
         b.opcode
     )?;

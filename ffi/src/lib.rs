@@ -23,8 +23,8 @@ use core::net::IpAddr;
 
 use roce_parser::{
     opcode_name_with_nul, Config, Encap, EncapKind, Error, ErrorKind, EthernetInfo, GeneveRepr,
-    IcrcStatus, IpInfo, Layer, Packet, Problem, Problems, Roce, RoceVersion, SegmentScratch,
-    Tunnel, UdpInfo, VlanTag, ROCEV2_UDP_PORT,
+    IcrcStatus, IpInfo, Layer, Packet, Problem, Problems, Roce, SegmentScratch, Tunnel, UdpInfo,
+    VlanTag, ROCEV2_UDP_PORT,
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -179,8 +179,11 @@ pub const ROCE_PROBLEM_IPV6_EXTENSION_CHAIN: u32 = 1 << 28;
 /// other than 0): the inner frame is not decoded (`stop` is `ROCE_ERR_MALFORMED` at the
 /// tunnel's layer). A tunnel header cut short is a truncation, not this problem.
 pub const ROCE_PROBLEM_TUNNEL_MALFORMED: u32 = 1 << 29;
+/// The VCRC closing a native InfiniBand packet does not match it: the packet was damaged on
+/// the last link (`vcrc_status` is `ROCE_ICRC_BAD`).
+pub const ROCE_PROBLEM_VCRC_BAD: u32 = 1 << 30;
 /// Every problem bit this version knows (other bits are never set).
-pub const ROCE_PROBLEM_ALL: u32 = (1 << 30) - 1;
+pub const ROCE_PROBLEM_ALL: u32 = (1 << 31) - 1;
 
 // ---------------------------------------------------------------------------------------------
 // Layers (roce_packet.stop_layer)
@@ -232,6 +235,8 @@ pub const ROCE_LAYER_ERSPAN: u8 = 20;
 pub const ROCE_LAYER_VXLAN: u8 = 21;
 /// `stop_layer`: a Geneve header.
 pub const ROCE_LAYER_GENEVE: u8 = 22;
+/// `stop_layer`: the LRH of a native InfiniBand packet.
+pub const ROCE_LAYER_LRH: u8 = 23;
 /// `stop_layer`: a layer this header version does not name.
 pub const ROCE_LAYER_OTHER: u8 = 255;
 
@@ -822,6 +827,7 @@ fn layer_code(l: Layer) -> u8 {
         Layer::Erspan => ROCE_LAYER_ERSPAN,
         Layer::Vxlan => ROCE_LAYER_VXLAN,
         Layer::Geneve => ROCE_LAYER_GENEVE,
+        Layer::Lrh => ROCE_LAYER_LRH,
         _ => ROCE_LAYER_OTHER,
     }
 }
@@ -854,10 +860,7 @@ fn icrc_code(s: IcrcStatus) -> (u8, u32) {
 /// `len` bytes.
 #[inline]
 fn fill_roce(out: &mut roce_packet, len: usize, r: &Roce<'_>, problems: Problems) {
-    out.roce_version = match r.version {
-        RoceVersion::V1 => 1,
-        RoceVersion::V2 => 2,
-    };
+    out.roce_version = r.version.number();
     out.opcode_known = r.info.is_some();
     let (status, computed) = icrc_code(r.icrc_status);
     out.icrc_status = status;
@@ -1636,7 +1639,7 @@ fn problem_cstrs(p: Problem) -> (&'static CStr, &'static CStr) {
         ShortForOpcode CnpLength CnpBecnClear CnpPsnNonZero RdLayoutMismatch Qp1QKey
         Ipv4Checksum IpFragment MadTruncated MadUnknownVersion MadUnknownAttribute IcrcBad
         GrhNextHeader ShortForBth ShortForIcrc IpHeaderLength TooManyVlanTags Ipv6ExtensionChain
-        TunnelMalformed
+        TunnelMalformed VcrcBad
     )
 }
 
@@ -1676,6 +1679,7 @@ pub extern "C" fn roce_layer_name(layer: u8) -> *const c_char {
         ROCE_LAYER_ERSPAN => Erspan,
         ROCE_LAYER_VXLAN => Vxlan,
         ROCE_LAYER_GENEVE => Geneve,
+        ROCE_LAYER_LRH => Lrh,
     );
     s.as_ptr()
 }

@@ -1,5 +1,6 @@
 //! The frame builder: writes a complete Ethernet / \[VLAN\] / IPv4 or IPv6 / UDP / RoCE frame
-//! (or a RoCEv1 frame) with correct lengths, IPv4 checksum, PadCnt, zero pad and ICRC.
+//! (or a RoCEv1 frame, or a native InfiniBand packet: LRH, \[GRH\], the transport, ICRC and
+//! VCRC) with correct lengths, IPv4 checksum, PadCnt, zero pad and CRCs.
 //! Tests, fuzzing and the scenario suite make their packets with it. Nothing is allocated:
 //! the caller hands an output buffer of at least [`FrameBuilder::buffer_len`] bytes.
 
@@ -10,7 +11,7 @@ use etherparse::{
 
 use crate::encap::{EncapKind, Tunnel, IP_PROTOCOL_GRE};
 use crate::error::{Error, Layer, Result};
-use crate::headers::{Bth, BthRepr, ExtHeaders, Grh, GrhRepr};
+use crate::headers::{Bth, BthRepr, ExtHeaders, Grh, GrhRepr, Lnh, Lrh, LrhRepr};
 use crate::icrc::{self, IcrcNetwork};
 use crate::opcode;
 use crate::packet::ROCEV2_UDP_PORT;
@@ -63,6 +64,10 @@ pub enum Network {
     Ipv6(Ipv6Spec),
     /// RoCEv1: a GRH (its `paylen` and `nxthdr` are computed) right after the EtherType.
     RoceV1(GrhRepr),
+    /// Native InfiniBand: no Ethernet, an LRH (its `lnh` and `pkt_len` are computed), the GRH
+    /// when given (a routed packet; `paylen` and `nxthdr` computed), the transport, the ICRC
+    /// and the VCRC. The builder's Ethernet, VLAN and UDP fields are unused.
+    Infiniband(LrhRepr, Option<GrhRepr>),
 }
 
 impl Network {
@@ -90,10 +95,17 @@ impl Network {
         })
     }
 
+    /// A native InfiniBand packet with this LRH and no GRH.
+    pub const fn infiniband(lrh: LrhRepr) -> Self {
+        Network::Infiniband(lrh, None)
+    }
+
     const fn len(&self) -> usize {
         match self {
             Network::Ipv4(_) => 20,
             Network::Ipv6(_) | Network::RoceV1(_) => 40,
+            Network::Infiniband(_, None) => LrhRepr::LEN,
+            Network::Infiniband(_, Some(_)) => LrhRepr::LEN + GrhRepr::LEN,
         }
     }
 }
@@ -171,8 +183,15 @@ impl<'p> FrameBuilder<'p> {
 
     /// The frame's length in bytes.
     pub fn buffer_len(&self) -> usize {
-        let udp = if matches!(self.network, Network::RoceV1(_)) { 0 } else { 8 };
-        self.l2_len() + self.network.len() + udp + self.transport_len()
+        match self.network {
+            Network::RoceV1(_) => self.l2_len() + self.network.len() + self.transport_len(),
+            Network::Infiniband(..) => {
+                self.network.len() + self.transport_len() + crate::headers::lrh::VCRC_LEN
+            }
+            Network::Ipv4(_) | Network::Ipv6(_) => {
+                self.l2_len() + self.network.len() + 8 + self.transport_len()
+            }
+        }
     }
 
     /// Writes the frame to the start of `out` and returns its length.
@@ -183,12 +202,16 @@ impl<'p> FrameBuilder<'p> {
             out.get_mut(..total).ok_or(Error::buffer_too_small(Layer::Builder, total, avail))?;
         let transport_len = self.transport_len();
         let too_long = Error::malformed(Layer::Builder, 0, "frame too long for its length fields");
+        if let Network::Infiniband(lrh, grh) = self.network {
+            return self.emit_infiniband(frame, lrh, grh, transport_len, too_long);
+        }
 
         // L2.
         let first_type = match self.network {
             Network::Ipv4(_) => ETHERTYPE_IPV4,
             Network::Ipv6(_) => ETHERTYPE_IPV6,
             Network::RoceV1(_) => ETHERTYPE_ROCEV1,
+            Network::Infiniband(..) => return Err(too_long),
         };
         let mut off = put_l2(frame, self.eth_dst, self.eth_src, &self.vlans, first_type);
 
@@ -208,6 +231,7 @@ impl<'p> FrameBuilder<'p> {
                 }
                 off += GrhRepr::LEN;
             }
+            Network::Infiniband(..) => return Err(too_long),
         }
         let udp_off = off;
         if !matches!(self.network, Network::RoceV1(_)) {
@@ -220,8 +244,81 @@ impl<'p> FrameBuilder<'p> {
             off = put(frame, off, &udp.to_bytes());
         }
 
-        // Transport: BTH, the opcode's headers, payload, pad.
         let bth_off = off;
+        off = self.put_transport(frame, off);
+
+        // ICRC over what was just written.
+        let value = match self.icrc {
+            Some(v) => v,
+            None => {
+                let net = frame.get(net_off..udp_off).unwrap_or(&[]);
+                let net = match self.network {
+                    Network::Ipv4(_) => IcrcNetwork::Ipv4(net),
+                    Network::Ipv6(_) => IcrcNetwork::Ipv6(net),
+                    Network::RoceV1(_) | Network::Infiniband(..) => IcrcNetwork::Grh(net),
+                };
+                let udp = frame.get(udp_off..bth_off).unwrap_or(&[]);
+                icrc::compute_icrc(net, udp, frame.get(bth_off..off).unwrap_or(&[]))
+            }
+        };
+        off = put(frame, off, &value.to_le_bytes());
+        debug_assert_eq!(off, total);
+        Ok(total)
+    }
+
+    /// A native InfiniBand packet into `frame` (exactly its length): LRH, \[GRH\], the
+    /// transport, ICRC, VCRC.
+    fn emit_infiniband(
+        &self,
+        frame: &mut [u8],
+        mut lrh: LrhRepr,
+        grh: Option<GrhRepr>,
+        transport_len: usize,
+        too_long: Error,
+    ) -> Result<usize> {
+        let total = frame.len();
+        let packet_len = total - crate::headers::lrh::VCRC_LEN;
+        lrh.lnh = if grh.is_some() { Lnh::Global } else { Lnh::Local };
+        lrh.pkt_len = u16::try_from(packet_len / 4).ok().filter(|&w| w <= 0x7ff).ok_or(too_long)?;
+        if let Some(b) = frame.get_mut(..LrhRepr::LEN) {
+            lrh.emit(&mut Lrh::new_unchecked(b));
+        }
+        let mut off = LrhRepr::LEN;
+        if let Some(mut g) = grh {
+            g.paylen = u16::try_from(transport_len).map_err(|_| too_long)?;
+            g.nxthdr = crate::headers::grh::NXTHDR_BTH;
+            if let Some(b) = frame.get_mut(off..off + GrhRepr::LEN) {
+                g.emit(&mut Grh::new_unchecked(b));
+            }
+            off += GrhRepr::LEN;
+        }
+        let bth_off = off;
+        off = self.put_transport(frame, off);
+        let value = match self.icrc {
+            Some(v) => v,
+            None => {
+                let transport = frame.get(bth_off..off).unwrap_or(&[]);
+                match grh {
+                    Some(_) => {
+                        let g = frame.get(LrhRepr::LEN..bth_off).unwrap_or(&[]);
+                        icrc::compute_icrc(IcrcNetwork::Grh(g), &[], transport)
+                    }
+                    None => {
+                        let l = frame.get(..LrhRepr::LEN).unwrap_or(&[]);
+                        icrc::compute_icrc(IcrcNetwork::Lrh(l), &[], transport)
+                    }
+                }
+            }
+        };
+        off = put(frame, off, &value.to_le_bytes());
+        let vcrc = icrc::compute_vcrc(frame.get(..off).unwrap_or(&[]));
+        off = put(frame, off, &vcrc.to_le_bytes());
+        debug_assert_eq!(off, total);
+        Ok(total)
+    }
+
+    /// The BTH, the opcode's headers, payload and pad at `off`; returns where they end.
+    fn put_transport(&self, frame: &mut [u8], mut off: usize) -> usize {
         let mut bth = self.bth;
         bth.padcnt = self.padcnt();
         if let Some(b) = frame.get_mut(off..off + BthRepr::LEN) {
@@ -241,25 +338,7 @@ impl<'p> FrameBuilder<'p> {
         if let Some(p) = frame.get_mut(off..pad_end) {
             p.fill(0);
         }
-        off = pad_end;
-
-        // ICRC over what was just written.
-        let value = match self.icrc {
-            Some(v) => v,
-            None => {
-                let net = frame.get(net_off..udp_off).unwrap_or(&[]);
-                let net = match self.network {
-                    Network::Ipv4(_) => IcrcNetwork::Ipv4(net),
-                    Network::Ipv6(_) => IcrcNetwork::Ipv6(net),
-                    Network::RoceV1(_) => IcrcNetwork::Grh(net),
-                };
-                let udp = frame.get(udp_off..bth_off).unwrap_or(&[]);
-                icrc::compute_icrc(net, udp, frame.get(bth_off..off).unwrap_or(&[]))
-            }
-        };
-        off = put(frame, off, &value.to_le_bytes());
-        debug_assert_eq!(off, total);
-        Ok(total)
+        pad_end
     }
 }
 
@@ -342,7 +421,7 @@ impl<'a> TunnelBuilder<'a> {
         let ethertype = match self.network {
             Network::Ipv4(_) => ETHERTYPE_IPV4,
             Network::Ipv6(_) => ETHERTYPE_IPV6,
-            Network::RoceV1(_) => {
+            Network::RoceV1(_) | Network::Infiniband(..) => {
                 return Err(Error::malformed(Layer::Builder, 0, "a tunnel is carried over IP"))
             }
         };
@@ -399,7 +478,7 @@ fn put_ip(
             };
             Some(put(frame, off, &ip.to_bytes()))
         }
-        Network::RoceV1(_) => None,
+        Network::RoceV1(_) | Network::Infiniband(..) => None,
     }
 }
 

@@ -27,7 +27,9 @@ macro_rules! layers {
             Ipv6Extensions,
             /// UDP header.
             Udp,
-            /// Global Route Header of RoCEv1 (IBTA Vol. 1 §8.3).
+            /// Local Route Header of native InfiniBand (IBTA Vol. 1 §7.7).
+            Lrh,
+            /// Global Route Header of RoCEv1 and routed InfiniBand (IBTA Vol. 1 §8.3).
             Grh,
             /// Base Transport Header (IBTA Vol. 1 §9.2).
             Bth,
@@ -36,6 +38,8 @@ macro_rules! layers {
             Payload,
             /// The 4-byte invariant CRC at the end of the packet.
             Icrc,
+            /// The 2-byte variant CRC closing a native InfiniBand packet.
+            Vcrc,
             /// Management datagram header (on QP1).
             Mad,
             /// Communication Manager message in a MAD (IBTA Vol. 1 chapter 12).
@@ -62,11 +66,13 @@ macro_rules! layers {
                     Layer::Ipv6 => "IPv6",
                     Layer::Ipv6Extensions => "IPv6 extension headers",
                     Layer::Udp => "UDP",
+                    Layer::Lrh => "LRH",
                     Layer::Grh => "GRH",
                     Layer::Bth => "BTH",
                     $(Layer::$view => $name,)*
                     Layer::Payload => "payload",
                     Layer::Icrc => "ICRC",
+                    Layer::Vcrc => "VCRC",
                     Layer::Mad => "MAD",
                     Layer::Cm => "CM",
                     Layer::Builder => "frame builder",

@@ -5,7 +5,12 @@
 //! ones (RoCEv2), the BTH with byte 4 (FECN/BECN/resv6) set to ones, then everything up to
 //! the ICRC.
 //!
-//! Two ways to compute it, both without copying the payload:
+//! Native InfiniBand has the real LRH in the ones' place, with its VL set to ones
+//! ([`IcrcNetwork::Lrh`]); behind a GRH (a routed packet) the LRH counts as ones, as in
+//! RoCEv1. Its packets end with a second CRC, the VCRC ([`compute_vcrc`]), over everything
+//! as sent on the last link.
+//!
+//! Two ways to compute the ICRC, both without copying the payload:
 //! - [`compute_icrc_span`], the parser's: one crc32fast pass straight over the frame, from the IP
 //!   header (or GRH) to the ICRC, unmasked. CRC-32 is linear, so setting a byte at offset
 //!   `k` to ones changes the result exactly as XORing a 32-bit value, determined by `k` and
@@ -64,15 +69,22 @@ pub enum IcrcNetwork<'a> {
     Ipv4(&'a [u8]),
     /// The 40-byte fixed IPv6 header (traffic class, flow label, hop limit are masked).
     Ipv6(&'a [u8]),
-    /// The RoCEv1 GRH (masked like IPv6); no UDP header follows.
+    /// The RoCEv1 GRH, or the GRH of a routed native InfiniBand packet (masked like IPv6;
+    /// the LRH before it counts as eight 0xFF bytes, as RoCE's missing one); no UDP header.
     Grh(&'a [u8]),
+    /// The 8-byte LRH of a native InfiniBand packet without a GRH: covered as it is, its VL
+    /// set to ones (switches rewrite it), then the BTH.
+    Lrh(&'a [u8]),
 }
 
 impl<'a> IcrcNetwork<'a> {
     /// The header's bytes.
     pub fn header(self) -> &'a [u8] {
         match self {
-            IcrcNetwork::Ipv4(h) | IcrcNetwork::Ipv6(h) | IcrcNetwork::Grh(h) => h,
+            IcrcNetwork::Ipv4(h)
+            | IcrcNetwork::Ipv6(h)
+            | IcrcNetwork::Grh(h)
+            | IcrcNetwork::Lrh(h) => h,
         }
     }
 }
@@ -100,6 +112,14 @@ pub(crate) fn compute_segments(
         IcrcNetwork::Ipv4(h) => (h, udp),
         IcrcNetwork::Ipv6(h) => (h, udp),
         IcrcNetwork::Grh(h) => (h, &[][..]),
+        IcrcNetwork::Lrh(lrh) => {
+            // The real LRH in the ones' place, its VL (the high nibble of byte 0) masked.
+            append(&mut buf, 0, lrh.get(..LRH_ONES).unwrap_or(lrh));
+            if let Some(b) = buf.first_mut() {
+                *b |= 0xf0;
+            }
+            (&[][..], &[][..])
+        }
     };
     n = append(&mut buf, n, ip);
     let ip_start = LRH_ONES;
@@ -110,6 +130,7 @@ pub(crate) fn compute_segments(
                 set_u8(&mut buf, ip_start + at, 0xff);
             }
         }
+        IcrcNetwork::Lrh(_) => {}
         IcrcNetwork::Ipv6(_) | IcrcNetwork::Grh(_) => {
             // Traffic class and flow label: the low nibble of byte 0 through byte 3; hop limit.
             if let Some(b) = buf.get_mut(ip_start) {
@@ -157,6 +178,30 @@ pub fn compute_icrc_span(net: IcrcNetwork<'_>, span: &[u8]) -> u32 {
     h.finalize()
 }
 
+/// The VCRC of native InfiniBand (IBTA Vol. 1 §7.8.2): CRC-16 with polynomial 0x100B,
+/// reflected, starting from and finally XORed with 0xFFFF, over the packet as sent on the
+/// link, LRH through ICRC. Stored little-endian after the ICRC (measured on the real ibdump
+/// captures: 170 of 170 packets match).
+pub const VCRC: crc::Algorithm<u16> = crc::Algorithm {
+    width: 16,
+    poly: 0x100b,
+    init: 0xffff,
+    refin: true,
+    refout: true,
+    xorout: 0xffff,
+    check: 0x0a3d,
+    residue: 0x556f,
+};
+
+/// The table-driven engine of [`VCRC`], built at compile time.
+static VCRC_ENGINE: crc::Crc<u16> = crc::Crc::<u16>::new(&VCRC);
+
+/// The VCRC of `packet`: the bytes of a native InfiniBand packet from the LRH through the
+/// ICRC.
+pub fn compute_vcrc(packet: &[u8]) -> u16 {
+    VCRC_ENGINE.checksum(packet)
+}
+
 /// [`compute_icrc_span`] for a span in segments: `head` is its contiguous start (at least its
 /// network, UDP and BTH headers); `feed(h, k)` feeds the span's bytes from offset `k` to its end.
 pub(crate) fn compute_span_segments(
@@ -178,7 +223,11 @@ pub(crate) fn compute_span_segments(
 
 /// Lengths of the network and UDP headers at the start of a span.
 fn split_lens(net: IcrcNetwork<'_>) -> (usize, usize) {
-    (net.header().len(), if matches!(net, IcrcNetwork::Grh(_)) { 0 } else { 8 })
+    let udp = match net {
+        IcrcNetwork::Ipv4(_) | IcrcNetwork::Ipv6(_) => 8,
+        IcrcNetwork::Grh(_) | IcrcNetwork::Lrh(_) => 0,
+    };
+    (net.header().len(), udp)
 }
 
 /// The starting-register change that masks the span's mutable bytes, when its layout is one

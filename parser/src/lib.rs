@@ -164,19 +164,21 @@ pub use error::{Error, ErrorKind, Layer, Result};
 pub use headers::{
     aeth::{rnr_timer_us, AethDescription, RNR_TIMER_US},
     grh::NXTHDR_BTH,
-    AethKind, Bth, BthRepr, ExtHeader, ExtHeaders, Grh, GrhRepr, NakCode,
+    lrh::VCRC_LEN,
+    AethKind, Bth, BthRepr, ExtHeader, ExtHeaders, Grh, GrhRepr, Lnh, Lrh, LrhRepr, NakCode,
 };
-pub use icrc::{compute_icrc, compute_icrc_span, IcrcNetwork, IcrcStatus};
+pub use icrc::{compute_icrc, compute_icrc_span, compute_vcrc, IcrcNetwork, IcrcStatus, VCRC};
 pub use opcode::{
     lookup as lookup_opcode, name as opcode_name, name_with_nul as opcode_name_with_nul,
     OpcodeInfo, Operation, PayloadRule, Position, Role, Transport, OPCODES,
 };
 pub use packet::{
-    parse_ethernet, parse_ethernet_into, parse_ethertype_payload, parse_ip, parse_udp_payload,
-    Config, Ecn, EthernetInfo, IpInfo, Packet, UdpInfo, VlanTag, ETHERTYPE_IPV4, ETHERTYPE_IPV6,
-    ETHERTYPE_ROCEV1, MAX_EXTRA_UDP_PORTS, MAX_VLANS, ROCEV2_UDP_PORT,
+    parse_ethernet, parse_ethernet_into, parse_ethertype_payload, parse_infiniband,
+    parse_infiniband_into, parse_ip, parse_udp_payload, Config, Ecn, EthernetInfo, IpInfo, Packet,
+    UdpInfo, Vcrc, VlanTag, ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_ROCEV1, MAX_EXTRA_UDP_PORTS,
+    MAX_VLANS, ROCEV2_UDP_PORT,
 };
-pub use prefix::{parse_ethertype_prefix, parse_prefix, Prefix};
+pub use prefix::{parse_ethertype_prefix, parse_infiniband_prefix, parse_prefix, Prefix};
 pub use problems::{Problem, Problems};
 pub use psn::{read_psns, Psn, PSN_MASK};
 pub use roce::{Roce, RoceVersion, CNP_BODY_LEN, ICRC_LEN};

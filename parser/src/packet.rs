@@ -1,5 +1,7 @@
 //! Whole frames: Ethernet (with 802.1Q / 802.1ad tags), IPv4 / IPv6 and UDP through
-//! etherparse, then RoCEv2 on the configured UDP port or RoCEv1 on EtherType 0x8915.
+//! etherparse, then RoCEv2 on the configured UDP port or RoCEv1 on EtherType 0x8915; and
+//! native InfiniBand packets (LRH, the GRH when LNH says so, then the same transport) with
+//! [`parse_infiniband`].
 //!
 //! Parsing is lax, like etherparse's `LaxSlicedPacket`: a truncated frame still yields
 //! every header it fully holds, `stop` says where and why parsing ended, and `problems`
@@ -14,8 +16,9 @@ use etherparse::{
 
 use crate::encap::{self, Encap, EncapKind, IP_PROTOCOL_GRE, MAX_ENCAP};
 use crate::error::{Error, Layer, Result};
-use crate::headers::{BthRepr, Grh, GrhRepr};
-use crate::icrc::IcrcNetwork;
+use crate::headers::lrh::VCRC_LEN;
+use crate::headers::{BthRepr, Grh, GrhRepr, Lnh, Lrh, LrhRepr};
+use crate::icrc::{self, IcrcNetwork, IcrcStatus};
 use crate::problems::{Problem, Problems};
 use crate::roce::{parse_transport, Framing, Roce, RoceVersion};
 use crate::segments::{Source, Whole};
@@ -210,7 +213,12 @@ pub struct Packet<'a> {
     /// `vlans`, `ip` and `udp` above then describe the inner frame. All `None` for a frame
     /// captured on the host.
     pub encap: [Option<Encap<'a>>; MAX_ENCAP],
-    /// The RoCE packet, when the frame is RoCEv2 or RoCEv1.
+    /// The LRH of a native InfiniBand packet ([`parse_infiniband`]); `None` for RoCE.
+    pub lrh: Option<LrhRepr>,
+    /// The VCRC closing a native InfiniBand packet and its verdict; `None` for RoCE.
+    pub vcrc: Option<Vcrc>,
+    /// The RoCE packet, when the frame is RoCEv2 or RoCEv1; for native InfiniBand, the
+    /// transport after the LRH (and GRH), which is the same.
     pub roce: Option<Roce<'a>>,
     /// Everything found wrong, across layers.
     pub problems: Problems,
@@ -245,6 +253,8 @@ impl<'a> Packet<'a> {
             ip: None,
             udp: None,
             encap: [None; MAX_ENCAP],
+            lrh: None,
+            vcrc: None,
             roce: None,
             problems: Problems::NONE,
             stop: None,
@@ -271,6 +281,128 @@ impl<'a> Packet<'a> {
     pub fn encap_kind(&self) -> Option<EncapKind> {
         self.tunnels().last().map(Encap::kind)
     }
+}
+
+/// The VCRC of a native InfiniBand packet: the 2 bytes after the ICRC, and whether they
+/// match the packet (LRH through ICRC, as sent on the last link).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Vcrc {
+    /// The VCRC as stored (little-endian), if captured.
+    pub stored: Option<u16>,
+    /// The verdict: ok, bad (with the VCRC the packet should carry, in `computed`'s low 16
+    /// bits), unverifiable (the packet is cut short, or PktLen is below the LRH), or not
+    /// checked (verification off).
+    pub status: IcrcStatus,
+}
+
+/// Parses a native InfiniBand packet, as ibdump or an ERF capture holds it: the LRH
+/// (IBTA Vol. 1 §7.7), the GRH when LNH is "IBA global", then the BTH and everything after it
+/// as for RoCE, with the ICRC over InfiniBand's invariant fields and the VCRC after it. The
+/// LRH's PktLen gives the packet's length (bytes after the VCRC, such as a capture record's
+/// padding, are ignored). A packet of another transport (LNH raw or IPv6) yields its LRH only.
+/// Fails only when the LRH itself is incomplete.
+///
+/// ```
+/// use roce_parser::{parse_infiniband, BthRepr, Config, FrameBuilder, IcrcStatus, LrhRepr};
+/// use roce_parser::{Network, RoceVersion};
+///
+/// let lrh = LrhRepr { sl: 0, dlid: 2, slid: 1, ..Default::default() };
+/// let bth = BthRepr { opcode: 0x04, dest_qp: 0x12, psn: 7, ..Default::default() };
+/// let mut builder = FrameBuilder::new(Network::infiniband(lrh), bth);
+/// builder.payload = b"hello";
+/// let mut buf = [0u8; 64];
+/// let len = builder.emit(&mut buf)?;
+///
+/// let p = parse_infiniband(&buf[..len], &Config::default())?;
+/// assert_eq!(p.lrh.map(|l| (l.slid, l.dlid, l.packet_len())), Some((1, 2, len - 2)));
+/// assert_eq!(p.vcrc.map(|v| v.status), Some(IcrcStatus::Ok));
+/// let r = p.roce.expect("LNH IBA local: a BTH follows");
+/// assert_eq!((r.version, r.bth.psn, r.payload), (RoceVersion::Infiniband, 7, &b"hello"[..]));
+/// assert_eq!(r.icrc_status, IcrcStatus::Ok);
+/// # Ok::<(), roce_parser::Error>(())
+/// ```
+#[inline]
+pub fn parse_infiniband<'a>(packet: &'a [u8], cfg: &Config) -> Result<Packet<'a>> {
+    let mut p = Packet::new(packet);
+    infiniband_into(packet, cfg, &mut p)?;
+    Ok(p)
+}
+
+/// [`parse_infiniband`] in place, as [`parse_ethernet_into`]. On error `out` is left empty.
+pub fn parse_infiniband_into<'a>(
+    packet: &'a [u8],
+    cfg: &Config,
+    out: &mut Packet<'a>,
+) -> Result<()> {
+    *out = Packet::new(packet);
+    infiniband_into(packet, cfg, out)
+}
+
+fn infiniband_into<'a>(data: &'a [u8], cfg: &Config, p: &mut Packet<'a>) -> Result<()> {
+    let lrh = LrhRepr::parse(&Lrh::new_checked(data)?);
+    p.lrh = Some(lrh);
+    p.problems.flag(lrh.reserved_set(), Problem::ReservedBits);
+    // PktLen counts the LRH through the ICRC; the VCRC follows.
+    let len = lrh.packet_len();
+    let stored =
+        data.get(len..).and_then(|s| s.first_chunk::<VCRC_LEN>()).map(|b| u16::from_le_bytes(*b));
+    let status = match (cfg.verify, stored) {
+        (false, _) => IcrcStatus::NotChecked,
+        (true, None) => IcrcStatus::Unverifiable,
+        _ if len < LrhRepr::LEN => IcrcStatus::Unverifiable,
+        (true, Some(v)) => {
+            let computed = icrc::compute_vcrc(data.get(..len).unwrap_or(data));
+            if computed == v {
+                IcrcStatus::Ok
+            } else {
+                IcrcStatus::Bad { computed: u32::from(computed) }
+            }
+        }
+    };
+    p.problems.flag(matches!(status, IcrcStatus::Bad { .. }), Problem::VcrcBad);
+    p.problems.flag(data.len() < len + VCRC_LEN, Problem::Truncated);
+    p.vcrc = Some(Vcrc { stored, status });
+    let lrh_bytes = data.get(..LrhRepr::LEN).unwrap_or(data);
+    match lrh.lnh {
+        Lnh::Local => {
+            let f = Framing {
+                version: RoceVersion::Infiniband,
+                grh: None,
+                icrc_net: Some((IcrcNetwork::Lrh(lrh_bytes), &[])),
+                icrc_span: Some(data),
+                base: LrhRepr::LEN,
+                claimed_len: len.saturating_sub(LrhRepr::LEN),
+                verify_icrc: cfg.verify,
+            };
+            transport(p, LrhRepr::LEN, &f, Whole);
+        }
+        Lnh::Global => {
+            let off = LrhRepr::LEN;
+            let rest = data.get(off..).unwrap_or(&[]);
+            let grh = match Grh::new_checked(rest) {
+                Ok(g) => GrhRepr::parse(&g),
+                Err(e) => {
+                    p.problems.flag(data.len() < len, Problem::Truncated);
+                    p.stop = Some(e.at(off));
+                    return Ok(());
+                }
+            };
+            p.problems.flag(grh.nxthdr != crate::headers::grh::NXTHDR_BTH, Problem::GrhNextHeader);
+            let f = Framing {
+                version: RoceVersion::Infiniband,
+                grh: Some(grh),
+                icrc_net: Some((IcrcNetwork::Grh(rest.get(..GrhRepr::LEN).unwrap_or(rest)), &[])),
+                icrc_span: Some(rest),
+                base: off + GrhRepr::LEN,
+                claimed_len: len.saturating_sub(off + GrhRepr::LEN),
+                verify_icrc: cfg.verify,
+            };
+            transport(p, off + GrhRepr::LEN, &f, Whole);
+        }
+        // Another transport's packet (raw, or IPv6 over InfiniBand): the LRH is all we read.
+        Lnh::Raw | Lnh::Ipv6 => {}
+    }
+    Ok(())
 }
 
 /// Parses an Ethernet II frame. Fails only when the Ethernet header itself is incomplete.

@@ -14,7 +14,7 @@ use crate::encap::{
     self, EncapKind, Inner, GENEVE_UDP_PORT, IP_PROTOCOL_GRE, MAX_ENCAP, VXLAN_UDP_PORT,
 };
 use crate::error::{Error, Layer, Result};
-use crate::headers::Grh;
+use crate::headers::{Grh, Lnh, Lrh, LrhRepr};
 use crate::packet::{ip_error, ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_ROCEV1, VLAN_LIMIT};
 
 /// The network header of a frame, decoded as far as its addresses: what
@@ -25,7 +25,8 @@ use crate::packet::{ip_error, ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_ROCEV1, 
 /// addresses ([`crate::headers::GrhRepr::sgid_addr`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Prefix {
-    /// The EtherType after any VLAN tags: 0x0800 (IPv4), 0x86dd (IPv6) or 0x8915 (RoCEv1).
+    /// The EtherType after any VLAN tags: 0x0800 (IPv4), 0x86dd (IPv6) or 0x8915 (RoCEv1);
+    /// 0 for a native InfiniBand packet ([`parse_infiniband_prefix`]).
     pub ethertype: u16,
     /// VLAN tags walked before the network header (0 when the input starts at it).
     pub vlan_tags: usize,
@@ -127,6 +128,30 @@ fn ethernet(frame: &[u8], start: usize, tunnels: usize) -> Result<Option<Prefix>
 #[inline(always)]
 pub fn parse_ethertype_prefix(ethertype: u16, data: &[u8]) -> Result<Option<Prefix>> {
     network(data, ethertype, 0, 0, 0)
+}
+
+/// The prefix of a native InfiniBand packet ([`crate::parse_infiniband`]'s input): for a
+/// routed packet (LNH "IBA global") the GRH's SGID and DGID, as the parse reports them
+/// (`ethertype` is then 0, `network_offset` 8); `Ok(None)` for a packet without a GRH, whose
+/// endpoints are LIDs, not addresses. `Err` when the LRH, or the GRH it announces, is cut
+/// short.
+pub fn parse_infiniband_prefix(packet: &[u8]) -> Result<Option<Prefix>> {
+    let lrh = Lrh::new_checked(packet)?;
+    if lrh.lnh() != Lnh::Global {
+        return Ok(None);
+    }
+    let off = LrhRepr::LEN;
+    let grh = Grh::new_checked(packet.get(off..).unwrap_or(&[])).map_err(|e| e.at(off))?;
+    let (src, dst) = (Ipv6Addr::from(grh.sgid()), Ipv6Addr::from(grh.dgid()));
+    Ok(Some(Prefix {
+        ethertype: 0,
+        vlan_tags: 0,
+        network_offset: off,
+        network_len: Grh::<&[u8]>::LEN,
+        src: IpAddr::V6(src),
+        dst: IpAddr::V6(dst),
+        tunnels: 0,
+    }))
 }
 
 /// The network header of `ethertype` at `off` in the input, after `vlan_tags` tags, and

@@ -109,6 +109,9 @@ problems! {
     /// A tunnel header (GRE, ERSPAN, VXLAN, Geneve) that cannot be right: an ERSPAN version
     /// its GRE protocol does not carry, a Geneve version other than 0.
     TunnelMalformed = 29, "tunnel_malformed", "tunnel header malformed: the inner frame not decoded";
+    /// The VCRC closing a native InfiniBand packet does not match it: the packet was damaged
+    /// on the last link (or written by a capture tool that does not keep the VCRC).
+    VcrcBad = 30, "vcrc_bad", "VCRC mismatch: damaged on the last link";
 }
 
 impl fmt::Display for Problem {

@@ -24,14 +24,18 @@ pub enum RoceVersion {
     V1,
     /// UDP destination port 4791 (or the configured one).
     V2,
+    /// Not RoCE: a native InfiniBand packet, the same transport after an LRH (and a GRH
+    /// when routed) instead of Ethernet ([`crate::parse_infiniband`]).
+    Infiniband,
 }
 
 impl RoceVersion {
-    /// 1 or 2.
+    /// 1 or 2; 0 for native InfiniBand.
     pub const fn number(self) -> u8 {
         match self {
             RoceVersion::V1 => 1,
             RoceVersion::V2 => 2,
+            RoceVersion::Infiniband => 0,
         }
     }
 }

@@ -190,6 +190,15 @@ fn network_strategy() -> impl Strategy<Value = Network> {
                 dgid
             })
         ),
+        // Native InfiniBand, local and routed (the GRH's fields as RoCEv1's).
+        (0u8..16, 0u8..16, any::<u16>(), any::<u16>(), any::<bool>(), any::<[u8; 16]>()).prop_map(
+            |(vl, sl, dlid, slid, routed, gid)| {
+                let lrh = LrhRepr { vl, sl, dlid, slid, ..Default::default() };
+                let grh =
+                    GrhRepr { ipver: 6, hoplmt: 1, sgid: gid, dgid: gid, ..Default::default() };
+                Network::Infiniband(lrh, routed.then_some(grh))
+            }
+        ),
     ]
 }
 
@@ -237,9 +246,14 @@ proptest! {
         b.udp_checksum = csum;
         let frame = build(&b);
 
-        let p = parse_ethernet(&frame, &Config::default()).unwrap();
+        let native = matches!(net, Network::Infiniband(..));
+        let p = if native {
+            parse_infiniband(&frame, &Config::default()).unwrap()
+        } else {
+            parse_ethernet(&frame, &Config::default()).unwrap()
+        };
         prop_assert_eq!(p.stop, None);
-        prop_assert_eq!(p.vlans, vlans);
+        prop_assert_eq!(p.vlans, if native { [None; MAX_VLANS] } else { vlans });
         let r = p.roce.unwrap();
         let mut expect_bth = bth;
         expect_bth.padcnt = ((4 - payload.len() % 4) % 4) as u8;
@@ -268,6 +282,14 @@ proptest! {
                 let got = r.grh.unwrap();
                 prop_assert_eq!((got.sgid, got.dgid, got.tclass, got.flow_label, got.hoplmt), (g.sgid, g.dgid, g.tclass, g.flow_label, g.hoplmt));
                 prop_assert_eq!(r.version, RoceVersion::V1);
+            }
+            Network::Infiniband(lrh, grh) => {
+                let got = p.lrh.unwrap();
+                prop_assert_eq!((got.vl, got.sl, got.dlid, got.slid), (lrh.vl, lrh.sl, lrh.dlid, lrh.slid));
+                prop_assert_eq!(got.packet_len() + VCRC_LEN, frame.len());
+                prop_assert_eq!(r.grh.map(|g| g.sgid), grh.map(|g| g.sgid));
+                prop_assert_eq!(p.vcrc.map(|v| v.status), Some(IcrcStatus::Ok));
+                prop_assert_eq!(r.version, RoceVersion::Infiniband);
             }
         }
         // Only the problems the random reserved fields and TVer explain may appear.

@@ -37,6 +37,7 @@ fn counts_match_the_readme() {
             match r.version {
                 RoceVersion::V2 => got[1] += 1,
                 RoceVersion::V1 => got[2] += 1,
+                RoceVersion::Infiniband => panic!("{name}: an Ethernet frame as native IB"),
             }
             match r.icrc_status {
                 IcrcStatus::Ok => got[3] += 1,
@@ -180,4 +181,43 @@ fn read2_pcap_cm_mads() {
     assert_eq!((dreq.local_comm_id, dreq.remote_comm_id), (0x73ef_7529, 0xd65b_8b76));
     assert_eq!(dreq.remote_qpn_eecn, rep.local_qpn);
     assert_eq!(decoded[4].2.comm_ids(), Some((0xd65b_8b76, 0x73ef_7529)));
+}
+
+/// The two native InfiniBand captures among the real ones (ibdump's ERF records, link type
+/// 197): every packet decoded from its LRH, its ICRC and VCRC verified.
+#[test]
+fn native_infiniband_erf_captures() {
+    let Some(dir) = real_dir() else { return };
+    let cfg = Config::default();
+    let mut total = 0;
+    for (name, frames) in [
+        ("magnate3_linux-riscv-dev_ib2.pcap", 127),
+        ("srinivaskoritala_rdma-softroce-demo_infiniband.pcap", 43),
+    ] {
+        let (mut n, mut icrc_ok, mut vcrc_ok, mut global) = (0, 0, 0, 0);
+        for_each_frame(&dir.join(name), |lt, rec| {
+            n += 1;
+            assert_eq!(lt, 197, "{name}: ERF");
+            // The ERF record header: 16 bytes, type 21 (InfiniBand), no extension header.
+            assert_eq!(rec[8], 21, "{name} frame {n}: ERF type");
+            let p = parse_infiniband(&rec[16..], &cfg).unwrap();
+            let lrh = p.lrh.unwrap();
+            let r = p.roce.unwrap_or_else(|| panic!("{name} frame {n}: no BTH"));
+            assert_eq!(r.version, RoceVersion::Infiniband);
+            assert!(p.problems.is_empty(), "{name} frame {n}: {}", p.problems);
+            icrc_ok += usize::from(r.icrc_status == IcrcStatus::Ok);
+            vcrc_ok += usize::from(p.vcrc.map(|v| v.status) == Some(IcrcStatus::Ok));
+            global += usize::from(lrh.lnh == Lnh::Global);
+            // The packet as PktLen says, and its VCRC: the record holds no more (but pad).
+            assert!(lrh.packet_len() + VCRC_LEN <= rec.len() - 16);
+        })
+        .unwrap();
+        assert_eq!((n, icrc_ok, vcrc_ok), (frames, frames, frames), "{name}");
+        if name.starts_with("magnate3") {
+            // ib2 holds routed packets (a GRH, LNH 3): the ICRC without the LRH.
+            assert!(global > 0, "{name}: no GRH");
+        }
+        total += n;
+    }
+    assert_eq!(total, 170);
 }

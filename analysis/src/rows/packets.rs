@@ -55,6 +55,10 @@ table! {
         "encap_erspan_session_id" Int true "ERSPAN II/III: the mirror session (the first tunnel that has one)" => |r| r.p().and_then(|p| p.tunnels().find_map(|e| e.tunnel.session_id()));
         "encap_vxlan_vni" Int true "VXLAN: the VNI (the first VXLAN tunnel)" => |r| r.p().and_then(|p| p.tunnels().find_map(|e| match e.tunnel { Tunnel::Vxlan(x) => Some(x.vni), _ => None }));
         "encap_geneve_vni" Int true "Geneve: the VNI (the first Geneve tunnel)" => |r| r.p().and_then(|p| p.tunnels().find_map(|e| match e.tunnel { Tunnel::Geneve(x) => Some(x.vni), _ => None }));
+        "lrh_vl" Int true "Native InfiniBand: the LRH's virtual lane; null for RoCE" => |r| r.p().and_then(|p| p.lrh).map(|l| l.vl);
+        "lrh_sl" Int true "Native InfiniBand: the LRH's service level" => |r| r.p().and_then(|p| p.lrh).map(|l| l.sl);
+        "lrh_dlid" Int true "Native InfiniBand: the destination LID" => |r| r.p().and_then(|p| p.lrh).map(|l| l.dlid);
+        "lrh_slid" Int true "Native InfiniBand: the source LID" => |r| r.p().and_then(|p| p.lrh).map(|l| l.slid);
         "eth_ethertype" Int true "EtherType after the VLAN tags" => |r| r.p().and_then(|p| p.eth).map(|e| e.ethertype);
         "vlan_vid" Int true "VLAN ID of the outer tag" => |r| r.p().and_then(|p| p.vlans.first().copied().flatten()).map(|t| t.vid);
         "vlan_pcp" Int true "Priority (PCP) of the outer tag" => |r| r.p().and_then(|p| p.vlans.first().copied().flatten()).map(|t| t.pcp);
@@ -110,6 +114,7 @@ table! {
             Some(IcrcStatus::Bad { computed }) => Some(computed),
             _ => None,
         };
+        "vcrc_status" Str true "Native InfiniBand: the VCRC's ok, bad, unverifiable or not_checked (the JSON `vcrc.status`); null for RoCE" => |r| r.p().and_then(|p| p.vcrc).map(|v| v.status.as_str());
         "problems" Str true "The problem codes of the frame, comma-separated in the problems' order (JSON `problems[].code`); null when none" => |r| r.p().filter(|p| !p.problems.is_empty()).map(|p| Joined(p.problems.iter().map(|pr| pr.code())));
         "undecoded" Str true "Why no network layer was decoded (the JSON `undecoded.reason`); null when decoded" => |r| match &r.d.packet {
             Err(u) => Some(u.reason()),

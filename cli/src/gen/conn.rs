@@ -82,7 +82,7 @@ impl Wire {
         match &mut b.network {
             Network::Ipv4(v4) => v4.dscp = dscp,
             Network::Ipv6(v6) => v6.traffic_class = dscp << 2 | (v6.traffic_class & 3),
-            Network::RoceV1(_) => {}
+            Network::RoceV1(_) | Network::Infiniband(..) => {}
         }
         b.vlans = self.vlans;
         if let Some(p) = self.udp_sport {

@@ -31,7 +31,7 @@ use roce_conformance::{
     merge_shards, Checker, FrameInfo, NotMergeable, Options, Report, Shard, ShardOfPair,
     ShardReport,
 };
-use roce_parser::{parse_ethertype_prefix, parse_prefix, Config, Packet};
+use roce_parser::{parse_ethertype_prefix, parse_infiniband_prefix, parse_prefix, Config, Packet};
 
 use super::{channels, read_batches, Batch, ConsumerEnds, Threads, IN_FLIGHT};
 use crate::input::{
@@ -299,6 +299,7 @@ pub(crate) fn route(frame: &Frame<'_>) -> Option<(IpAddr, IpAddr)> {
     let prefix = match frame.l2() {
         L2Start::Ethernet(b) => parse_prefix(b),
         L2Start::Network { ethertype, data } => parse_ethertype_prefix(ethertype, data),
+        L2Start::Infiniband(b) => parse_infiniband_prefix(b),
         L2Start::Unsupported(_) => return None,
     };
     Some(prefix.ok()??.host_pair())
@@ -385,7 +386,7 @@ mod tests {
         let (mut ethertype, data, mut at) = match frame.l2() {
             L2Start::Ethernet(b) => (u16::from_be_bytes([*b.get(12)?, *b.get(13)?]), b, 14),
             L2Start::Network { ethertype, data } => return network_pair(ethertype, data),
-            L2Start::Unsupported(_) => return None,
+            L2Start::Infiniband(_) | L2Start::Unsupported(_) => return None,
         };
         let mut tags = 0;
         while matches!(ethertype, 0x8100 | 0x88a8 | 0x9100) {

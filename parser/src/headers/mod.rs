@@ -10,10 +10,12 @@
 
 pub mod bth;
 pub mod grh;
+pub mod lrh;
 
 pub use aeth::{AethKind, NakCode};
 pub use bth::{Bth, BthRepr};
 pub use grh::{Grh, GrhRepr};
+pub use lrh::{Lnh, Lrh, LrhRepr};
 
 use crate::error::Layer;
 
