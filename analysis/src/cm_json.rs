@@ -201,7 +201,7 @@ pub fn cm_json(r: &Roce<'_>) -> Option<CmJson> {
         class_specific: mad.header.class_specific,
         attribute_id: mad.header.attribute_id,
         attribute_modifier: mad.header.attribute_modifier,
-        attribute: msg.map(CmMessage::name),
+        attribute: msg.map(CmMessage::name).or(mad.header.attribute_name()),
         local_comm_id: ids.map(|i| i.0),
         remote_comm_id: ids
             .and_then(|i| msg.is_some_and(|m| !matches!(m, CmMessage::Req(_))).then_some(i.1)),

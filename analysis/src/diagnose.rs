@@ -333,6 +333,8 @@ impl Mode {
 struct NetSeen {
     packets: u64,
     roce_v1: u64,
+    /// Packets without an IP header: RoCEv1's and native InfiniBand's.
+    no_ip: u64,
     ipv6: u64,
     link_local: bool,
     dscp_requests: Mode,
@@ -357,6 +359,9 @@ impl NetSeen {
         self.packets += 1;
         if r.version.number() == 1 {
             self.roce_v1 += 1;
+        }
+        if p.ip.is_none() {
+            self.no_ip += 1;
         }
         if let Some(ip) = &p.ip {
             if ip.version == 6 {
@@ -410,8 +415,8 @@ impl NetSeen {
             "dst": k.dst.to_string(),
             "dest_qp": k.dest_qp,
             "packets": self.packets,
-            "roce_version": if self.roce_v1 == self.packets { 1 } else if self.roce_v1 == 0 { 2 } else { 0 },
-            "ip_version": if self.roce_v1 == self.packets { Value::Null } else if self.ipv6 > 0 { json!(6) } else { json!(4) },
+            "roce_version": if self.roce_v1 == self.packets { 1 } else if self.no_ip == 0 { 2 } else { 0 },
+            "ip_version": if self.no_ip == self.packets { Value::Null } else if self.ipv6 > 0 { json!(6) } else { json!(4) },
             "link_local": self.link_local,
             "dscp_requests": self.dscp_requests.json(),
             "dscp_responses": self.dscp_responses.json(),
@@ -420,7 +425,7 @@ impl NetSeen {
             "vlan": self.vid,
             "pcp": self.pcp.json(),
             "untagged": self.untagged,
-            "ttl": if self.packets > 0 && self.roce_v1 < self.packets { json!([self.ttl_min, self.ttl_max]) } else { Value::Null },
+            "ttl": if self.packets > 0 && self.no_ip < self.packets { json!([self.ttl_min, self.ttl_max]) } else { Value::Null },
             "udp_sport": self.sport,
             "udp_sport_changes": self.sports_changed,
             "ip_fragments": self.fragments,
@@ -700,6 +705,8 @@ pub struct Measured<'a> {
     pub frames: u64,
     /// RoCE frames.
     pub roce_frames: u64,
+    /// Native InfiniBand frames, and those of them between LIDs (not judged).
+    pub infiniband: (u64, u64),
     /// From the first frame to the last, ns.
     pub duration_ns: u64,
     /// The capture's warnings.
@@ -861,6 +868,8 @@ impl Evidence {
             schema: SCHEMA_DIAGNOSE,
             frames: m.frames,
             roce_frames: m.roce_frames,
+            infiniband_frames: m.infiniband.0,
+            infiniband_unmodelled: m.infiniband.1,
             duration_ns: m.duration_ns,
             headline,
             verdicts: counts,
@@ -981,6 +990,7 @@ impl Diagnosis {
             report: &report,
             frames: summary.frames,
             roce_frames: self.counters.roce_frames(),
+            infiniband: (self.counters.infiniband, self.counters.ib_unmodelled),
             duration_ns: self.counters.duration_ns(),
             warnings: &summary.warnings,
         };
@@ -1800,6 +1810,10 @@ fn headline(conns: &[ConnectionDiagnosis], setup: &[SetupDiagnosis], t: &Timelin
     s
 }
 
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
 /// `diagnose --format json` (`roce-inspect/diagnose/v1`, docs/json.md, docs/schema/).
 #[derive(Debug, Serialize)]
 pub struct DiagnoseDocument {
@@ -1809,6 +1823,13 @@ pub struct DiagnoseDocument {
     pub frames: u64,
     /// RoCE frames.
     pub roce_frames: u64,
+    /// Native InfiniBand frames (absent when none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub infiniband_frames: u64,
+    /// Native InfiniBand frames between LIDs, in no connection: the model does not key by
+    /// LID yet (absent when none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub infiniband_unmodelled: u64,
     /// From the first frame's time to the last's, ns.
     pub duration_ns: u64,
     /// One sentence: the verdicts, how many connections each, the first failure.

@@ -60,7 +60,7 @@ pub struct StatsDocument<'a, E: Serialize = ()> {
     pub rocev2_frames: u64,
     /// RoCEv1 frames.
     pub rocev1_frames: u64,
-    /// Native InfiniBand frames (absent when none).
+    /// Native InfiniBand frames, not counted in `roce_frames` (absent when none).
     #[serde(skip_serializing_if = "is_zero")]
     pub infiniband_frames: u64,
     /// Native InfiniBand frames without a GRH, left out of the connection model: their
@@ -76,7 +76,7 @@ pub struct StatsDocument<'a, E: Serialize = ()> {
     /// their mirror sessions or VNIs (absent for a capture taken on the hosts).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tunnels: Vec<TunnelCount>,
-    /// RoCE frames by ICRC verdict.
+    /// RoCE and native InfiniBand frames by ICRC verdict.
     pub icrc: IcrcCounts,
     /// Frames per opcode name.
     pub opcodes: BTreeMap<&'static str, u64>,
@@ -202,8 +202,11 @@ pub struct CheckDocument<'a, E: Serialize = ()> {
 pub struct CheckSummary<'a> {
     /// Frames read.
     pub frames: u64,
-    /// RoCE frames (native InfiniBand ones included).
+    /// RoCE frames.
     pub roce_frames: u64,
+    /// Native InfiniBand frames (absent when none).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub infiniband_frames: u64,
     /// Native InfiniBand frames without a GRH, not judged: their endpoints are LIDs, which
     /// the connection model does not key by (absent when none).
     #[serde(skip_serializing_if = "is_zero")]
@@ -227,6 +230,7 @@ impl<'a, E: Serialize> CheckDocument<'a, E> {
             summary: CheckSummary {
                 frames: report.frames,
                 roce_frames: report.roce_frames,
+                infiniband_frames: report.ib_frames,
                 infiniband_unmodelled: report.ib_unmodelled,
                 errors: report.errors,
                 warnings: report.warnings,

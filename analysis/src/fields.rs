@@ -531,9 +531,9 @@ catalog! {
         filter one |d| int(packet(d)?.udp?.dport);
     "udp.len" Int label "length" tshark ["udp.length"] c "udp.len"
         filter one |d| int(packet(d)?.udp?.len);
-    "roce" Object label "RoCEv"
+    "roce" Object label "RoCEv|InfiniBand BTH"
         filter one |d| roce(d).map(|_| FieldValue::Present);
-    "roce.version" Int label "RoCEv" column "version" c "roce_version"
+    "roce.version" Int label "RoCEv|InfiniBand BTH" column "version" c "roce_version"
         filter one |d| int(roce(d)?.version.number());
     "roce.grh" Object label "GRH:"
         filter one |d| roce(d)?.grh.map(|_| FieldValue::Present);

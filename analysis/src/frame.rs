@@ -76,6 +76,7 @@ impl Undecoded {
             Undecoded::Link(L2Error::Truncated { .. }) => "shorter than its link header",
             Undecoded::Link(L2Error::AddressFamily { .. }) => "unknown address family",
             Undecoded::Link(L2Error::IpVersion { .. }) => "IP version neither 4 nor 6",
+            Undecoded::Link(L2Error::ErfType { .. }) => "ERF record type without a packet",
             Undecoded::Link(_) => "link header not decoded",
             Undecoded::Ethernet(_) => "shorter than an Ethernet header",
             Undecoded::Infiniband(_) => "shorter than an LRH",

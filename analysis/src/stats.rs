@@ -725,9 +725,9 @@ impl Counters {
         self.last_ts.saturating_sub(self.first_ts.unwrap_or(0))
     }
 
-    /// RoCE frames, v1 and v2, and native InfiniBand ones (the same transport).
+    /// RoCE frames, v1 and v2 (native InfiniBand ones are [`Counters::infiniband`]).
     pub fn roce_frames(&self) -> u64 {
-        self.roce_v1 + self.roce_v2 + self.infiniband
+        self.roce_v1 + self.roce_v2
     }
 }
 

@@ -19,6 +19,8 @@ pub struct Frame<'a> {
     /// 1-based, as Wireshark numbers frames.
     pub number: u64,
     /// Nanoseconds since the Unix epoch (0 for pcapng simple packet blocks, which have none).
+    /// For an ERF record, its own timestamp (the capture card's, to the nanosecond), not the
+    /// pcap record's.
     pub ts_ns: u64,
     /// Bytes captured (`data.len()`).
     pub caplen: u32,
@@ -403,15 +405,22 @@ impl Capture {
                 self.numbered += 1;
                 self.yielded += 1;
                 self.last_at = rec.data_at;
+                let data = self.src.window_slice(rec.data_at, rec.caplen as usize);
+                // An ERF record carries the capture card's own timestamp, finer than the
+                // pcap record's (which libpcap rounds to it): the frame's time, as tshark's.
+                let ts_ns = match rec.link_type {
+                    LinkType::Erf => crate::link::erf_ts_ns(data).unwrap_or(rec.ts_ns),
+                    _ => rec.ts_ns,
+                };
                 Some(Ok(Frame {
                     number: self.numbered,
-                    ts_ns: rec.ts_ns,
+                    ts_ns,
                     caplen: rec.caplen,
                     len: rec.len,
                     link_type: rec.link_type,
                     interface: rec.interface,
                     offset: rec.offset,
-                    data: self.src.window_slice(rec.data_at, rec.caplen as usize),
+                    data,
                 }))
             }
             Ok(None) => {

@@ -262,6 +262,19 @@ const ERF_EXT_LEN: usize = 8;
 /// Extension headers walked before a record is called damaged (real records have one or two).
 const ERF_EXT_MAX: usize = 16;
 
+/// The timestamp of an ERF record in nanoseconds since the Unix epoch: a little-endian
+/// 32.32 fixed-point count of seconds, the fraction rounded to the nearest nanosecond (as
+/// libpcap and Wireshark read it); `None` for a record shorter than its header.
+pub(crate) fn erf_ts_ns(record: &[u8]) -> Option<u64> {
+    if record.len() < ERF_HEADER_LEN {
+        return None;
+    }
+    let ts = u64::from_le_bytes(*record.first_chunk::<8>()?);
+    let frac = (ts & 0xffff_ffff) * 1_000_000_000;
+    let ns = (frac + ((frac & 0x8000_0000) << 1)) >> 32;
+    (ts >> 32).checked_mul(1_000_000_000)?.checked_add(ns)
+}
+
 /// Names of the ERF record types (Endace's list, as Wireshark and libpcap carry it).
 fn erf_type_name(t: u8) -> &'static str {
     match t {

@@ -281,3 +281,35 @@ fn fcs_bits_of_the_pcap_link_type_field_are_ignored() {
     let mut cap = Capture::from_bytes("fcs.pcap", p.bytes()).unwrap();
     assert_eq!(cap.next_frame().unwrap().unwrap().link_type, LinkType::Ethernet);
 }
+
+/// An ERF record's own timestamp (32.32 fixed point, the fraction rounded to the nearest
+/// nanosecond) is the frame's time, not the pcap record's (microseconds).
+#[test]
+fn erf_frames_take_the_records_timestamp() {
+    let mut rec = erf(21, 0, &[0x00, 0x02, 0, 2, 0, 5, 0, 1]);
+    // 1,700,000,000 s and 0x4000_0001 / 2^32 s = 0.250000000232... s: 250000000 ns.
+    let ts: u64 = (1_700_000_000u64 << 32) | 0x4000_0001;
+    rec[..8].copy_from_slice(&ts.to_le_bytes());
+    let mut file = vec![0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    file.extend_from_slice(&65535u32.to_le_bytes());
+    file.extend_from_slice(&197u32.to_le_bytes());
+    // The pcap record says 1,700,000,000.25 s to the microsecond, 5 us off.
+    file.extend_from_slice(&1_700_000_000u32.to_le_bytes());
+    file.extend_from_slice(&250_005u32.to_le_bytes());
+    file.extend_from_slice(&(rec.len() as u32).to_le_bytes());
+    file.extend_from_slice(&(rec.len() as u32).to_le_bytes());
+    file.extend_from_slice(&rec);
+    // A second record whose fraction rounds up: 0xffff_ffff / 2^32 s is 999999999.77 ns.
+    let mut rec2 = rec.clone();
+    rec2[..8].copy_from_slice(&((1_700_000_000u64 << 32) | 0xffff_ffff).to_le_bytes());
+    file.extend_from_slice(&1_700_000_001u32.to_le_bytes());
+    file.extend_from_slice(&0u32.to_le_bytes());
+    file.extend_from_slice(&(rec2.len() as u32).to_le_bytes());
+    file.extend_from_slice(&(rec2.len() as u32).to_le_bytes());
+    file.extend_from_slice(&rec2);
+    let mut cap = Capture::from_bytes("erf.pcap", file).unwrap();
+    let f = cap.next_frame().unwrap().unwrap();
+    assert_eq!(f.ts_ns, 1_700_000_000_250_000_000);
+    let f = cap.next_frame().unwrap().unwrap();
+    assert_eq!(f.ts_ns, 1_700_000_001_000_000_000);
+}

@@ -495,9 +495,17 @@ pub fn text(input: &Input, r: &Report, warnings: &[String], view: &TextView) -> 
     let mut t = String::new();
     let errors = format!("{} error(s)", r.errors);
     let warns = format!("{} warning(s)", r.warnings);
+    let ib = if r.ib_frames > 0 {
+        format!(
+            ", {} native InfiniBand ({} between LIDs, not judged)",
+            r.ib_frames, r.ib_unmodelled
+        )
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         t,
-        "{}: {} frames, {} RoCE; {}, {}{}",
+        "{}: {} frames, {} RoCE{ib}; {}, {}{}",
         input,
         r.frames,
         r.roce_frames,

@@ -8,7 +8,7 @@ pub fn cm_tree(m: &Mad<'_>, out: &mut impl Write) -> io::Result<()> {
     let h = &m.header;
     writeln!(
         out,
-        "  MAD: class {} (0x{:02x}) version {}, method {}, status 0x{:04x}, TID 0x{:016x}, attribute 0x{:04x}, modifier 0x{:08x}",
+        "  MAD: class {} (0x{:02x}) version {}, method {}, status 0x{:04x}, TID 0x{:016x}, attribute 0x{:04x}{}, modifier 0x{:08x}",
         h.mgmt_class.name(),
         h.mgmt_class.to_u8(),
         h.class_version,
@@ -16,6 +16,7 @@ pub fn cm_tree(m: &Mad<'_>, out: &mut impl Write) -> io::Result<()> {
         h.status,
         h.transaction_id,
         h.attribute_id,
+        h.attribute_name().map(|n| format!(" ({n})")).unwrap_or_default(),
         h.attribute_modifier
     )?;
     let Some(cm) = &m.cm else { return Ok(()) };

@@ -229,9 +229,14 @@ fn verdict(t: &mut String, v: &Verdict, told: &mut Vec<roce_analysis::VerdictKin
 pub fn text(input: &Input, doc: &DiagnoseDocument, selected: Option<&str>) -> String {
     let mut t = String::new();
     let _ = writeln!(t, "Capture   {input}");
+    let ib = match (doc.infiniband_frames, doc.infiniband_unmodelled) {
+        (0, _) => String::new(),
+        (n, 0) => format!(", {n} native InfiniBand"),
+        (n, lids) => format!(", {n} native InfiniBand of which {lids} between LIDs, not judged"),
+    };
     let _ = writeln!(
         t,
-        "Frames    {} ({} RoCE), duration {}, {} connection(s), {} finding(s) (`check` lists them)",
+        "Frames    {} ({} RoCE{ib}), duration {}, {} connection(s), {} finding(s) (`check` lists them)",
         doc.frames,
         doc.roce_frames,
         secs(doc.duration_ns),
@@ -379,10 +384,13 @@ fn network_line(t: &mut String, doc: &DiagnoseDocument) {
     }
     let v1 = dirs.iter().filter(|d| d["roce_version"] == 1).count();
     let v6 = dirs.iter().filter(|d| d["ip_version"] == 6).count();
+    // Directions without an IP header and not RoCEv1: native InfiniBand (behind a GRH).
+    let ib = dirs.iter().filter(|d| d["roce_version"] == 0 && d["ip_version"].is_null()).count();
+    let ib = if ib > 0 { format!(", {ib} native InfiniBand") } else { String::new() };
     parts.push(format!(
-        "{} direction(s): {} RoCEv2 over IPv4, {} over IPv6, {} RoCEv1",
+        "{} direction(s): {} RoCEv2 over IPv4, {} over IPv6, {} RoCEv1{ib}",
         dirs.len(),
-        dirs.len() - v1 - v6,
+        dirs.iter().filter(|d| d["ip_version"] == 4).count(),
         v6,
         v1
     ));

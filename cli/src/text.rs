@@ -4,8 +4,8 @@ use std::fmt::{self, Write as _};
 use std::io::{self, Write};
 
 use roce_parser::{
-    rnr_timer_us, AethKind, Encap, EthernetInfo, IcrcStatus, IpInfo, Packet, Roce, RoceVersion,
-    Tunnel, UdpInfo, VlanTag,
+    rnr_timer_us, AethKind, Encap, EthernetInfo, IcrcStatus, IpInfo, MgmtClass, Packet, Roce,
+    RoceVersion, Tunnel, UdpInfo, VlanTag,
 };
 
 use crate::input::Decoded;
@@ -103,6 +103,13 @@ pub fn summary_line(d: &Decoded<'_>, time: &str, line: &mut String) {
     if let Some(m) = r.mad().and_then(Result::ok) {
         if let Some(cm) = m.cm {
             let _ = write!(line, " CM {}", cm.name());
+        } else if let Some(a) = m.header.attribute_name() {
+            // Subnet management (QP0) and administration (QP1): "SMP Get SMInfo".
+            let class = match m.header.mgmt_class {
+                MgmtClass::SubnAdm => "SA",
+                _ => "SMP",
+            };
+            let _ = write!(line, " {class} {} {a}", m.header.method.name());
         }
     }
     let _ = write!(line, " len {} ICRC {}", r.payload_len, r.icrc_status.as_str());

@@ -27,7 +27,7 @@ use std::sync::OnceLock;
 
 use roce_analysis::{FieldKind, FIELDS, FILTER_FIELDS};
 use roce_inspect::gen::Trace;
-use roce_parser::{BthRepr, ExtHeaders, GrhRepr};
+use roce_parser::{BthRepr, ExtHeaders, GrhRepr, LrhRepr};
 use roce_parser::{FrameBuilder, Ipv4Spec, Ipv6Spec, Network, VlanTag};
 use roce_parser::{PayloadRule, OPCODES};
 use serde_json::Value;
@@ -252,9 +252,90 @@ fn tunnelled(payload: &[u8]) -> Vec<Vec<u8>> {
     out
 }
 
-/// The generated capture, pcaps/sample.pcap and pcaps/conformance/*.pcap.
+/// A pcap file of link type `link_type` holding `frames` (1 s apart).
+fn write_pcap(path: &Path, link_type: u32, frames: &[Vec<u8>]) {
+    let mut f = vec![0xd4, 0xc3, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    f.extend_from_slice(&65535u32.to_le_bytes());
+    f.extend_from_slice(&link_type.to_le_bytes());
+    for (i, b) in frames.iter().enumerate() {
+        f.extend_from_slice(&(1_700_000_000 + i as u32).to_le_bytes());
+        f.extend_from_slice(&0u32.to_le_bytes());
+        f.extend_from_slice(&(b.len() as u32).to_le_bytes());
+        f.extend_from_slice(&(b.len() as u32).to_le_bytes());
+        f.extend_from_slice(b);
+    }
+    std::fs::write(path, f).unwrap();
+}
+
+/// A native InfiniBand capture (DLT_INFINIBAND, 247): every opcode of the table without and
+/// with a GRH, then a packet with a bad VCRC, one with a bad ICRC and one cut short.
+fn native_ib() -> &'static Path {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let payload: Vec<u8> = (0u8..=255).collect();
+        let lrh = LrhRepr { vl: 2, sl: 5, dlid: 0x0012, slid: 0x000c, ..Default::default() };
+        let mut gid = [0u8; 16];
+        gid[..2].copy_from_slice(&[0xfe, 0x80]);
+        gid[15] = 0x0c;
+        let grh = GrhRepr {
+            ipver: 6,
+            tclass: 3,
+            flow_label: 7,
+            hoplmt: 1,
+            sgid: gid,
+            dgid: [0x20; 16],
+            ..Default::default()
+        };
+        let mut out = Vec::new();
+        let emit = |b: &FrameBuilder<'_>| {
+            let mut v = vec![0; b.buffer_len()];
+            b.emit(&mut v).unwrap();
+            v
+        };
+        for info in OPCODES {
+            let n = match info.payload {
+                PayloadRule::Empty => 0,
+                PayloadRule::Pmtu => 256,
+                PayloadRule::OneToPmtu | PayloadRule::ZeroToPmtu => 5,
+                PayloadRule::Exactly(n) => usize::from(n),
+            };
+            for network in [Network::infiniband(lrh), Network::Infiniband(lrh, Some(grh))] {
+                let bth = BthRepr {
+                    opcode: info.opcode,
+                    pkey: 0xffff,
+                    dest_qp: 0x29,
+                    psn: 77,
+                    ..BthRepr::default()
+                };
+                let mut b = FrameBuilder::new(network, bth);
+                b.payload = &payload[..n];
+                out.push(emit(&b));
+            }
+        }
+        let bth = BthRepr { opcode: 0x04, dest_qp: 0x29, psn: 78, ..BthRepr::default() };
+        let mut b = FrameBuilder::new(Network::infiniband(lrh), bth);
+        b.payload = &payload[..8];
+        let mut bad_vcrc = emit(&b);
+        *bad_vcrc.last_mut().unwrap() ^= 0x40;
+        out.push(bad_vcrc);
+        b.icrc = Some(0xdead_beef);
+        out.push(emit(&b));
+        let mut cut = emit(&b);
+        cut.truncate(20);
+        out.push(cut);
+        let path = Path::new(env!("CARGO_TARGET_TMPDIR")).join("catalog-native-ib.pcap");
+        write_pcap(&path, 247, &out);
+        path
+    })
+}
+
+/// The generated captures, pcaps/sample.pcap and pcaps/conformance/*.pcap.
 fn captures() -> Vec<PathBuf> {
-    let mut v = vec![generated().to_path_buf(), root().join("pcaps/sample.pcap")];
+    let mut v = vec![
+        generated().to_path_buf(),
+        native_ib().to_path_buf(),
+        root().join("pcaps/sample.pcap"),
+    ];
     let mut conf: Vec<PathBuf> = std::fs::read_dir(root().join("pcaps/conformance"))
         .unwrap()
         .map(|e| e.unwrap().path())

@@ -22,8 +22,9 @@
 //!
 //! Where tshark 4.0 is wrong, the frame is classified by rule, with the reason, from the short
 //! list in [`Fault`]; everything else must agree exactly. Native InfiniBand captures (ERF link
-//! type 197, an LRH instead of Ethernet / IP) are not compared: roce-inspect says it does not
-//! decode them (the real captures' README.md: supporting them is a plus, not a must). The
+//! type 197, an LRH instead of Ethernet / IP) are compared as well: the LRH, the VCRC (tshark's
+//! is ours byte-swapped, as the ICRC), the GRH, BTH and everything after, with tshark's frame
+//! lengths less the ERF record header (which tshark takes as a pseudo-header). The
 //! test prints, per capture, the frames and fields compared, the tshark faults by reason and
 //! how long each tool took, then the count of every field compared.
 //!
@@ -579,6 +580,16 @@ const TSHARK_FIELDS: &[&str] = &[
     "frame.len",
     "frame.cap_len",
     "frame.time_epoch",
+    "infiniband.lrh.vl",
+    "infiniband.lrh.lver",
+    "infiniband.lrh.sl",
+    "infiniband.lrh.reserved2",
+    "infiniband.lrh.lnh",
+    "infiniband.lrh.dlid",
+    "infiniband.lrh.reserved5",
+    "infiniband.lrh.pktlen",
+    "infiniband.lrh.slid",
+    "infiniband.variant.crc",
     "eth.src",
     "eth.dst",
     "eth.type",
@@ -1071,7 +1082,7 @@ struct Stats {
     faults: BTreeMap<Fault, u64>,
     /// Protocols tshark picked on the SourcePort frames.
     source_port_protocols: BTreeMap<String, u64>,
-    /// Native InfiniBand frames (ERF): not decoded by roce-inspect, not compared.
+    /// Native InfiniBand frames (ERF): compared from their LRH on.
     native_ib: u64,
     cm_messages: u64,
     payload_taken: u64,
@@ -1194,9 +1205,36 @@ fn frame_opcode(c: &Cmp<'_>, o: &Value) -> Option<u64> {
 }
 
 fn compare_frame(c: &mut Cmp<'_>, o: &Value) {
-    // The frame.
-    c.num("frame.len", "frame.len", o, "len");
-    c.num("frame.caplen", "frame.cap_len", o, "caplen");
+    // The frame. tshark takes an ERF record's header as a pseudo-header, outside the frame's
+    // lengths: the native InfiniBand captures' records have no extension header, so tshark's
+    // lengths are ours less the 16-byte record header.
+    let lrh = at(o, "lrh");
+    let erf =
+        if lrh.is_some() && c.t("frame.protocols").first().is_some_and(|p| p.starts_with("erf")) {
+            roce_capture::ERF_HEADER_LEN as u64
+        } else {
+            0
+        };
+    let less = |v: Option<V>| match v {
+        Some(V::N(n)) => Some(V::N(n - erf)),
+        v => v,
+    };
+    c.cmp("frame.len", "frame.len", less(at(o, "len").and_then(j_num)), t_num, Occ::All);
+    c.cmp("frame.caplen", "frame.cap_len", less(at(o, "caplen").and_then(j_num)), t_num, Occ::All);
+    // Native InfiniBand: the LRH, and the VCRC (tshark's = ours byte-swapped, as the ICRC).
+    if let Some(l) = lrh {
+        c.num("lrh.vl", "infiniband.lrh.vl", l, "vl");
+        c.num("lrh.lver", "infiniband.lrh.lver", l, "lver");
+        c.num("lrh.sl", "infiniband.lrh.sl", l, "sl");
+        c.num("lrh.resv2", "infiniband.lrh.reserved2", l, "resv2");
+        c.num("lrh.lnh", "infiniband.lrh.lnh", l, "lnh");
+        c.num("lrh.dlid", "infiniband.lrh.dlid", l, "dlid");
+        c.num("lrh.resv5", "infiniband.lrh.reserved5", l, "resv5");
+        c.num("lrh.pktlen", "infiniband.lrh.pktlen", l, "pktlen");
+        c.num("lrh.slid", "infiniband.lrh.slid", l, "slid");
+        let vcrc = num_at(o, "vcrc.value").map(|v| V::N(u64::from((v as u16).swap_bytes())));
+        c.cmp("vcrc.value", "infiniband.variant.crc", vcrc, t_num, Occ::All);
+    }
     // Both write decimal seconds with nine digits (ours as a string: the JSON contract).
     let ts = str_at(o, "ts").map(|s| V::S(s.to_string()));
     c.cmp("frame.ts", "frame.time_epoch", ts, |s| Some(V::S(s.to_string())), Occ::First);
@@ -1929,10 +1967,8 @@ fn compare_capture(cap: &Cap, runs: &Runs, idx: &HashMap<&'static str, usize>) -
         if c.has("infiniband.bth.opcode") {
             st.ib_frames += 1;
         }
-        // Native InfiniBand (ERF): we say so and decode nothing; not compared.
-        if str_at(o, "undecoded.message").is_some_and(|e| e.contains("ERF")) {
+        if at(o, "lrh").is_some() {
             st.native_ib += 1;
-            continue;
         }
         compare_frame(&mut c, o);
         st.fields += c.fields;
@@ -2033,7 +2069,7 @@ fn dissect_agrees_with_tshark_on_every_capture() {
             line += &format!(", {} CM messages", st.cm_messages);
         }
         if st.native_ib > 0 {
-            line += &format!(", {} native InfiniBand (ERF) frames not compared", st.native_ib);
+            line += &format!(", {} of them native InfiniBand (ERF)", st.native_ib);
         }
         if st.payload_taken > 0 {
             line += &format!(", {} payloads taken by another tshark dissector", st.payload_taken);
@@ -2091,7 +2127,7 @@ fn dissect_agrees_with_tshark_on_every_capture() {
     }
     if total.native_ib > 0 {
         println!(
-            "  not compared: {} native InfiniBand (ERF) frames, which roce-inspect does not decode",
+            "  native InfiniBand (ERF) frames compared from their LRH on: {}",
             total.native_ib
         );
     }
@@ -2120,12 +2156,14 @@ fn dissect_agrees_with_tshark_on_every_capture() {
 // CM starting PSNs against the traffic that follows (docs/wire.md)
 // ---------------------------------------------------------------------------------------------
 
-/// Source or destination address of a frame: the IP one, or the GRH's for RoCEv1.
+/// Source or destination address of a frame: the IP one, or the GRH's for RoCEv1 and routed
+/// InfiniBand, or the LRH's LID for native InfiniBand between LIDs.
 fn l3(o: &Value, dir: &str) -> Option<String> {
     at(o, &format!("ip.{dir}"))
         .or_else(|| at(o, &format!("roce.grh.{}gid", &dir[..1])))
         .and_then(j_ip)
         .map(|v| v.to_string())
+        .or_else(|| num_at(o, &format!("lrh.{}lid", &dir[..1])).map(|lid| format!("LID {lid}")))
 }
 
 /// An RC or UC request (the packets whose PSNs the starting PSNs announce).
@@ -2273,7 +2311,7 @@ fn cm_starting_psns_cross_over_on_the_traffic_that_follows() {
 /// The JSON path of a name the comparisons use (`frame.len` is `len`, `bth.psn` is
 /// `roce.bth.psn`).
 fn json_path(ours: &str) -> String {
-    let frame_level = ["eth.", "vlan.", "ip.", "udp."];
+    let frame_level = ["eth.", "vlan.", "ip.", "udp.", "lrh.", "vcrc."];
     if let Some(member) = ours.strip_prefix("frame.") {
         member.to_string()
     } else if frame_level.iter().any(|p| ours.starts_with(p)) {

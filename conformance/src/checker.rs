@@ -73,8 +73,11 @@ pub struct Report {
     pub connections_not_listed: u64,
     /// Frames fed, RoCE or not.
     pub frames: u64,
-    /// Frames that decoded as RoCE (a BTH was found).
+    /// Frames that decoded as RoCE (a BTH after Ethernet, IP and UDP, or a RoCEv1 GRH).
     pub roce_frames: u64,
+    /// Native InfiniBand packets (a BTH after an LRH): judged as RoCE packets are, but for
+    /// [`Report::ib_unmodelled`].
+    pub ib_frames: u64,
     /// Native InfiniBand packets without a GRH: their endpoints are LIDs, which the model
     /// does not key connections by (yet), so they are counted here and not judged.
     pub ib_unmodelled: u64,
@@ -151,6 +154,7 @@ pub struct Checker<X = ()> {
     listed: Retained<Judged>,
     frames: u64,
     roce_frames: u64,
+    ib_frames: u64,
     ib_unmodelled: u64,
     last_ts: u64,
     clock: ClockSteps,
@@ -349,6 +353,7 @@ impl<X: Default> Checker<X> {
             opts,
             frames: 0,
             roce_frames: 0,
+            ib_frames: 0,
             ib_unmodelled: 0,
             last_ts: 0,
             clock: ClockSteps::default(),
@@ -518,11 +523,15 @@ impl<X: Default> Checker<X> {
         self.last_observation = None;
         self.capture_time(f);
         let Some(r) = &p.roce else { return };
-        self.roce_frames += 1;
-        if p.lrh.is_some() && r.grh.is_none() {
+        if p.lrh.is_none() {
+            self.roce_frames += 1;
+        } else if r.grh.is_some() {
+            self.ib_frames += 1;
+        } else {
             // Native InfiniBand between LIDs: no address to key its flow by (FlowKey is IP
             // or GID addressed); counted, not placed in the model, rather than merged into
             // one flow per DestQP.
+            self.ib_frames += 1;
             self.ib_unmodelled += 1;
             return;
         }
@@ -863,6 +872,7 @@ impl<X: Default> Checker<X> {
             connections_not_listed: not_listed,
             frames: self.frames,
             roce_frames: self.roce_frames,
+            ib_frames: self.ib_frames,
             ib_unmodelled: self.ib_unmodelled,
             errors: self.judge.errors,
             warnings: self.judge.warnings,

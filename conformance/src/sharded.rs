@@ -143,6 +143,7 @@ pub fn merge_shards(opts: &Options, shards: Vec<ShardReport>) -> Result<Report, 
         connections_not_listed: 0,
         frames: 0,
         roce_frames: 0,
+        ib_frames: 0,
         ib_unmodelled: 0,
         errors: 0,
         warnings: 0,
@@ -169,6 +170,7 @@ pub fn merge_shards(opts: &Options, shards: Vec<ShardReport>) -> Result<Report, 
         not_listed += r.connections_not_listed;
         sum.frames += r.frames;
         sum.roce_frames += r.roce_frames;
+        sum.ib_frames += r.ib_frames;
         sum.ib_unmodelled += r.ib_unmodelled;
         sum.errors += r.errors;
         sum.warnings += r.warnings;

@@ -100,7 +100,13 @@ impl<'a> Roce<'a> {
         matches!(self.bth.opcode, 0x64 | 0x65) && self.bth.dest_qp == crate::cm::QP1
     }
 
-    /// The MAD of a UD SEND to QP1 (CM messages, or the MAD header of other management
+    /// Whether this is a UD SEND to QP0 or QP1: a MAD, of subnet management (SMPs, to QP0)
+    /// or of the General Services Interface (CM, SA, ... to QP1).
+    pub fn is_mad(&self) -> bool {
+        matches!(self.bth.opcode, 0x64 | 0x65) && self.bth.dest_qp <= crate::cm::QP1
+    }
+
+    /// The MAD of a UD SEND to QP0 or QP1 (CM messages, or the MAD header of other management
     /// classes); `None` for other packets. The parser decoded it once, while parsing the
     /// packet, and merged its problems into the packet's: this returns that result, it does
     /// not decode again. `Err` when the payload is shorter than the 24-byte MAD header.
@@ -362,10 +368,11 @@ fn check_opcode_rules<S: Source>(
             || roce.headers.deth.is_some_and(|h| h.reserved != 0);
         problems.flag(rd_misfit, Problem::RdLayoutMismatch);
     }
-    if info.transport == Transport::Ud && roce.bth.dest_qp == cm::QP1 {
+    if info.transport == Transport::Ud && roce.bth.dest_qp <= cm::QP1 {
         // UD SEND_ONLY and SEND_ONLY_WITH_IMMEDIATE are the table's only UD opcodes: this is
-        // `Roce::is_gsi_mad`, tested where the transport is known already.
-        if let Some(deth) = roce.headers.deth {
+        // `Roce::is_mad`, tested where the transport is known already. QP1 (GSI) takes the
+        // well-known Q_Key; QP0 (subnet management) takes any.
+        if let (Some(deth), cm::QP1) = (roce.headers.deth, roce.bth.dest_qp) {
             problems.flag(deth.qkey != GSI_QKEY, Problem::Qp1QKey);
         }
         if in_head {

@@ -159,11 +159,11 @@ fn copy<'b>(segs: &[&[u8]], buf: &'b mut [u8], want: usize) -> &'b [u8] {
     buf.get(..n.min(want)).unwrap_or(&[])
 }
 
-/// The MAD of a UD packet to QP1 whose payload reached past the head: decoded from a copy of
+/// The MAD of a UD packet to QP0 or QP1 whose payload reached past the head: decoded from a copy of
 /// its first 256 bytes (all the decoder reads), as the contiguous parse decodes it.
 fn finish_mad<'a>(p: &mut Packet<'a>, segs: Segs<'a>, buf: &'a mut [u8; MAD_LEN]) {
     let Some(r) = p.roce.as_mut() else { return };
-    let gsi = r.info.is_some_and(|i| i.transport == Transport::Ud) && r.bth.dest_qp == cm::QP1;
+    let gsi = r.info.is_some_and(|i| i.transport == Transport::Ud) && r.bth.dest_qp <= cm::QP1;
     if !gsi || r.mad.is_some() {
         return;
     }

@@ -347,6 +347,7 @@ impl<'f> Collector<'f> {
             report: &check,
             frames: self.frames,
             roce_frames: check.roce_frames,
+            infiniband: (check.ib_frames, check.ib_unmodelled),
             duration_ns: self.first_ts.map_or(0, |f| self.last_ts.saturating_sub(f)),
             warnings: &[],
         };

@@ -20,16 +20,39 @@ pub fn packet(p: &Packet<'_>, data: &[u8]) {
     }
     if let Some(r) = &p.roce {
         roce(r, data);
-        if r.version == roce_parser::RoceVersion::V2 {
-            assert!(p.udp.is_some(), "RoCEv2 without UDP");
-        } else {
-            assert!(r.grh.is_some() && p.ip.is_none(), "RoCEv1 without GRH");
+        match r.version {
+            roce_parser::RoceVersion::V2 => assert!(p.udp.is_some(), "RoCEv2 without UDP"),
+            roce_parser::RoceVersion::V1 => {
+                assert!(r.grh.is_some() && p.ip.is_none(), "RoCEv1 without GRH")
+            }
+            roce_parser::RoceVersion::Infiniband => {
+                let lrh = p.lrh.expect("native InfiniBand without an LRH");
+                assert!(p.eth.is_none() && p.ip.is_none() && p.udp.is_none(), "IB with Ethernet");
+                let global = lrh.lnh == roce_parser::Lnh::Global;
+                assert_eq!(r.grh.is_some(), global, "a GRH where LNH says {:?}", lrh.lnh);
+                assert_eq!(r.bth_offset, if global { 48 } else { 8 }, "IB BTH offset");
+            }
         }
         if matches!(r.icrc_status, IcrcStatus::Bad { .. }) {
             assert!(p.problems.contains(Problem::IcrcBad), "bad ICRC not flagged");
         }
         mad_problems(p.problems, r);
     }
+    if let Some(v) = p.vcrc {
+        assert!(p.lrh.is_some(), "a VCRC without an LRH");
+        let bad = matches!(v.status, IcrcStatus::Bad { .. });
+        assert_eq!(bad, p.problems.contains(Problem::VcrcBad), "VCRC verdict against its problem");
+        if let (IcrcStatus::Ok | IcrcStatus::Bad { .. }, Some(lrh)) = (v.status, p.lrh) {
+            // Verified: the packet and its VCRC are all in the input, and the verdict holds.
+            let len = lrh.packet_len();
+            assert!(len + 2 <= data.len(), "a VCRC verified past the input");
+            let stored = u16::from_le_bytes([data[len], data[len + 1]]);
+            assert_eq!(v.stored, Some(stored), "VCRC value");
+            let ok = roce_parser::compute_vcrc(&data[..len]) == stored;
+            assert_eq!(ok, v.status == IcrcStatus::Ok, "VCRC verdict");
+        }
+    }
+    assert_eq!(p.lrh.is_some(), p.vcrc.is_some(), "an LRH without a VCRC verdict");
     problems(p.problems);
     if let Some(e) = p.stop {
         assert!(!e.to_string().is_empty());

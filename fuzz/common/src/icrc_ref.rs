@@ -77,6 +77,35 @@ pub fn icrc(net: Net, ip: &[u8], udp: &[u8], transport: &[u8]) -> u32 {
     crc32(&v)
 }
 
+/// The ICRC of a native InfiniBand packet without a GRH: the LRH as it is but its VL (the
+/// high nibble of byte 0) set to ones, then the transport as for RoCE. (With a GRH the LRH
+/// counts as eight 0xFF bytes: [`icrc`] with [`Net::Ipv6`] over the GRH.)
+pub fn icrc_ib_local(lrh: &[u8], transport: &[u8]) -> u32 {
+    let mut v = lrh.to_vec();
+    if let Some(b) = v.first_mut() {
+        *b |= 0xF0;
+    }
+    let mut t = transport.to_vec();
+    if let Some(b) = t.get_mut(4) {
+        *b = 0xFF;
+    }
+    v.extend_from_slice(&t);
+    crc32(&v)
+}
+
+/// The VCRC of InfiniBand, bit by bit: CRC-16 with polynomial 0x100B, reflected (0xD008),
+/// register starting at 0xFFFF, complemented at the end.
+pub fn vcrc(bytes: &[u8]) -> u16 {
+    let mut r = 0xFFFFu16;
+    for &b in bytes {
+        r ^= u16::from(b);
+        for _ in 0..8 {
+            r = if r & 1 != 0 { (r >> 1) ^ 0xD008 } else { r >> 1 };
+        }
+    }
+    !r
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,5 +114,12 @@ mod tests {
     fn crc32_check_value() {
         assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
         assert_eq!(crc32(b""), 0);
+    }
+
+    #[test]
+    fn vcrc_check_value() {
+        // The catalog's check value of the parameters (roce_parser::VCRC).
+        assert_eq!(vcrc(b"123456789"), 0x0A3D);
+        assert_eq!(vcrc(b"123456789"), roce_parser::compute_vcrc(b"123456789"));
     }
 }

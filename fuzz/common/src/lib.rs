@@ -42,4 +42,5 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("filter", targets::filter),
     ("write_capture", targets::write_capture),
     ("encap", targets::encap),
+    ("infiniband", targets::infiniband),
 ];

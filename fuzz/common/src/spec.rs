@@ -473,6 +473,10 @@ impl<'a> EncapInput<'a> {
         // `l2`: the length of the payload's Ethernet header and tags, when known.
         let (mut payload, mut l2) = if self.control & Self::BUILT != 0 {
             let b = decode::<BuiltInner>(self.inner)?;
+            // A mirror carries Ethernet frames: native InfiniBand is the `infiniband` target's.
+            if matches!(b.network, Network::Infiniband(..)) {
+                return None;
+            }
             let bth = BthRepr { opcode: b.opcode, ..b.bth.normalized() };
             let mut fb = FrameBuilder::new(b.network, bth);
             fb.vlans[0] = b.vlan.map(VlanSpec::tag);

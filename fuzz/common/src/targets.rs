@@ -148,6 +148,10 @@ pub fn roundtrip(data: &[u8], reach: &mut Reach) {
     let Some(s) = spec::decode::<FrameSpec>(data) else {
         return;
     };
+    if matches!(s.network, Network::Infiniband(..)) {
+        // No Ethernet: the `infiniband` target builds and parses native packets.
+        return;
+    }
     let bth = BthRepr { opcode: s.opcode, ..s.bth.normalized() };
     let mut b = FrameBuilder::new(s.network, bth);
     b.vlans = s.vlans.map(|v| v.map(VlanSpec::tag));
@@ -209,6 +213,7 @@ pub fn roundtrip(data: &[u8], reach: &mut Reach) {
             assert_eq!((ip.protocol, ip.ext_len), (17, 0));
             assert_eq!(ip.total_len, 40 + 8 + transport_len);
         }
+        Network::Infiniband(..) => unreachable!("returned above"),
         Network::RoceV1(g) => {
             assert!(p.ip.is_none() && p.udp.is_none());
             assert_eq!(r.version, RoceVersion::V1);
@@ -275,6 +280,7 @@ pub fn icrc(data: &[u8], reach: &mut Reach) {
             let claimed = len.checked_sub(8).expect("RoCE with a UDP length below 8");
             (net, &data[ipi.offset..ipi.offset + ip_len], udp, claimed)
         }
+        RoceVersion::Infiniband => unreachable!("parse_ethernet gives no native InfiniBand"),
         RoceVersion::V1 => {
             let g = r.bth_offset - 40;
             let grh = &data[g..g + 40];
@@ -432,6 +438,14 @@ pub fn capture(data: &[u8], reach: &mut Reach) {
                         check::packet(&p, data);
                         if let Some(r) = &p.roce {
                             reach.roce(r);
+                        }
+                    }
+                    L2Start::Infiniband(b) => {
+                        if let Ok(p) = parse_infiniband(b, &cfg) {
+                            check::packet(&p, b);
+                            if let Some(r) = &p.roce {
+                                reach.roce(r);
+                            }
                         }
                     }
                     L2Start::Unsupported(e) => assert!(!e.to_string().is_empty()),
@@ -1122,11 +1136,7 @@ pub fn ffi(data: &[u8], reach: &mut Reach) {
         assert_eq!(got.problems, want_problems, "{name}: problems against the Rust API");
         match want_roce {
             Some((version, opcode, psn, qpn, icrc)) => {
-                let v = match version {
-                    RoceVersion::V1 => 1,
-                    RoceVersion::V2 => 2,
-                };
-                assert_eq!(got.roce_version, v, "{name}: RoCE version");
+                assert_eq!(got.roce_version, version.number(), "{name}: RoCE version");
                 assert_eq!(
                     (got.bth.opcode, got.bth.psn, got.bth.dest_qp),
                     (opcode, psn, qpn),
@@ -1874,5 +1884,208 @@ fn output_file(data: &[u8], written: &[u8]) {
         std::fs::read_dir(dir)
             .map(|r| r.flatten().map(|e| e.file_name().to_string_lossy().into_owned()).collect())
             .unwrap_or_default()
+    }
+}
+
+/// A native InfiniBand packet for [`infiniband`]'s structured half: the LRH and GRH fields,
+/// the transport, and how the packet is then damaged.
+#[derive(arbitrary::Arbitrary, Debug)]
+pub struct IbSpec<'a> {
+    pub lrh: LrhRepr,
+    pub grh: Option<GrhRepr>,
+    pub opcode: u8,
+    pub bth: BthRepr,
+    pub headers: ExtHeaders,
+    pub icrc: Option<u32>,
+    /// Cut the packet to this many bytes (modulo its length + 1).
+    pub cut: Option<u16>,
+    /// Flip these bits of this byte (modulo the packet's length).
+    pub flip: Option<(u16, u8)>,
+    /// ERF extension headers around the record (0 to 3).
+    pub erf_exts: u8,
+    pub payload: &'a [u8],
+}
+
+/// Native InfiniBand (LRH, GRH when LNH says so, the transport, ICRC and VCRC). The first
+/// byte chooses the half. Raw: the rest parsed as a packet from its LRH, checked as every
+/// packet is (`check::packet`: the VCRC verdict recomputed), its ICRC against the plain
+/// reference recipe (`icrc_ref`), its prefix against the parse's GIDs, and the same bytes in
+/// an ERF record handed over unchanged. Structured ([`IbSpec`]): the builder's packet parses
+/// back field by field with both CRCs ok; cut short, neither CRC is ever bad; one flipped bit
+/// in the bytes before the VCRC makes the VCRC bad, and the ICRC bad exactly when the bit is
+/// one the ICRC covers.
+pub fn infiniband(data: &[u8], reach: &mut Reach) {
+    let Some((&mode, rest)) = data.split_first() else { return };
+    if mode & 1 == 0 {
+        ib_raw(rest, mode >> 1, reach);
+    } else if let Some(s) = spec::decode::<IbSpec>(rest) {
+        ib_built(&s, reach);
+    }
+}
+
+fn ib_raw(data: &[u8], erf_exts: u8, reach: &mut Reach) {
+    let cfg = Config::default();
+    let p = match parse_infiniband(data, &cfg) {
+        Ok(p) => p,
+        Err(e) => {
+            assert!(data.len() < 8, "parse_infiniband failed on a whole LRH: {e}");
+            assert_eq!(e.layer, Layer::Lrh);
+            assert!(parse_infiniband_prefix(data).is_err());
+            return;
+        }
+    };
+    check::packet(&p, data);
+    let lrh = p.lrh.expect("an LRH");
+    if let Some(r) = &p.roce {
+        reach.roce(r);
+        // The ICRC against the reference, where the packet holds it.
+        let len = lrh.packet_len();
+        let icrc_at = len.checked_sub(4).filter(|&at| at >= r.bth_offset + 12);
+        if let (Some(at), true) = (icrc_at, len <= data.len()) {
+            let stored = u32::from_le_bytes(data[at..at + 4].try_into().unwrap());
+            let want = match r.grh {
+                Some(_) => icrc_ref::icrc(Net::Ipv6, &data[8..48], &[], &data[48..at]),
+                None => icrc_ref::icrc_ib_local(&data[..8], &data[8..at]),
+            };
+            match r.icrc_status {
+                IcrcStatus::Ok => assert_eq!(want, stored, "IB ICRC ok, the reference differs"),
+                IcrcStatus::Bad { computed } => {
+                    assert_eq!(computed, want, "IB ICRC computed against the reference");
+                    assert_ne!(want, stored, "IB ICRC bad, the reference matches");
+                }
+                s => panic!("an IB ICRC in the input not verified: {s:?}"),
+            }
+        } else {
+            assert!(!matches!(r.icrc_status, IcrcStatus::Ok | IcrcStatus::Bad { .. }));
+        }
+    }
+    if let Some(v) = p.vcrc.filter(|v| v.status == IcrcStatus::Ok) {
+        let len = lrh.packet_len();
+        assert_eq!(Some(icrc_ref::vcrc(&data[..len])), v.stored, "VCRC against the reference");
+    }
+    // The prefix: the GRH's GIDs where the parse has them, none without a GRH.
+    match parse_infiniband_prefix(data) {
+        Ok(Some(pr)) => {
+            assert_eq!(lrh.lnh, Lnh::Global);
+            if let Some(g) = p.roce.and_then(|r| r.grh) {
+                let pair = (core::net::IpAddr::V6(g.sgid_addr()), core::net::IpAddr::V6(g.dgid_addr()));
+                assert_eq!(pr.host_pair(), pair, "IB prefix against the parse's GRH");
+            }
+        }
+        Ok(None) => assert_ne!(lrh.lnh, Lnh::Global, "no prefix for a routed packet"),
+        Err(e) => {
+            assert_eq!(lrh.lnh, Lnh::Global, "a prefix error without a GRH: {e}");
+            assert!(data.len() < 48 && p.roce.is_none());
+        }
+    }
+    // The same bytes in an ERF record (InfiniBand type, 0 to 3 extension headers).
+    let exts = usize::from(erf_exts % 4);
+    let record = erf_record(data, exts);
+    match roce_capture::l2_start(roce_capture::LinkType::Erf, &record) {
+        roce_capture::L2Start::Infiniband(b) => assert_eq!(b, data, "ERF handed other bytes"),
+        other => panic!("an ERF InfiniBand record gave {other:?}"),
+    }
+}
+
+/// `packet` in an ERF record of type 21 with `exts` extension headers.
+fn erf_record(packet: &[u8], exts: usize) -> Vec<u8> {
+    let rlen = u16::try_from(16 + 8 * exts + packet.len()).unwrap_or(u16::MAX);
+    let mut r = vec![0x11; 8];
+    r.push(21 | if exts > 0 { 0x80 } else { 0 });
+    r.push(0);
+    r.extend_from_slice(&rlen.to_be_bytes());
+    r.extend_from_slice(&[0, 0]);
+    r.extend_from_slice(&(packet.len() as u16).to_be_bytes());
+    for i in 0..exts {
+        r.push(if i + 1 < exts { 0x85 } else { 0x05 });
+        r.extend_from_slice(&[0; 7]);
+    }
+    r.extend_from_slice(packet);
+    r
+}
+
+fn ib_built(s: &IbSpec<'_>, reach: &mut Reach) {
+    let bth = BthRepr { opcode: s.opcode, ..s.bth.normalized() };
+    let mut b = FrameBuilder::new(Network::Infiniband(s.lrh, s.grh), bth);
+    b.headers = s.headers;
+    b.payload = s.payload;
+    b.icrc = s.icrc;
+    let Some(packet) = spec::emit(&b) else {
+        assert!(b.buffer_len() > 8188, "the builder refused a packet PktLen can hold");
+        return;
+    };
+    let cfg = Config::default();
+    let p = parse_infiniband(&packet, &cfg).expect("a built packet parses");
+    check::packet(&p, &packet);
+    assert_eq!(p.stop, None, "a built packet stops early");
+    let got = p.lrh.expect("LRH");
+    let want = LrhRepr {
+        vl: s.lrh.vl & 0xf,
+        lver: s.lrh.lver & 0xf,
+        sl: s.lrh.sl & 0xf,
+        resv2: s.lrh.resv2 & 3,
+        lnh: if s.grh.is_some() { Lnh::Global } else { Lnh::Local },
+        resv5: s.lrh.resv5 & 0x1f,
+        pkt_len: ((packet.len() - VCRC_LEN) / 4) as u16,
+        ..s.lrh
+    };
+    assert_eq!(got, want, "LRH fields");
+    let r = p.roce.expect("a built packet has its transport");
+    reach.roce(&r);
+    assert_eq!(r.version, RoceVersion::Infiniband);
+    assert_eq!(r.grh.map(|g| (g.sgid, g.dgid)), s.grh.map(|g| (g.sgid, g.dgid)), "GIDs");
+    let padcnt = spec::effective_padcnt(None, s.payload.len());
+    same_transport(&r, bth, padcnt, &s.headers, s.payload);
+    assert_eq!(p.vcrc.map(|v| v.status), Some(IcrcStatus::Ok), "built VCRC");
+    let icrc_forced = s.icrc.is_some();
+    if !icrc_forced {
+        assert_eq!(r.icrc_status, IcrcStatus::Ok, "built ICRC");
+    }
+    let was_bad = matches!(r.icrc_status, IcrcStatus::Bad { .. });
+
+    // Cut short (a snap length): neither CRC turns bad.
+    if let Some(cut) = s.cut {
+        let n = usize::from(cut) % (packet.len() + 1);
+        if let Ok(c) = parse_infiniband(&packet[..n], &cfg) {
+            check::packet(&c, &packet[..n]);
+            let vcrc = c.vcrc.map(|v| v.status);
+            if n < packet.len() {
+                assert_eq!(vcrc, Some(IcrcStatus::Unverifiable), "a cut at {n} verified the VCRC");
+            }
+            if let Some(cr) = c.roce {
+                assert!(was_bad || !matches!(cr.icrc_status, IcrcStatus::Bad { .. }), "cut at {n}");
+            }
+        }
+    }
+    // One flipped bit before the VCRC: the VCRC always sees it; the ICRC sees it unless the
+    // bit is one of the variant fields (VL, the LRH behind a GRH, the GRH's traffic class,
+    // flow label and hop limit, BTH byte 4).
+    if let Some((at, bits)) = s.flip {
+        let vcrc_at = packet.len() - VCRC_LEN;
+        let at = usize::from(at) % vcrc_at;
+        let bits = if bits == 0 { 1 } else { bits };
+        let mut f = packet.clone();
+        f[at] ^= bits;
+        let Ok(q) = parse_infiniband(&f, &cfg) else { unreachable!("a whole LRH") };
+        check::packet(&q, &f);
+        if q.lrh.map(|l| l.packet_len()) != Some(vcrc_at) || q.lrh.map(|l| l.lnh) != Some(got.lnh) {
+            // PktLen or LNH hit: another packet altogether (checked as raw input above).
+            return;
+        }
+        assert!(matches!(q.vcrc.map(|v| v.status), Some(IcrcStatus::Bad { .. })), "flip at {at}");
+        let global = s.grh.is_some();
+        let bth_at = if global { 48 } else { 8 };
+        let variant = match at {
+            0 => bits & 0x0f == 0,
+            1..=7 => global,
+            _ if global && at == 8 => bits & 0xf0 == 0,
+            _ if global && (9..=11).contains(&at) => true,
+            _ if global && at == 15 => true,
+            _ => at == bth_at + 4,
+        };
+        if let (false, Some(qr), false) = (icrc_forced, q.roce, at == 1 && bits & 3 != 0) {
+            let bad = matches!(qr.icrc_status, IcrcStatus::Bad { .. });
+            assert_eq!(bad, !variant, "flip {bits:#04x} at {at}: ICRC {:?}", qr.icrc_status);
+        }
     }
 }

@@ -99,6 +99,12 @@ pub fn from_captures(seeds: &mut Seeds, dirs: &[std::path::PathBuf]) -> usize {
             if frame.number == CAPTURE_SEED_FRAMES + 1 && !gzip {
                 cut = Some(frame.offset as usize);
             }
+            if let L2Start::Infiniband(b) = frame.l2() {
+                // ibdump's packets, for the raw half of the `infiniband` target.
+                let mut raw = vec![0u8];
+                raw.extend_from_slice(b);
+                seeds.add("infiniband", &label, &raw);
+            }
             let L2Start::Ethernet(b) = frame.l2() else {
                 continue;
             };
@@ -124,6 +130,7 @@ pub fn from_captures(seeds: &mut Seeds, dirs: &[std::path::PathBuf]) -> usize {
                     seeds.add("roundtrip", &label, udp_payload);
                 }
                 RoceVersion::V1 => seeds.add("rocev1", &label, &b[r.bth_offset - 40..]),
+                RoceVersion::Infiniband => {}
             }
             if r.mad().is_some() {
                 seeds.add("cm_mad", &label, r.payload);
@@ -323,6 +330,50 @@ pub fn from_builder(seeds: &mut Seeds) {
     for (label, bytes) in encap_seeds() {
         seeds.add("encap", &label, &bytes);
     }
+    for (label, bytes) in infiniband_seeds() {
+        seeds.add("infiniband", &label, &bytes);
+    }
+}
+
+/// `infiniband` seeds: native packets from the builder (the raw half: a 0 byte, then the
+/// packet), local and routed, for an opcode of each shape (SEND, RDMA WRITE with its RETH,
+/// an ACK, a READ response, a UD SEND to QP1 with a CM REQ), and a few inputs of the
+/// structured half (a 1 byte, then bytes the fuzzer decodes as an `IbSpec`).
+pub fn infiniband_seeds() -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let lrh = LrhRepr { sl: 1, dlid: 0x0012, slid: 0x000c, ..Default::default() };
+    let mut gid = [0u8; 16];
+    gid[..2].copy_from_slice(&[0xfe, 0x80]);
+    gid[15] = 0x0c;
+    let grh = GrhRepr { ipver: 6, hoplmt: 1, sgid: gid, dgid: gid, ..Default::default() };
+    let mad = cm_mad(CM_ATTRIBUTES[0], 0);
+    for (name, network) in
+        [("local", Network::infiniband(lrh)), ("global", Network::Infiniband(lrh, Some(grh)))]
+    {
+        for (opcode, dest_qp, payload) in [
+            (0x04u8, 0x29u32, &b"hello, IB"[..]),
+            (0x0a, 0x29, &[0x5a; 64][..]),
+            (0x11, 0x29, &[][..]),
+            (0x10, 0x29, &[0xa5; 32][..]),
+            (0x64, 1, &mad[..]),
+        ] {
+            let bth = BthRepr { opcode, pkey: 0xffff, dest_qp, psn: 0x1234, ..Default::default() };
+            let mut b = FrameBuilder::new(network, bth);
+            b.payload = payload;
+            if opcode == 0x64 {
+                b.headers.deth = Some(DethRepr { qkey: GSI_QKEY, src_qp: 1, ..Default::default() });
+            }
+            let mut bytes = vec![0u8];
+            bytes.extend(roce_fuzz_common::spec::emit(&b).expect("a short IB packet"));
+            out.push((format!("builder-ib-{name}-{opcode:02x}"), bytes));
+        }
+    }
+    for fill in [0x00u8, 0x5a, 0xff] {
+        let mut bytes = vec![1u8];
+        bytes.extend((0..96).map(|i: u8| i.wrapping_mul(31) ^ fill));
+        out.push((format!("structured-{fill:02x}"), bytes));
+    }
+    out
 }
 
 /// A tunnel record of `kind` for the `encap` seeds: outer 192.0.2.1 -> 192.0.2.9 (IPv4, or

@@ -576,6 +576,62 @@ impl MadHeaderRepr {
     pub const fn cm_attribute(&self) -> CmAttribute {
         CmAttribute::from_u16(self.attribute_id)
     }
+
+    /// The attribute's name in subnet management (SMPs, LID-routed or directed route: IBTA
+    /// Vol. 1 §14.2.5) and subnet administration (SA records, §15.2.5); `None` for other
+    /// classes (CM names its attributes by message: [`CmMessage::name`]) and unknown IDs.
+    ///
+    /// [`CmMessage::name`]: crate::CmMessage::name
+    pub const fn attribute_name(&self) -> Option<&'static str> {
+        let common = match self.attribute_id {
+            0x0001 => Some("ClassPortInfo"),
+            0x0002 => Some("Notice"),
+            0x0003 => Some("InformInfo"),
+            _ => None,
+        };
+        match self.mgmt_class {
+            MgmtClass::SubnLidRouted | MgmtClass::SubnDirectedRoute => match self.attribute_id {
+                0x0010 => Some("NodeDescription"),
+                0x0011 => Some("NodeInfo"),
+                0x0012 => Some("SwitchInfo"),
+                0x0014 => Some("GUIDInfo"),
+                0x0015 => Some("PortInfo"),
+                0x0016 => Some("P_KeyTable"),
+                0x0017 => Some("SLtoVLMappingTable"),
+                0x0018 => Some("VLArbitrationTable"),
+                0x0019 => Some("LinearForwardingTable"),
+                0x001a => Some("RandomForwardingTable"),
+                0x001b => Some("MulticastForwardingTable"),
+                0x0020 => Some("SMInfo"),
+                0x0030 => Some("VendorDiag"),
+                0x0031 => Some("LedInfo"),
+                _ => common,
+            },
+            MgmtClass::SubnAdm => match self.attribute_id {
+                0x0011 => Some("NodeRecord"),
+                0x0012 => Some("PortInfoRecord"),
+                0x0013 => Some("SLtoVLMappingTableRecord"),
+                0x0014 => Some("SwitchInfoRecord"),
+                0x0015 => Some("LinearForwardingTableRecord"),
+                0x0016 => Some("RandomForwardingTableRecord"),
+                0x0017 => Some("MulticastForwardingTableRecord"),
+                0x0018 => Some("SMInfoRecord"),
+                0x0020 => Some("LinkRecord"),
+                0x0030 => Some("GuidInfoRecord"),
+                0x0031 => Some("ServiceRecord"),
+                0x0033 => Some("P_KeyTableRecord"),
+                0x0035 => Some("PathRecord"),
+                0x0036 => Some("VLArbitrationTableRecord"),
+                0x0038 => Some("MCMemberRecord"),
+                0x0039 => Some("TraceRecord"),
+                0x003a => Some("MultiPathRecord"),
+                0x003b => Some("ServiceAssociationRecord"),
+                0x00f3 => Some("InformInfoRecord"),
+                _ => common,
+            },
+            _ => None,
+        }
+    }
 }
 
 #[cfg(test)]
