@@ -495,13 +495,10 @@ pub fn text(input: &Input, r: &Report, warnings: &[String], view: &TextView) -> 
     let mut t = String::new();
     let errors = format!("{} error(s)", r.errors);
     let warns = format!("{} warning(s)", r.warnings);
-    let ib = if r.ib_frames > 0 {
-        format!(
-            ", {} native InfiniBand ({} between LIDs, not judged)",
-            r.ib_frames, r.ib_unmodelled
-        )
-    } else {
-        String::new()
+    let ib = match (r.ib_frames, r.ib_unmodelled) {
+        (0, _) => String::new(),
+        (n, 0) => format!(", {n} native InfiniBand"),
+        (n, lids) => format!(", {n} native InfiniBand ({lids} between LIDs, not judged)"),
     };
     let _ = writeln!(
         t,

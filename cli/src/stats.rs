@@ -143,8 +143,11 @@ fn text_report(
     let dur = s.counters.duration_ns();
     let _ = writeln!(t, "Capture   {input}");
     let c = &s.counters;
-    let ib =
-        if c.infiniband > 0 { format!(", {} InfiniBand", c.infiniband) } else { String::new() };
+    let ib = if c.infiniband > 0 {
+        format!(", {} native InfiniBand", c.infiniband)
+    } else {
+        String::new()
+    };
     let _ = writeln!(
         t,
         "Frames    {} ({} RoCE: {} RoCEv2, {} RoCEv1{ib}; {} not decoded), duration {}",

@@ -92,9 +92,10 @@ impl Trace {
         self.write_pcap_mirrored(w, None)
     }
 
-    /// [`Trace::write_pcap`], each frame wrapped as `mirror` delivers it (`gen --mirror`).
-    pub fn write_pcap_mirrored(&self, w: impl Write, mirror: Option<Mirror>) -> io::Result<()> {
-        let mut out = PcapOut::new(w)?.mirrored(mirror);
+    /// [`Trace::write_pcap`], each frame as `delivery` hands it over (`gen --mirror`,
+    /// `gen --native-ib`).
+    pub fn write_pcap_mirrored(&self, w: impl Write, delivery: Option<Delivery>) -> io::Result<()> {
+        let mut out = PcapOut::delivered(w, delivery)?;
         for f in &self.frames {
             out.write(f)?;
         }
@@ -106,8 +107,78 @@ impl Trace {
 /// (`gen bench`).
 pub struct PcapOut<W: Write> {
     writer: PcapWriter<W>,
-    mirror: Option<Mirror>,
+    delivery: Option<Delivery>,
     wrapped: Vec<u8>,
+}
+
+/// How `gen` hands the hosts' frames over: through a switch mirror or an overlay, or as the
+/// same traffic on a native InfiniBand fabric.
+#[derive(Debug, Clone, Copy)]
+pub enum Delivery {
+    /// Each frame wrapped as the mirror session or overlay delivers it (`--mirror`).
+    Mirror(Mirror),
+    /// Each RoCEv2 frame as a native InfiniBand packet on a routed fabric (`--native-ib`):
+    /// an LRH (the LIDs the IPv4 addresses' last 16 bits), a GRH whose GIDs are the IP
+    /// addresses (IPv4-mapped) and whose traffic class is the IP header's DS field (so ECN
+    /// marks stay), the same BTH and everything after it, a new ICRC (as wrong as the
+    /// frame's was, if it was) and the VCRC; in a DLT_INFINIBAND capture. Frames that are
+    /// not whole RoCEv2 are left out.
+    NativeIb,
+}
+
+/// `frame` (Ethernet, RoCEv2) as a native InfiniBand packet into `out` ([`Delivery::NativeIb`]);
+/// false, and `out` left empty, for a frame that is not RoCEv2.
+pub fn to_native_ib(frame: &[u8], out: &mut Vec<u8>) -> bool {
+    use roce_parser::{compute_icrc, compute_vcrc, ip_to_gid, IcrcNetwork, Lnh, Lrh, LrhRepr};
+    use roce_parser::{Grh, GrhRepr, ICRC_LEN, NXTHDR_BTH};
+    out.clear();
+    let Ok(p) = roce_parser::parse_ethernet(frame, &roce_parser::Config::default()) else {
+        return false;
+    };
+    let (Some(r), Some(ip), Some(udp)) = (p.roce, p.ip, p.udp) else { return false };
+    let claimed = usize::from(udp.len).saturating_sub(8);
+    let Some(transport) = frame.get(r.bth_offset..r.bth_offset + claimed.saturating_sub(ICRC_LEN))
+    else {
+        return false;
+    };
+    let lid = |a: std::net::IpAddr| match a {
+        std::net::IpAddr::V4(v) => u16::from_be_bytes([v.octets()[2], v.octets()[3]]),
+        std::net::IpAddr::V6(v) => v.segments()[7],
+    };
+    let packet_len = LrhRepr::LEN + GrhRepr::LEN + transport.len() + ICRC_LEN;
+    let Ok(pkt_len) = u16::try_from(packet_len / 4) else { return false };
+    let lrh = LrhRepr {
+        lnh: Lnh::Global,
+        dlid: lid(ip.dst),
+        slid: lid(ip.src),
+        pkt_len,
+        ..LrhRepr::default()
+    };
+    let grh = GrhRepr {
+        ipver: 6,
+        tclass: ip.dscp << 2 | ip.ecn,
+        flow_label: 0,
+        paylen: (transport.len() + ICRC_LEN) as u16,
+        nxthdr: NXTHDR_BTH,
+        hoplmt: ip.ttl,
+        sgid: ip_to_gid(ip.src),
+        dgid: ip_to_gid(ip.dst),
+    };
+    out.resize(LrhRepr::LEN + GrhRepr::LEN, 0);
+    lrh.emit(&mut Lrh::new_unchecked(&mut out[..LrhRepr::LEN]));
+    grh.emit(&mut Grh::new_unchecked(&mut out[LrhRepr::LEN..]));
+    out.extend_from_slice(transport);
+    // A frame sent with a wrong ICRC keeps it wrong by as much.
+    let wrong_by = match (r.icrc, r.icrc_status) {
+        (Some(stored), roce_parser::IcrcStatus::Bad { computed }) => stored ^ computed,
+        _ => 0,
+    };
+    let icrc = compute_icrc(IcrcNetwork::Grh(&out[LrhRepr::LEN..][..GrhRepr::LEN]), &[], transport)
+        ^ wrong_by;
+    out.extend_from_slice(&icrc.to_le_bytes());
+    let vcrc = compute_vcrc(out);
+    out.extend_from_slice(&vcrc.to_le_bytes());
+    true
 }
 
 /// A switch mirror session or overlay that `gen --mirror` delivers the frames through: each
@@ -190,31 +261,41 @@ fn io_error(e: PcapError) -> io::Error {
 }
 
 impl<W: Write> PcapOut<W> {
-    /// Writes the file header.
+    /// Writes the file header (Ethernet).
     pub fn new(w: W) -> io::Result<Self> {
+        PcapOut::delivered(w, None)
+    }
+
+    /// Writes the file header of the frames as `delivery` hands them over (Ethernet, or
+    /// InfiniBand for [`Delivery::NativeIb`]).
+    pub fn delivered(w: W, delivery: Option<Delivery>) -> io::Result<Self> {
+        let datalink = match delivery {
+            Some(Delivery::NativeIb) => DataLink::from(247u32),
+            _ => DataLink::ETHERNET,
+        };
         let header = PcapHeader {
-            datalink: DataLink::ETHERNET,
+            datalink,
             ts_resolution: TsResolution::NanoSecond,
             snaplen: 65535,
             ..Default::default()
         };
         Ok(PcapOut {
             writer: PcapWriter::with_header(w, header).map_err(io_error)?,
-            mirror: None,
+            delivery,
             wrapped: Vec::new(),
         })
     }
 
-    /// Every frame written from now on wrapped as `mirror` delivers it.
-    pub fn mirrored(mut self, mirror: Option<Mirror>) -> Self {
-        self.mirror = mirror;
-        self
-    }
-
     pub fn write(&mut self, f: &GenFrame) -> io::Result<()> {
-        let data = match &mut self.mirror {
-            Some(m) => {
+        let data = match &mut self.delivery {
+            Some(Delivery::Mirror(m)) => {
                 m.wrap(&f.data, &mut self.wrapped);
+                &self.wrapped[..]
+            }
+            Some(Delivery::NativeIb) => {
+                if !to_native_ib(&f.data, &mut self.wrapped) {
+                    return Ok(());
+                }
                 &self.wrapped[..]
             }
             None => &f.data[..],

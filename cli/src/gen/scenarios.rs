@@ -88,9 +88,9 @@ pub fn bench(
     seed: u64,
     frames: usize,
     conns: usize,
-    mirror: Option<super::Mirror>,
+    delivery: Option<super::Delivery>,
 ) -> io::Result<()> {
-    let mut out = PcapOut::new(w)?.mirrored(mirror);
+    let mut out = PcapOut::delivered(w, delivery)?;
     let mut rng = Rng::new(seed);
     let mut t = Trace::new();
     t.gap_ns = 200;

@@ -108,7 +108,7 @@ pub fn roce(r: &Roce<'_>, data: &[u8]) {
     }
     assert!(!r.icrc_status.as_str().is_empty());
     if let Some(res) = r.mad() {
-        assert!(r.is_gsi_mad());
+        assert!(r.is_mad(), "a MAD decoded off QP0 and QP1");
         if let Ok(m) = res {
             mad(&m, r.payload);
         }

@@ -2076,7 +2076,8 @@ fn ib_built(s: &IbSpec<'_>, reach: &mut Reach) {
         let global = s.grh.is_some();
         let bth_at = if global { 48 } else { 8 };
         let variant = match at {
-            0 => bits & 0x0f == 0,
+            // Behind a GRH the whole LRH counts as ones; without one, only the VL nibble.
+            0 => global || bits & 0x0f == 0,
             1..=7 => global,
             _ if global && at == 8 => bits & 0xf0 == 0,
             _ if global && (9..=11).contains(&at) => true,
