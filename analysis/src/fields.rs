@@ -456,33 +456,33 @@ catalog! {
         filter many |d| |v: Visit<'_>| each(d, v, |e| usize_int(e.inner_offset));
     "lrh" Object label "LRH:"
         filter one |d| lrh(d).map(|_| FieldValue::Present);
-    "lrh.vl" Int label "VL" column "lrh_vl" tshark ["infiniband.lrh.vl"]
+    "lrh.vl" Int label "VL" column "lrh_vl" tshark ["infiniband.lrh.vl"] c "lrh.vl"
         filter one |d| int(lrh(d)?.vl);
-    "lrh.lver" Int label "LVer" tshark ["infiniband.lrh.lver"]
+    "lrh.lver" Int label "LVer" tshark ["infiniband.lrh.lver"] c "lrh.lver"
         filter one |d| int(lrh(d)?.lver);
-    "lrh.sl" Int label "SL" column "lrh_sl" tshark ["infiniband.lrh.sl"]
+    "lrh.sl" Int label "SL" column "lrh_sl" tshark ["infiniband.lrh.sl"] c "lrh.sl"
         filter one |d| int(lrh(d)?.sl);
-    "lrh.resv2" Int label "reserved" tshark ["infiniband.lrh.reserved2"]
+    "lrh.resv2" Int label "reserved" tshark ["infiniband.lrh.reserved2"] c "lrh.resv2"
         filter one |d| int(lrh(d)?.resv2);
-    "lrh.lnh" Int label "LNH" tshark ["infiniband.lrh.lnh"]
+    "lrh.lnh" Int label "LNH" tshark ["infiniband.lrh.lnh"] c "lrh.lnh"
         filter one |d| int(lrh(d)?.lnh.bits());
     "lrh.lnh_name" Str label "LNH"
         filter (LNH_NAMES) one |d| Some(FieldValue::Str(lrh(d)?.lnh.as_str()));
-    "lrh.dlid" Int label "DLID" column "lrh_dlid" tshark ["infiniband.lrh.dlid"]
+    "lrh.dlid" Int label "DLID" column "lrh_dlid" tshark ["infiniband.lrh.dlid"] c "lrh.dlid"
         filter one |d| int(lrh(d)?.dlid);
-    "lrh.resv5" Int label "reserved" tshark ["infiniband.lrh.reserved5"]
+    "lrh.resv5" Int label "reserved" tshark ["infiniband.lrh.reserved5"] c "lrh.resv5"
         filter one |d| int(lrh(d)?.resv5);
-    "lrh.pktlen" Int label "PktLen" tshark ["infiniband.lrh.pktlen"]
+    "lrh.pktlen" Int label "PktLen" tshark ["infiniband.lrh.pktlen"] c "lrh.pkt_len"
         filter one |d| int(lrh(d)?.pkt_len);
-    "lrh.slid" Int label "SLID" column "lrh_slid" tshark ["infiniband.lrh.slid"]
+    "lrh.slid" Int label "SLID" column "lrh_slid" tshark ["infiniband.lrh.slid"] c "lrh.slid"
         filter one |d| int(lrh(d)?.slid);
     "vcrc" Object label "VCRC:"
         filter one |d| vcrc(d).map(|_| FieldValue::Present);
-    "vcrc.value" Int label "VCRC: 0x" tshark ["infiniband.variant.crc"]
+    "vcrc.value" Int label "VCRC: 0x" tshark ["infiniband.variant.crc"] c "lrh.vcrc"
         filter one |d| int(vcrc(d)?.stored?);
-    "vcrc.status" Str label "VCRC:" column "vcrc_status"
+    "vcrc.status" Str label "VCRC:" column "vcrc_status" c "lrh.vcrc_status"
         filter (ICRC_STATUSES) one |d| Some(FieldValue::Str(vcrc(d)?.status.as_str()));
-    "vcrc.expected" Int label "should be"
+    "vcrc.expected" Int label "should be" c "lrh.vcrc_computed"
         filter one |d| match vcrc(d)?.status {
             roce_parser::IcrcStatus::Bad { computed } => int(computed),
             _ => None,

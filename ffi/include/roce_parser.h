@@ -72,8 +72,15 @@
  * The layout version of the structs in this header. Compare with `roce_parser_abi_version()`
  * when loading the shared library: a mismatch means the header and the library disagree.
  * 2: `roce_packet` ends with `tunnel_count` and `tunnels` (version 1 had neither).
+ * 3: `roce_packet` ends with `lrh` (native InfiniBand, `roce_parse_infiniband`).
  */
-#define ROCE_PARSER_ABI_VERSION 2
+#define ROCE_PARSER_ABI_VERSION 3
+
+/**
+ * `roce_packet.roce_version` of a native InfiniBand packet (`roce_parse_infiniband`): not
+ * RoCE, the same transport after an LRH (and a GRH when routed).
+ */
+#define ROCE_VERSION_INFINIBAND 3
 
 /**
  * The length of `roce_packet.tunnels`: tunnels taken off one frame (a deeper one stops the
@@ -237,9 +244,15 @@
 #define ROCE_PROBLEM_TUNNEL_MALFORMED (1 << 29)
 
 /**
+ * The VCRC closing a native InfiniBand packet does not match it: the packet was damaged on
+ * the last link (`vcrc_status` is `ROCE_ICRC_BAD`).
+ */
+#define ROCE_PROBLEM_VCRC_BAD (1 << 30)
+
+/**
  * Every problem bit this version knows (other bits are never set).
  */
-#define ROCE_PROBLEM_ALL ((1 << 30) - 1)
+#define ROCE_PROBLEM_ALL 2147483647
 
 /**
  * `stop_layer`: parsing did not stop early.
@@ -355,6 +368,11 @@
  * `stop_layer`: a Geneve header.
  */
 #define ROCE_LAYER_GENEVE 22
+
+/**
+ * `stop_layer`: the LRH of a native InfiniBand packet.
+ */
+#define ROCE_LAYER_LRH 23
 
 /**
  * `stop_layer`: a layer this header version does not name.
@@ -653,11 +671,12 @@ typedef struct roce_udp {
 } roce_udp;
 
 /**
- * RoCEv1 Global Route Header (40 bytes, IPv6-shaped).
+ * Global Route Header (40 bytes, IPv6-shaped) of RoCEv1 and of routed native InfiniBand.
  */
 typedef struct roce_grh {
     /**
-     * The header was decoded (RoCEv1 only); every other field is 0 when false.
+     * The header was decoded (RoCEv1, and native InfiniBand with LNH 3); every other field
+     * is 0 when false.
      */
     bool present;
     /**
@@ -1182,6 +1201,70 @@ typedef struct roce_tunnel {
 } roce_tunnel;
 
 /**
+ * Local Route Header of a native InfiniBand packet (8 bytes), and the VCRC after its ICRC.
+ */
+typedef struct roce_lrh {
+    /**
+     * The header was decoded (`roce_parse_infiniband` only); every other field is 0 when
+     * false.
+     */
+    bool present;
+    /**
+     * Virtual lane (4 bits).
+     */
+    uint8_t vl;
+    /**
+     * Link version (4 bits).
+     */
+    uint8_t lver;
+    /**
+     * Service level (4 bits).
+     */
+    uint8_t sl;
+    /**
+     * The 2 reserved bits between SL and LNH.
+     */
+    uint8_t resv2;
+    /**
+     * Link next header: 0 raw, 1 IPv6, 2 IBA local (a BTH follows), 3 IBA global (a GRH).
+     */
+    uint8_t lnh;
+    /**
+     * The 5 reserved bits before PktLen.
+     */
+    uint8_t resv5;
+    /**
+     * `ROCE_ICRC_NOT_CHECKED`, `ROCE_ICRC_OK`, `ROCE_ICRC_BAD` or `ROCE_ICRC_UNVERIFIABLE`:
+     * the VCRC's verdict.
+     */
+    uint8_t vcrc_status;
+    /**
+     * Destination LID.
+     */
+    uint16_t dlid;
+    /**
+     * Source LID.
+     */
+    uint16_t slid;
+    /**
+     * PktLen: LRH through ICRC in 4-byte words (11 bits).
+     */
+    uint16_t pkt_len;
+    /**
+     * The VCRC was captured.
+     */
+    bool vcrc_present;
+    /**
+     * The VCRC as stored (little-endian u16 after the ICRC).
+     */
+    uint16_t vcrc;
+    /**
+     * With `vcrc_status == ROCE_ICRC_BAD`: the VCRC the packet should carry; 0 otherwise.
+     */
+    uint16_t vcrc_computed;
+} roce_lrh;
+
+/**
  * Everything decoded from one input. Every call writes the whole struct (fields of absent
  * layers are 0), so it can be reused across calls without clearing. It holds offsets into the
  * caller's buffer, never pointers: it stays valid after the buffer is freed, and the payload
@@ -1192,7 +1275,8 @@ typedef struct roce_tunnel {
  */
 typedef struct roce_packet {
     /**
-     * 0: no RoCE packet; 1: RoCEv1 (EtherType 0x8915, GRH); 2: RoCEv2 (UDP).
+     * 0: no RoCE packet; 1: RoCEv1 (EtherType 0x8915, GRH); 2: RoCEv2 (UDP); 3
+     * (`ROCE_VERSION_INFINIBAND`): a native InfiniBand packet (`roce_parse_infiniband`).
      */
     uint8_t roce_version;
     /**
@@ -1351,6 +1435,11 @@ typedef struct roce_packet {
      * The tunnels, outermost first (a mirror of overlay traffic: ERSPAN, then VXLAN).
      */
     struct roce_tunnel tunnels[ROCE_PARSER_MAX_TUNNELS];
+    /**
+     * The LRH and VCRC of a native InfiniBand packet (`roce_parse_infiniband`); `grh`
+     * holds its GRH when LNH is 3. Zero for RoCE.
+     */
+    struct roce_lrh lrh;
 } roce_packet;
 
 /**
@@ -2022,6 +2111,32 @@ int roce_parse_frame_opts(const uint8_t *frame,
                           size_t len,
                           const struct roce_options *opts,
                           struct roce_packet *out);
+
+/**
+ * Parses a native InfiniBand packet from its LRH (ibdump's ERF records after their header,
+ * DLT_INFINIBAND captures, an HCA's raw packets): the LRH and VCRC in `out->lrh`, the GRH in
+ * `out->grh` when LNH is 3, then the BTH and everything after it as `roce_parse_frame`
+ * decodes them (`roce_version` is `ROCE_VERSION_INFINIBAND`); the ICRC over InfiniBand's
+ * invariant fields. Returns as `roce_parse_frame`; an input shorter than the LRH is
+ * `ROCE_ERR_TRUNCATED`, a packet of another transport (LNH 0 or 1) `ROCE_ERR_NOT_ROCE`
+ * with `out->lrh` filled.
+ *
+ * # Safety
+ * As `roce_parse_frame`, with `packet` for `frame`.
+ */
+int roce_parse_infiniband(const uint8_t *packet, size_t len, struct roce_packet *out);
+
+/**
+ * `roce_parse_infiniband` with options (`opts` may be NULL for the defaults; `udp_port` is
+ * not used).
+ *
+ * # Safety
+ * As `roce_parse_frame_opts`, with `packet` for `frame`.
+ */
+int roce_parse_infiniband_opts(const uint8_t *packet,
+                               size_t len,
+                               const struct roce_options *opts,
+                               struct roce_packet *out);
 
 /**
  * Parses an IP packet (IPv4 or IPv6 by its version nibble), for captures and stacks without

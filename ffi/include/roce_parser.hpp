@@ -461,6 +461,7 @@ class result {
   private:
     friend result parse_frame(bytes, const options &) noexcept;
     friend result parse_ip(bytes, const options &) noexcept;
+    friend result parse_infiniband(bytes, const options &) noexcept;
     friend result parse_ethertype(std::uint16_t, bytes, const options &) noexcept;
     friend result parse_udp_payload(bytes) noexcept;
     friend result parse_frame_segments(const roce_segment *, std::size_t,
@@ -520,6 +521,15 @@ inline result parse_ip(bytes packet, const options &opts = {}) noexcept {
     result r;
     const roce_options o = opts.to_c();
     r.status_ = roce_parse_ip_opts(detail::data_of(packet), packet.size(), &o, &r.pkt_);
+    return r;
+}
+
+/// A native InfiniBand packet from its LRH (`roce_parse_infiniband_opts`): `r->lrh`
+/// holds the LRH and VCRC.
+inline result parse_infiniband(bytes packet, const options &opts = {}) noexcept {
+    result r;
+    const roce_options o = opts.to_c();
+    r.status_ = roce_parse_infiniband_opts(detail::data_of(packet), packet.size(), &o, &r.pkt_);
     return r;
 }
 

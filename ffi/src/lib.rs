@@ -104,7 +104,12 @@ pub const ROCE_V2_UDP_PORT: u16 = 4791;
 /// The layout version of the structs in this header. Compare with `roce_parser_abi_version()`
 /// when loading the shared library: a mismatch means the header and the library disagree.
 /// 2: `roce_packet` ends with `tunnel_count` and `tunnels` (version 1 had neither).
-pub const ROCE_PARSER_ABI_VERSION: u32 = 2;
+/// 3: `roce_packet` ends with `lrh` (native InfiniBand, `roce_parse_infiniband`).
+pub const ROCE_PARSER_ABI_VERSION: u32 = 3;
+
+/// `roce_packet.roce_version` of a native InfiniBand packet (`roce_parse_infiniband`): not
+/// RoCE, the same transport after an LRH (and a GRH when routed).
+pub const ROCE_VERSION_INFINIBAND: u8 = 3;
 
 /// The length of `roce_packet.tunnels`: tunnels taken off one frame (a deeper one stops the
 /// parse, `ROCE_ERR_MALFORMED` at its layer).
@@ -183,7 +188,7 @@ pub const ROCE_PROBLEM_TUNNEL_MALFORMED: u32 = 1 << 29;
 /// the last link (`vcrc_status` is `ROCE_ICRC_BAD`).
 pub const ROCE_PROBLEM_VCRC_BAD: u32 = 1 << 30;
 /// Every problem bit this version knows (other bits are never set).
-pub const ROCE_PROBLEM_ALL: u32 = (1 << 31) - 1;
+pub const ROCE_PROBLEM_ALL: u32 = 0x7fff_ffff;
 
 // ---------------------------------------------------------------------------------------------
 // Layers (roce_packet.stop_layer)
@@ -373,11 +378,12 @@ pub struct roce_udp {
     pub offset: usize,
 }
 
-/// RoCEv1 Global Route Header (40 bytes, IPv6-shaped).
+/// Global Route Header (40 bytes, IPv6-shaped) of RoCEv1 and of routed native InfiniBand.
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct roce_grh {
-    /// The header was decoded (RoCEv1 only); every other field is 0 when false.
+    /// The header was decoded (RoCEv1, and native InfiniBand with LNH 3); every other field
+    /// is 0 when false.
     pub present: bool,
     /// IP version field (6).
     pub ipver: u8,
@@ -395,6 +401,42 @@ pub struct roce_grh {
     pub sgid: [u8; 16],
     /// Destination GID.
     pub dgid: [u8; 16],
+}
+
+/// Local Route Header of a native InfiniBand packet (8 bytes), and the VCRC after its ICRC.
+#[repr(C)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct roce_lrh {
+    /// The header was decoded (`roce_parse_infiniband` only); every other field is 0 when
+    /// false.
+    pub present: bool,
+    /// Virtual lane (4 bits).
+    pub vl: u8,
+    /// Link version (4 bits).
+    pub lver: u8,
+    /// Service level (4 bits).
+    pub sl: u8,
+    /// The 2 reserved bits between SL and LNH.
+    pub resv2: u8,
+    /// Link next header: 0 raw, 1 IPv6, 2 IBA local (a BTH follows), 3 IBA global (a GRH).
+    pub lnh: u8,
+    /// The 5 reserved bits before PktLen.
+    pub resv5: u8,
+    /// `ROCE_ICRC_NOT_CHECKED`, `ROCE_ICRC_OK`, `ROCE_ICRC_BAD` or `ROCE_ICRC_UNVERIFIABLE`:
+    /// the VCRC's verdict.
+    pub vcrc_status: u8,
+    /// Destination LID.
+    pub dlid: u16,
+    /// Source LID.
+    pub slid: u16,
+    /// PktLen: LRH through ICRC in 4-byte words (11 bits).
+    pub pkt_len: u16,
+    /// The VCRC was captured.
+    pub vcrc_present: bool,
+    /// The VCRC as stored (little-endian u16 after the ICRC).
+    pub vcrc: u16,
+    /// With `vcrc_status == ROCE_ICRC_BAD`: the VCRC the packet should carry; 0 otherwise.
+    pub vcrc_computed: u16,
 }
 
 /// Base Transport Header (12 bytes). Valid when `roce_packet.roce_version` is not 0.
@@ -704,7 +746,8 @@ pub struct roce_tunnel {
 #[repr(C)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct roce_packet {
-    /// 0: no RoCE packet; 1: RoCEv1 (EtherType 0x8915, GRH); 2: RoCEv2 (UDP).
+    /// 0: no RoCE packet; 1: RoCEv1 (EtherType 0x8915, GRH); 2: RoCEv2 (UDP); 3
+    /// (`ROCE_VERSION_INFINIBAND`): a native InfiniBand packet (`roce_parse_infiniband`).
     pub roce_version: u8,
     /// The opcode is in the IBTA table; false for reserved and vendor opcodes, whose bytes
     /// after the BTH are left undecoded (`opaque_offset`, `opaque_len`).
@@ -790,6 +833,9 @@ pub struct roce_packet {
     pub tunnel_count: u8,
     /// The tunnels, outermost first (a mirror of overlay traffic: ERSPAN, then VXLAN).
     pub tunnels: [roce_tunnel; ROCE_PARSER_MAX_TUNNELS],
+    /// The LRH and VCRC of a native InfiniBand packet (`roce_parse_infiniband`); `grh`
+    /// holds its GRH when LNH is 3. Zero for RoCE.
+    pub lrh: roce_lrh,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -860,7 +906,10 @@ fn icrc_code(s: IcrcStatus) -> (u8, u32) {
 /// `len` bytes.
 #[inline]
 fn fill_roce(out: &mut roce_packet, len: usize, r: &Roce<'_>, problems: Problems) {
-    out.roce_version = r.version.number();
+    out.roce_version = match r.version {
+        roce_parser::RoceVersion::Infiniband => ROCE_VERSION_INFINIBAND,
+        v => v.number(),
+    };
     out.opcode_known = r.info.is_some();
     let (status, computed) = icrc_code(r.icrc_status);
     out.icrc_status = status;
@@ -1134,6 +1183,26 @@ fn fill_packet(out: &mut roce_packet, p: &Packet<'_>, len: usize) -> c_int {
     if p.is_encapsulated() {
         fill_tunnels(out, p);
     }
+    if let Some(l) = &p.lrh {
+        let (vcrc_status, computed) =
+            p.vcrc.map_or((ROCE_ICRC_NOT_CHECKED, 0), |v| icrc_code(v.status));
+        out.lrh = roce_lrh {
+            present: true,
+            vl: l.vl,
+            lver: l.lver,
+            sl: l.sl,
+            resv2: l.resv2,
+            lnh: l.lnh.bits(),
+            resv5: l.resv5,
+            vcrc_status,
+            dlid: l.dlid,
+            slid: l.slid,
+            pkt_len: l.pkt_len,
+            vcrc_present: p.vcrc.is_some_and(|v| v.stored.is_some()),
+            vcrc: p.vcrc.and_then(|v| v.stored).unwrap_or(0),
+            vcrc_computed: computed as u16,
+        };
+    }
     if let Some(r) = &p.roce {
         fill_roce(out, len, r, p.problems);
     }
@@ -1239,6 +1308,20 @@ fn frame_segments_into_zeroed(segs: &[&[u8]], opts: roce_options, out: &mut roce
 }
 
 #[inline]
+fn infiniband_into_zeroed(packet: &[u8], opts: roce_options, out: &mut roce_packet) -> c_int {
+    let mut p = roce_parser::Packet::default();
+    match roce_parser::parse_infiniband_into(packet, &config_of(opts), &mut p) {
+        Ok(()) => fill_packet(out, &p, packet.len()),
+        Err(e) => fill_error(out, &e),
+    }
+}
+
+/// Safe form of `roce_parse_infiniband_opts`: parses a native InfiniBand packet into `out`.
+pub fn parse_infiniband_into(packet: &[u8], opts: roce_options, out: &mut roce_packet) -> c_int {
+    *out = roce_packet::default();
+    infiniband_into_zeroed(packet, opts, out)
+}
+
 fn ip_into_zeroed(packet: &[u8], opts: roce_options, out: &mut roce_packet) -> c_int {
     match &roce_parser::parse_ip(packet, &config_of(opts)) {
         Ok(p) => fill_packet(out, p, packet.len()),
@@ -1395,6 +1478,42 @@ pub unsafe extern "C" fn roce_parse_frame_opts(
 ) -> c_int {
     // SAFETY: the caller's contract is this function's.
     unsafe { call(frame, len, opts, out, frame_into_zeroed) }
+}
+
+/// Parses a native InfiniBand packet from its LRH (ibdump's ERF records after their header,
+/// DLT_INFINIBAND captures, an HCA's raw packets): the LRH and VCRC in `out->lrh`, the GRH in
+/// `out->grh` when LNH is 3, then the BTH and everything after it as `roce_parse_frame`
+/// decodes them (`roce_version` is `ROCE_VERSION_INFINIBAND`); the ICRC over InfiniBand's
+/// invariant fields. Returns as `roce_parse_frame`; an input shorter than the LRH is
+/// `ROCE_ERR_TRUNCATED`, a packet of another transport (LNH 0 or 1) `ROCE_ERR_NOT_ROCE`
+/// with `out->lrh` filled.
+///
+/// # Safety
+/// As `roce_parse_frame`, with `packet` for `frame`.
+#[no_mangle]
+pub unsafe extern "C" fn roce_parse_infiniband(
+    packet: *const u8,
+    len: usize,
+    out: *mut roce_packet,
+) -> c_int {
+    // SAFETY: the caller's contract is this function's.
+    unsafe { call(packet, len, core::ptr::null(), out, infiniband_into_zeroed) }
+}
+
+/// `roce_parse_infiniband` with options (`opts` may be NULL for the defaults; `udp_port` is
+/// not used).
+///
+/// # Safety
+/// As `roce_parse_frame_opts`, with `packet` for `frame`.
+#[no_mangle]
+pub unsafe extern "C" fn roce_parse_infiniband_opts(
+    packet: *const u8,
+    len: usize,
+    opts: *const roce_options,
+    out: *mut roce_packet,
+) -> c_int {
+    // SAFETY: the caller's contract is this function's.
+    unsafe { call(packet, len, opts, out, infiniband_into_zeroed) }
 }
 
 /// Parses an IP packet (IPv4 or IPv6 by its version nibble), for captures and stacks without

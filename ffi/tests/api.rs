@@ -83,6 +83,7 @@ fn problem_constants_are_the_parser_bits() {
         (ROCE_PROBLEM_TOO_MANY_VLAN_TAGS, Problem::TooManyVlanTags),
         (ROCE_PROBLEM_IPV6_EXTENSION_CHAIN, Problem::Ipv6ExtensionChain),
         (ROCE_PROBLEM_TUNNEL_MALFORMED, Problem::TunnelMalformed),
+        (ROCE_PROBLEM_VCRC_BAD, Problem::VcrcBad),
     ];
     assert_eq!(
         table.len(),
@@ -575,7 +576,7 @@ fn encap_constants_follow_the_parser_table() {
     assert_eq!(s(roce_encap_name(7)), "unknown encapsulation");
     assert_eq!(s(roce_encap_name(255)), "unknown encapsulation");
     assert_eq!(ROCE_PARSER_MAX_TUNNELS, roce_parser::MAX_ENCAP);
-    assert_eq!(ROCE_PARSER_ABI_VERSION, 2);
+    assert_eq!(ROCE_PARSER_ABI_VERSION, 3);
 }
 
 #[test]
@@ -943,4 +944,58 @@ fn mra_sidr_lap_apr_through_c() {
             _ => assert_eq!(o.cm_kind, ROCE_CM_CLASS_PORT_INFO),
         }
     }
+}
+
+/// Native InfiniBand through the C interface: `roce_parse_infiniband` fills `lrh` (and the
+/// VCRC), `grh` when routed, and the transport as the Rust parse gives them.
+#[test]
+fn native_infiniband_packets() {
+    use roce_parser::{BthRepr, FrameBuilder, GrhRepr, LrhRepr, Network};
+    let lrh = LrhRepr { vl: 3, sl: 7, dlid: 0x0012, slid: 0x000c, ..Default::default() };
+    let grh =
+        GrhRepr { ipver: 6, hoplmt: 2, sgid: [0xfe; 16], dgid: [0x20; 16], ..Default::default() };
+    for (network, routed) in
+        [(Network::infiniband(lrh), false), (Network::Infiniband(lrh, Some(grh)), true)]
+    {
+        let bth = BthRepr { opcode: 0x04, dest_qp: 0x29, psn: 1234, ..Default::default() };
+        let mut b = FrameBuilder::new(network, bth);
+        b.payload = b"hello";
+        let mut bytes = vec![0; b.buffer_len()];
+        b.emit(&mut bytes).unwrap();
+        let mut out = roce_packet::default();
+        // SAFETY: a live slice and a live struct.
+        let st = unsafe { roce_parse_infiniband(bytes.as_ptr(), bytes.len(), &mut out) };
+        assert_eq!(st, OK);
+        assert_eq!(out.roce_version, ROCE_VERSION_INFINIBAND);
+        let l = out.lrh;
+        assert!(l.present && l.vcrc_present);
+        assert_eq!(
+            (l.vl, l.sl, l.dlid, l.slid, l.lnh),
+            (3, 7, 0x12, 0x0c, if routed { 3 } else { 2 })
+        );
+        assert_eq!(usize::from(l.pkt_len) * 4 + 2, bytes.len());
+        assert_eq!((l.vcrc_status, out.icrc_status), (ROCE_ICRC_OK, ROCE_ICRC_OK));
+        assert_eq!(l.vcrc, u16::from_le_bytes([bytes[bytes.len() - 2], bytes[bytes.len() - 1]]));
+        assert_eq!(out.grh.present, routed);
+        assert!(!out.eth.present && !out.ip.present && !out.udp.present);
+        assert_eq!((out.bth.dest_qp, out.bth.psn, out.payload_len), (0x29, 1234, 5));
+        assert_eq!(out.bth_offset, if routed { 48 } else { 8 });
+        // The VCRC damaged: bad, with what it should be; the ICRC still holds.
+        let mut bad = bytes.clone();
+        *bad.last_mut().unwrap() ^= 1;
+        let st = parse_infiniband_into(&bad, roce_options::default(), &mut out);
+        assert_eq!(st, OK);
+        assert_eq!((out.lrh.vcrc_status, out.icrc_status), (ROCE_ICRC_BAD, ROCE_ICRC_OK));
+        assert_eq!(out.lrh.vcrc_computed, l.vcrc);
+        assert_ne!(out.problems & ROCE_PROBLEM_VCRC_BAD, 0);
+        // Cut inside the LRH: truncated, at the LRH.
+        let st = parse_infiniband_into(&bytes[..5], roce_options::default(), &mut out);
+        assert_eq!((st, out.stop_layer), (TRUNCATED, ROCE_LAYER_LRH));
+        assert_eq!(s(roce_layer_name(ROCE_LAYER_LRH)), "LRH");
+    }
+    // Another transport (LNH 1): its LRH, no RoCE packet.
+    let raw = [0x00, 0x01, 0, 2, 0, 3, 0, 1, 0, 0, 0, 0];
+    let mut out = roce_packet::default();
+    assert_eq!(parse_infiniband_into(&raw, roce_options::default(), &mut out), NOT_ROCE);
+    assert!(out.lrh.present && out.lrh.lnh == 1 && out.roce_version == 0);
 }

@@ -49,6 +49,13 @@ static const char *const VECTOR_HEX[N_VECTORS] = {
  * index 9, GRE sequence 77, outer IPv4 192.0.2.1 -> 192.0.2.9): two tunnels, the inner packet
  * V1's at offset 100. Written by roce-parser's TunnelBuilder (ffi/tests/api.rs builds it
  * again). */
+/* A routed native InfiniBand packet (gen sample --native-ib, frame 7): LRH LID 2 -> 1, LNH 3,
+ * GRH ::ffff:10.0.0.2 -> ::ffff:10.0.0.1, RC_ACKNOWLEDGE to QP 0xdc1 PSN 3298656, ICRC and
+ * VCRC right. */
+static const char *const IB_HEX =
+    "000300010011000266a0000000141b4000000000000000000000ffff0a00000200000000000000000000ffff"
+    "0a0000011100ffff00000dc1003255601f00000133874852b2a7";
+
 static const char *const TUN_HEX =
     "0200000000120200000000110800456a00a400004000402fb5b6c0000201c0000209100088be0000004d100c"
     "a007000000090200000000120200000000110800456a0072000040004011e1edac100001ac100002c00012b5"
@@ -858,6 +865,33 @@ static void api_checks(void) {
 /* The tunnels of a mirrored overlay frame (TUN_HEX) from C: kinds, outer layers, tunnel
  * headers, offsets; the inner packet is V1's; every cut, segments, the IP entry point, reuse
  * of the struct and a broken ERSPAN header. */
+static void infiniband_checks(void) {
+    snprintf(g_where, sizeof g_where, "infiniband");
+    uint8_t buf[128];
+    size_t n = unhex(IB_HEX, buf, sizeof buf);
+    CHECK(n == 70);
+    uint8_t *t = exact_copy(buf, n);
+    roce_packet p;
+    CHECK(roce_parse_infiniband(t, n, &p) == ROCE_OK);
+    CHECK(p.roce_version == ROCE_VERSION_INFINIBAND);
+    CHECK(p.lrh.present && p.lrh.lnh == 3 && p.lrh.slid == 2 && p.lrh.dlid == 1);
+    CHECK(p.lrh.pkt_len == 17 && p.lrh.vcrc_present && p.lrh.vcrc_status == ROCE_ICRC_OK);
+    CHECK(p.grh.present && p.grh.hoplmt == 64 && memcmp(p.grh.sgid + 12, "\x0a\x00\x00\x02", 4) == 0);
+    CHECK(!p.eth.present && !p.ip.present && !p.udp.present);
+    CHECK(p.bth.opcode == 0x11 && p.bth.dest_qp == 0xdc1 && p.bth.psn == 3298656);
+    CHECK(p.aeth.present && p.icrc_status == ROCE_ICRC_OK && p.bth_offset == 48);
+    /* The VCRC damaged: bad, the ICRC holds; cut short: both unverifiable. */
+    t[n - 1] ^= 1;
+    CHECK(roce_parse_infiniband(t, n, &p) == ROCE_OK);
+    CHECK(p.lrh.vcrc_status == ROCE_ICRC_BAD && p.icrc_status == ROCE_ICRC_OK);
+    CHECK((p.problems & ROCE_PROBLEM_VCRC_BAD) != 0);
+    CHECK(roce_parse_infiniband(t, n - 4, &p) == ROCE_OK);
+    CHECK(p.lrh.vcrc_status == ROCE_ICRC_UNVERIFIABLE && p.icrc_status == ROCE_ICRC_UNVERIFIABLE);
+    CHECK(roce_parse_infiniband(t, 5, &p) == ROCE_ERR_TRUNCATED && p.stop_layer == ROCE_LAYER_LRH);
+    CHECK(roce_parse_infiniband(NULL, 5, &p) == ROCE_ERR_NULL);
+    free(t);
+}
+
 static void tunnel_checks(void) {
     snprintf(g_where, sizeof g_where, "tunnels");
     uint8_t buf[256], v1[128];
@@ -972,6 +1006,7 @@ int main(int argc, char **argv) {
            roce_parser_version(), roce_parser_abi_version(), sizeof(roce_packet));
     api_checks();
     tunnel_checks();
+    infiniband_checks();
     compare_all(argv[1]);
     if (g_failed > MAX_REPORTED)
         fprintf(stderr, "... %lu more failures not shown\n", g_failed - MAX_REPORTED);

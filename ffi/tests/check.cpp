@@ -535,6 +535,13 @@ void api_checks() {
     r = roce::parse_frame(v5);
     CHECK(r.status() == roce::status::malformed && r.stop_layer() == roce::layer::ipv4);
     CHECK(roce::parse_ip(roce::bytes(v1.data() + 14, v1.size() - 14)).ok());
+    // Native InfiniBand: an LRH (LID 2 -> 1, LNH 2) and a BTH too short for its ICRC.
+    const std::vector<uint8_t> ib = {0x00, 0x02, 0x00, 0x01, 0x00, 0x05, 0x00, 0x02,
+                                     0x04, 0x00, 0xff, 0xff, 0x00, 0x00, 0x00, 0x29,
+                                     0x00, 0x00, 0x00, 0x07};
+    r = roce::parse_infiniband(ib);
+    CHECK(r.ok() && r->lrh.present && r->lrh.slid == 2 && r->lrh.dlid == 1);
+    CHECK(r->roce_version == ROCE_VERSION_INFINIBAND && r->bth.dest_qp == 0x29);
     CHECK(roce::parse_ethertype(0x0806, roce::bytes(v1.data() + 14, 10)).status() ==
           roce::status::not_roce);
     CHECK(std::string(roce::to_string(roce::status::not_roce)) == "not a RoCE packet");

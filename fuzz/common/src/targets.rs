@@ -1908,7 +1908,8 @@ pub struct IbSpec<'a> {
 
 /// Native InfiniBand (LRH, GRH when LNH says so, the transport, ICRC and VCRC). The first
 /// byte chooses the half. Raw: the rest parsed as a packet from its LRH, checked as every
-/// packet is (`check::packet`: the VCRC verdict recomputed), its ICRC against the plain
+/// packet is (`check::packet`: the VCRC verdict recomputed), the C interface's
+/// `roce_parse_infiniband` against it, its ICRC against the plain
 /// reference recipe (`icrc_ref`), its prefix against the parse's GIDs, and the same bytes in
 /// an ERF record handed over unchanged. Structured ([`IbSpec`]): the builder's packet parses
 /// back field by field with both CRCs ok; cut short, neither CRC is ever bad; one flipped bit
@@ -1936,6 +1937,27 @@ fn ib_raw(data: &[u8], erf_exts: u8, reach: &mut Reach) {
     };
     check::packet(&p, data);
     let lrh = p.lrh.expect("an LRH");
+    // The C interface gives the same packet.
+    {
+        use roce_parser_ffi as c;
+        let mut out = c::roce_packet::default();
+        let st = c::parse_infiniband_into(data, c::roce_options::default(), &mut out);
+        let l = out.lrh;
+        assert!(l.present, "C: no LRH");
+        assert_eq!((l.vl, l.sl, l.lnh, l.dlid, l.slid, l.pkt_len), (lrh.vl, lrh.sl, lrh.lnh.bits(), lrh.dlid, lrh.slid, lrh.pkt_len), "C LRH");
+        let v = p.vcrc.expect("a VCRC verdict");
+        assert_eq!((l.vcrc_present, l.vcrc), (v.stored.is_some(), v.stored.unwrap_or(0)), "C VCRC");
+        assert_eq!(out.problems, p.problems.bits(), "C problems");
+        match &p.roce {
+            Some(r) => {
+                assert_eq!(st, c::roce_status::ROCE_OK as i32, "C status");
+                assert_eq!(out.roce_version, c::ROCE_VERSION_INFINIBAND);
+                assert_eq!((out.bth.psn, out.bth.dest_qp, out.bth_offset), (r.bth.psn, r.bth.dest_qp, r.bth_offset), "C BTH");
+                assert_eq!(out.grh.present, r.grh.is_some(), "C GRH");
+            }
+            None => assert_eq!(out.roce_version, 0, "C: a packet the parse has not"),
+        }
+    }
     if let Some(r) = &p.roce {
         reach.roce(r);
         // The ICRC against the reference, where the packet holds it.
