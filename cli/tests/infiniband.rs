@@ -137,6 +137,11 @@ fn gen_sample_native_ib_is_the_sample_on_infiniband() {
         .status()
         .unwrap();
     assert!(s.success());
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        std::fs::read(root().join("pcaps/sample-ib.pcap")).unwrap(),
+        "gen sample --native-ib no longer reproduces pcaps/sample-ib.pcap"
+    );
     let sample = root().join("pcaps/sample.pcap");
     let roce = json(&["stats", "--format", "json", sample.to_str().unwrap()]);
     let native = json(&["stats", "--format", "json", out.to_str().unwrap()]);
