@@ -1857,14 +1857,20 @@ fn is_compared_cm(o: &Value) -> bool {
 
 /// Whether tshark stopped after the BTH: it shows an unknown header sequence holding all the
 /// rest, extended headers, payload, pad and ICRC, whose last four bytes are our ICRC.
-fn stops_after_bth(c: &Cmp<'_>, r: &Value) -> bool {
+fn stops_after_bth(c: &Cmp<'_>, o: &Value, r: &Value) -> bool {
     let Some(vendor) = c.t("infiniband.vendor").last() else { return false };
     let Some(op) = num_at(r, "bth.opcode") else { return false };
     let hl = lookup_opcode(op as u8).map_or(12, |i| u64::from(i.header_len));
-    let rest =
-        hl - 12 + num_at(r, "payload_len").unwrap_or(0) + num_at(r, "bth.padcnt").unwrap_or(0) + 4;
+    // Native InfiniBand: the VCRC follows the ICRC, and tshark's unknown data takes it too.
+    let vcrc = num_at(o, "vcrc.value").map(|v| format!("{:04x}", (v as u16).swap_bytes()));
+    let rest = hl - 12
+        + num_at(r, "payload_len").unwrap_or(0)
+        + num_at(r, "bth.padcnt").unwrap_or(0)
+        + 4
+        + if vcrc.is_some() { 2 } else { 0 };
     let icrc = num_at(r, "icrc.value").map(|v| format!("{:08x}", (v as u32).swap_bytes()));
-    vendor.len() as u64 == 2 * rest && icrc.is_some_and(|i| vendor.ends_with(&i))
+    let tail = icrc.map(|i| i + vcrc.as_deref().unwrap_or(""));
+    vendor.len() as u64 == 2 * rest && tail.is_some_and(|t| vendor.ends_with(&t))
 }
 
 /// The fault that explains `d` on this frame, if one does.
@@ -1887,7 +1893,7 @@ fn classify(c: &Cmp<'_>, o: &Value, port: u16, d: &Diff) -> Option<Fault> {
         return None;
     }
     let op = frame_opcode(c, o)?;
-    let unknown_rest = d.tshark_missing() && stops_after_bth(c, r);
+    let unknown_rest = d.tshark_missing() && stops_after_bth(c, o, r);
     match op {
         0x81 if unknown_rest => return Some(Fault::Cnp),
         0x1c | 0x1d | 0xbc | 0xbd if unknown_rest => return Some(Fault::Ibta15),

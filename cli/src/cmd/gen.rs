@@ -76,9 +76,9 @@ pub struct MirrorArgs {
     /// The ERSPAN session ID (0-1023), GRE key or VNI of --mirror
     #[arg(long, value_name = "N", default_value_t = 1, requires = "mirror")]
     mirror_id: u32,
-    /// Write the RoCEv2 traffic as a routed native InfiniBand fabric carries it
-    /// (DLT_INFINIBAND: LRH, a GRH with the IP addresses as GIDs, the same transport, ICRC
-    /// and VCRC)
+    /// Write the RoCEv2 traffic as a routed native InfiniBand fabric carries it, in ERF
+    /// records as ibdump writes them (LRH, a GRH with the IP addresses as GIDs, the same
+    /// transport, ICRC and VCRC)
     #[arg(long, conflicts_with = "mirror")]
     native_ib: bool,
 }

@@ -121,9 +121,27 @@ pub enum Delivery {
     /// an LRH (the LIDs the IPv4 addresses' last 16 bits), a GRH whose GIDs are the IP
     /// addresses (IPv4-mapped) and whose traffic class is the IP header's DS field (so ECN
     /// marks stay), the same BTH and everything after it, a new ICRC (as wrong as the
-    /// frame's was, if it was) and the VCRC; in a DLT_INFINIBAND capture. Frames that are
-    /// not whole RoCEv2 are left out.
+    /// frame's was, if it was) and the VCRC; each in an ERF record as ibdump writes it (link
+    /// type 197, record type 21, the record's own timestamp: what Wireshark reads; tshark
+    /// 4.0 does not read DLT_INFINIBAND). Frames that are not whole RoCEv2 are left out.
     NativeIb,
+}
+
+/// `packet` in an ERF record of type 21 (InfiniBand) into `out`, as ibdump writes one: the
+/// timestamp as 32.32 fixed-point seconds (little-endian), flags "varying length", the
+/// record length rounded up to 8 bytes (the pad not captured), the wire length the packet's.
+pub fn erf_record(ts_ns: u64, packet: &[u8], out: &mut Vec<u8>) {
+    let secs = ts_ns / 1_000_000_000;
+    let frac = (((ts_ns % 1_000_000_000) << 32) + 500_000_000) / 1_000_000_000;
+    let ts = (secs << 32) | frac.min(0xffff_ffff);
+    let rlen = (roce_capture::ERF_HEADER_LEN + packet.len()).next_multiple_of(8);
+    out.clear();
+    out.extend_from_slice(&ts.to_le_bytes());
+    out.extend_from_slice(&[21, 0x04]);
+    out.extend_from_slice(&u16::try_from(rlen).unwrap_or(u16::MAX).to_be_bytes());
+    out.extend_from_slice(&[0, 0]);
+    out.extend_from_slice(&u16::try_from(packet.len()).unwrap_or(u16::MAX).to_be_bytes());
+    out.extend_from_slice(packet);
 }
 
 /// `frame` (Ethernet, RoCEv2) as a native InfiniBand packet into `out` ([`Delivery::NativeIb`]);
@@ -270,7 +288,7 @@ impl<W: Write> PcapOut<W> {
     /// InfiniBand for [`Delivery::NativeIb`]).
     pub fn delivered(w: W, delivery: Option<Delivery>) -> io::Result<Self> {
         let datalink = match delivery {
-            Some(Delivery::NativeIb) => DataLink::from(247u32),
+            Some(Delivery::NativeIb) => DataLink::from(197u32),
             _ => DataLink::ETHERNET,
         };
         let header = PcapHeader {
@@ -293,9 +311,11 @@ impl<W: Write> PcapOut<W> {
                 &self.wrapped[..]
             }
             Some(Delivery::NativeIb) => {
-                if !to_native_ib(&f.data, &mut self.wrapped) {
+                let mut packet = Vec::new();
+                if !to_native_ib(&f.data, &mut packet) {
                     return Ok(());
                 }
+                erf_record(f.ts_ns, &packet, &mut self.wrapped);
                 &self.wrapped[..]
             }
             None => &f.data[..],
