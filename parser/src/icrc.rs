@@ -194,7 +194,7 @@ pub const VCRC: crc::Algorithm<u16> = crc::Algorithm {
 };
 
 /// The table-driven engine of [`VCRC`], built at compile time.
-static VCRC_ENGINE: crc::Crc<u16> = crc::Crc::<u16>::new(&VCRC);
+static VCRC_ENGINE: crc::Crc<u16, crc::Table<16>> = crc::Crc::<u16, crc::Table<16>>::new(&VCRC);
 
 /// The VCRC of `packet`: the bytes of a native InfiniBand packet from the LRH through the
 /// ICRC.

@@ -427,7 +427,7 @@ mod tests {
                         .is_ok_and(|p| p.is_encapsulated());
                     // Native InfiniBand (pcaps/sample-ib.pcap) has no Ethernet or IP offsets:
                     // the router takes the GRH's GIDs, as the model keys it.
-                    let native_ib = f.link_type == roce_capture::LinkType::Infiniband;
+                    let native_ib = matches!(f.l2(), roce_capture::L2Start::Infiniband(_));
                     if tunnelled || native_ib {
                         continue;
                     }
