@@ -1,6 +1,8 @@
-//! roce-parser: a zero-copy, `no_std`, panic-free dissector for RoCEv2 and RoCEv1.
+//! roce-parser: a zero-copy, `no_std`, panic-free dissector for RoCEv2, RoCEv1 and native
+//! InfiniBand.
 //!
-//! It takes one frame (Ethernet, or from the IP header or the UDP payload on) and gives a
+//! It takes one frame (Ethernet, or from the IP header or the UDP payload on, or a native
+//! InfiniBand packet from its LRH) and gives a
 //! [`Packet`]: the Ethernet, VLAN, IP and UDP fields, and for RoCE the [`Roce`] packet, with
 //! the BTH, the extended transport headers the opcode carries (InfiniBand Architecture
 //! Specification Vol. 1, chapter 9; the RoCEv2 annex A17), the payload, the ICRC verdict and
@@ -47,7 +49,10 @@
 //!   [`Config`] (the RoCEv2 UDP ports, ICRC verification); frames held in pieces (a DPDK mbuf
 //!   chain, an iovec) with [`parse_ethernet_segments`] and a [`SegmentScratch`], without
 //!   joining them; a frame's first headers only, cheaply, with [`parse_prefix`] and
-//!   [`parse_ethertype_prefix`].
+//!   [`parse_ethertype_prefix`]. Native InfiniBand with [`parse_infiniband`] (and
+//!   [`parse_infiniband_into`], [`parse_infiniband_prefix`]): the LRH ([`Lrh`], [`LrhRepr`],
+//!   [`Lnh`]), the GRH when LNH says so, the same transport, the ICRC over InfiniBand's
+//!   invariant fields and the VCRC ([`Packet::vcrc`], [`compute_vcrc`]).
 //! - What a parse gives: the [`Packet`] ([`EthernetInfo`], [`VlanTag`], [`IpInfo`], [`Ecn`],
 //!   [`UdpInfo`]) and its [`Roce`] ([`RoceVersion`], [`IcrcStatus`]); the [`Problems`] that did
 //!   not stop parsing (a bit set of [`Problem`]s) and the [`Error`] that did ([`ErrorKind`], at a
