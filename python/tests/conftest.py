@@ -73,6 +73,13 @@ def ids(p: Any) -> str:
     return p.name if isinstance(p, pathlib.Path) else "none"
 
 
+def pcap_link_type(path):
+    """The link type in a pcap file's header (1 Ethernet, 197 ERF, ...), read here."""
+    data = path.read_bytes()[:24]
+    endian = "<" if data[:4] in (b"\xd4\xc3\xb2\xa1", b"\x4d\x3c\xb2\xa1") else ">"
+    return struct.unpack(endian + "I", data[20:24])[0] & 0x0FFFFFFF
+
+
 def pcap_records(path):
     """(bytes, ts_ns, len) of each record of a pcap file, read here (not by the library)."""
     data = path.read_bytes()

@@ -9,7 +9,7 @@ import struct
 import pytest
 
 import roce_inspect as ri
-from conftest import PCAPS, pcap_records, shipped
+from conftest import PCAPS, pcap_link_type, pcap_records, shipped
 
 
 PCAP_FILES = [p for p in shipped() if p.suffix == ".pcap"]
@@ -19,8 +19,10 @@ PCAP_FILES = [p for p in shipped() if p.suffix == ".pcap"]
 def test_fed_frame_by_frame_it_is_check(path):
     c = ri.Checker()
     early = []
+    # The capture's link type: Ethernet, or ERF records for pcaps/sample-ib.pcap.
+    link_type = pcap_link_type(path)
     for i, (frame, ts, orig) in enumerate(pcap_records(path)):
-        c.feed(frame, ts, len=orig)
+        c.feed(frame, ts, len=orig, link_type=link_type)
         if i % 5 == 0:
             early.extend(c.findings())
     doc = c.finish()
