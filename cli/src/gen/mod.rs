@@ -109,6 +109,8 @@ pub struct PcapOut<W: Write> {
     writer: PcapWriter<W>,
     delivery: Option<Delivery>,
     wrapped: Vec<u8>,
+    /// The native InfiniBand packet before its ERF record (`--native-ib`), kept between frames.
+    packet: Vec<u8>,
 }
 
 /// How `gen` hands the hosts' frames over: through a switch mirror or an overlay, or as the
@@ -301,6 +303,7 @@ impl<W: Write> PcapOut<W> {
             writer: PcapWriter::with_header(w, header).map_err(io_error)?,
             delivery,
             wrapped: Vec::new(),
+            packet: Vec::new(),
         })
     }
 
@@ -311,11 +314,10 @@ impl<W: Write> PcapOut<W> {
                 &self.wrapped[..]
             }
             Some(Delivery::NativeIb) => {
-                let mut packet = Vec::new();
-                if !to_native_ib(&f.data, &mut packet) {
+                if !to_native_ib(&f.data, &mut self.packet) {
                     return Ok(());
                 }
-                erf_record(f.ts_ns, &packet, &mut self.wrapped);
+                erf_record(f.ts_ns, &self.packet, &mut self.wrapped);
                 &self.wrapped[..]
             }
             None => &f.data[..],
