@@ -62,4 +62,7 @@ awk '/^## Python/{p=1} p&&/^```text/{f=1;next} f&&/^```/{exit} f' README.md > ta
 [ -s target/readme-example.py ] && [ -s target/readme-example.want ]
 target/pyenv-src/bin/python target/readme-example.py > target/readme-example.got
 diff -u target/readme-example.want target/readme-example.got
+# The two test venvs (pyspark in each, about 1 GB together) are rebuilt by the next run: free
+# the space for the steps after this one.
+rm -rf target/pyenv-wheel target/pyenv-src
 echo "python: passed"
