@@ -95,6 +95,10 @@ pub struct StatsDocument<'a, E: Serialize = ()> {
     pub congestion: CnpScopesJson,
     /// The capture's warnings.
     pub warnings: &'a [String],
+    /// Several captures read as one: the taps, their copies, latency and drops (absent for
+    /// one capture).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub taps: Option<&'a crate::TapsReport>,
     /// The caller's members, written last (`()`: none).
     #[serde(flatten)]
     pub extra: E,
@@ -165,6 +169,7 @@ impl<'a, E: Serialize> StatsDocument<'a, E> {
             cm_connections: stats.cm_exchanges(),
             congestion: c.cnp_scopes(),
             warnings: &summary.warnings,
+            taps: summary.taps.as_ref(),
             extra,
         }
     }
@@ -192,6 +197,10 @@ pub struct CheckDocument<'a, E: Serialize = ()> {
     /// Frames not decoded, by reason and link type (absent when every frame was decoded).
     #[serde(skip_serializing_if = "<[UndecodedGroup]>::is_empty")]
     pub undecoded: &'a [UndecodedGroup],
+    /// Several captures read as one: the taps, their copies, latency and drops (absent for
+    /// one capture).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub taps: Option<&'a crate::TapsReport>,
     /// The caller's members, written last (`()`: none).
     #[serde(flatten)]
     pub extra: E,
@@ -241,6 +250,7 @@ impl<'a, E: Serialize> CheckDocument<'a, E> {
             connections_not_listed: report.connections_not_listed,
             capture_warnings: &summary.warnings,
             undecoded: &summary.undecoded,
+            taps: summary.taps.as_ref(),
             extra,
         }
     }

@@ -214,6 +214,9 @@ pub struct ReadSummary {
     pub warnings: Vec<String>,
     /// Frames not decoded, grouped by reason and link type, in order of first appearance.
     pub undecoded: Vec<UndecodedGroup>,
+    /// Several captures read as one ([`crate::run_merged`]): each tap's frames, the copies,
+    /// the latency between taps and the packets lost between them (`None` for one capture).
+    pub taps: Option<crate::TapsReport>,
 }
 
 impl ReadSummary {

@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use roce_capture::{Capture, CaptureError, Warnings};
+use roce_capture::{CaptureError, ReadFrames, Warnings};
 use roce_parser::{Config, Packet};
 
 use crate::frame::{count_undecoded, decode_into, Decoded, ReadSummary};
@@ -84,9 +84,11 @@ impl<'a> Pass<'a> {
 
     /// Reads `cap` to its end (or to the last frame asked for), calling `consume` with each
     /// frame of the window, decoded. Damage before any frame is the error; after, a warning.
+    /// `cap` is a [`roce_capture::Capture`], or a [`roce_capture::Merge`] of several read as
+    /// one, in time order.
     pub fn run(
         mut self,
-        mut cap: Capture,
+        mut cap: impl ReadFrames,
         mut consume: impl FnMut(&Decoded<'_>),
     ) -> Result<ReadSummary, CaptureError> {
         let mut summary = ReadSummary::default();

@@ -16,8 +16,14 @@ use crate::source::Source;
 /// One captured frame, borrowed from the capture's read buffer until the next `next_frame`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Frame<'a> {
-    /// 1-based, as Wireshark numbers frames.
+    /// 1-based, as Wireshark numbers frames. In a [`crate::Merge`] of several captures, the
+    /// frame's place in the merge (the number it has in the merged capture `-w` writes).
     pub number: u64,
+    /// Which capture of a [`crate::Merge`] the frame comes from (its index in the list
+    /// given); 0 for a capture read alone.
+    pub source: u32,
+    /// The frame's number in its own capture (`number` for a capture read alone).
+    pub source_number: u64,
     /// Nanoseconds since the Unix epoch (0 for pcapng simple packet blocks, which have none).
     /// For an ERF record, its own timestamp (the capture card's, to the nanosecond), not the
     /// pcap record's.
@@ -414,6 +420,8 @@ impl Capture {
                 };
                 Some(Ok(Frame {
                     number: self.numbered,
+                    source: 0,
+                    source_number: self.numbered,
                     ts_ns,
                     caplen: rec.caplen,
                     len: rec.len,
@@ -483,6 +491,12 @@ impl Capture {
     /// `window[at..at + caplen]` (see [`Capture::lend_window`]).
     pub fn last_frame_at(&self) -> usize {
         self.last_at
+    }
+
+    /// The data of the last frame returned (`caplen` bytes at [`Capture::last_frame_at`]),
+    /// still in the window until the next `next_frame`.
+    pub(crate) fn last_frame_data(&self, caplen: u32) -> &[u8] {
+        self.src.window_slice(self.last_at, caplen as usize)
     }
 
     /// The name given to `open` or `from_bytes`.

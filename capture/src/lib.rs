@@ -104,6 +104,7 @@
 mod capture;
 mod error;
 mod link;
+mod merge;
 mod pcap;
 mod pcapng;
 mod source;
@@ -115,4 +116,5 @@ pub use link::{
     l2_start, L2Error, L2Start, LinkType, ERF_HEADER_LEN, ETHERTYPE_IPV4, ETHERTYPE_IPV6,
     ETHERTYPE_ROCEV1,
 };
+pub use merge::{Merge, ReadFrames};
 pub use warnings::{Omitted, Warnings};

@@ -18,7 +18,10 @@ pub use crate::expect::{
     diff, parse_expect, parse_expect_noting, read_expect, to_expect, valid_pmtu, ExpectError,
     EXPECT_MAX_BYTES, PMTUS,
 };
-use crate::input::{for_each_frame, warn_undecoded, Input, InputError, ReadSummary, Window};
+use crate::input::{
+    for_each_step, warn_undecoded, Input, InputError, ReadSummary, Window,
+};
+use roce_analysis::TapStep;
 use crate::outfile::{Dash, OutFile};
 use crate::output;
 use crate::style::Paint;
@@ -81,7 +84,10 @@ pub fn check_file_selected(
 /// twice if the split has to give up), more than one thread, and options whose rules all
 /// stay within a host pair.
 fn splits(input: &Input, opts: &Options, threads: Threads) -> bool {
-    !threads.is_one() && !input.is_stream() && roce_conformance::can_split(opts)
+    !threads.is_one()
+        && !input.is_stream()
+        && input.files().is_none()
+        && roce_conformance::can_split(opts)
 }
 
 /// [`check_file_selected`] with one checker on this thread (reading ahead on another never
@@ -94,11 +100,21 @@ fn check_one(
     mut selection: Option<&mut Selection<'_>>,
 ) -> Result<(Report, ReadSummary), InputError> {
     let mut checker = Checker::new(opts);
-    let summary = for_each_frame(input, cfg, |d| {
+    let names = tap_names(input);
+    let merged = input.files().is_some();
+    let summary = for_each_step(input, cfg, None, |step| {
+        let d = match step {
+            TapStep::Frame(d) => d,
+            TapStep::Copy(..) => return None,
+            TapStep::Drop(drop) => {
+                report_drop(&mut checker, drop, &names);
+                return None;
+            }
+        };
         let f = &d.frame;
         if !shard.owns(d.packet.as_ref().ok()) {
             checker.tick(f.ts_ns);
-            return;
+            return None;
         }
         let info = FrameInfo { number: f.number, ts_ns: f.ts_ns, caplen: f.caplen, len: f.len };
         match &d.packet {
@@ -108,8 +124,38 @@ fn check_one(
         if let Some(sel) = selection.as_deref_mut() {
             sel.observe(d, |k| checker.incarnation_of(k));
         }
+        connection_fed(merged, &checker)
     })?;
     Ok((checker.finish(), summary.of_shard(shard)))
+}
+
+/// The files of a merged input, as the findings name them.
+fn tap_names(input: &Input) -> Vec<String> {
+    input.files().unwrap_or_default().iter().map(|p| p.display().to_string()).collect()
+}
+
+/// For several taps: the connection the checker put the frame just fed in (a drop of that
+/// packet found later names it); nothing to look up for one capture.
+fn connection_fed(merged: bool, checker: &Checker) -> Option<roce_conformance::ConnId> {
+    if !merged {
+        return None;
+    }
+    let own = checker.last_observation()?.own;
+    Some(checker.connection_of(&own))
+}
+
+/// A packet lost between two taps, as a `CAP-DROP-BETWEEN` finding of the checker's.
+fn report_drop(checker: &mut Checker, drop: &roce_analysis::TapDrop, names: &[String]) {
+    let connection = drop.connection.unwrap_or_else(|| checker.connection_of(&drop.flow));
+    let both = [drop.first_frame, drop.last_frame];
+    let frames = if both[0] == both[1] { &both[..1] } else { &both[..] };
+    checker.report_external(
+        &roce_conformance::internal::rules::CAP_DROP_BETWEEN,
+        Some(connection),
+        frames,
+        Some(roce_conformance::Psn::new(drop.psn)),
+        || drop.message(names),
+    );
 }
 
 /// The members of `check --format json` only the command line has, after the library's
@@ -185,6 +231,10 @@ pub fn run(input: &Input, cfg: &Config, opts: Options, how: &Output<'_>) -> Resu
         }
         Format::Text => {
             let mut t = text(input, &report, &summary.warnings, &how.view);
+            if let (Some(taps), false) = (&summary.taps, how.view.quiet) {
+                t.push('\n');
+                crate::taps::write_text(&mut t, taps);
+            }
             if let Some(sel) = &selection {
                 let _ = writeln!(t, "\n{}", sel.describe(report.connections.len()));
             }
@@ -446,11 +496,22 @@ fn run_live(
     };
     let mut checker = Checker::new(opts);
     let mut held = Held { selection: how.filter.map(Selection::new), ..Held::default() };
-    let summary = for_each_frame(input, cfg, |d| {
+    let names = tap_names(input);
+    let merged = input.files().is_some();
+    let summary = for_each_step(input, cfg, None, |step| {
+        let d = match step {
+            TapStep::Frame(d) => d,
+            TapStep::Copy(..) => return None,
+            TapStep::Drop(drop) => {
+                report_drop(&mut checker, drop, &names);
+                live.findings(&held.now(checker.take_findings()));
+                return None;
+            }
+        };
         let f = &d.frame;
         if !how.shard.owns(d.packet.as_ref().ok()) {
             checker.tick(f.ts_ns);
-            return;
+            return None;
         }
         let info = FrameInfo { number: f.number, ts_ns: f.ts_ns, caplen: f.caplen, len: f.len };
         match &d.packet {
@@ -461,6 +522,7 @@ fn run_live(
             sel.observe(d, |k| checker.incarnation_of(k));
         }
         live.findings(&held.now(checker.take_findings()));
+        connection_fed(merged, &checker)
     })?
     .of_shard(how.shard);
     let mut report = checker.finish();
@@ -476,6 +538,10 @@ fn run_live(
         end.push('\n');
     }
     end.push_str(&text(input, &report, &summary.warnings, &how.view));
+    if let (Some(taps), false) = (&summary.taps, how.view.quiet) {
+        end.push('\n');
+        crate::taps::write_text(&mut end, taps);
+    }
     if let Some(sel) = &held.selection {
         let _ = writeln!(end, "\n{}", sel.describe(report.connections.len()));
     }

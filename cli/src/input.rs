@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use roce_analysis::Pass;
+use roce_analysis::{Pass, TapStep, Taps};
 pub use roce_analysis::{
     count_undecoded, decode, decode_into, Decoded, ReadSummary, Undecoded, UndecodedGroup,
     UNSUPPORTED_LINK_TYPE,
@@ -29,6 +29,24 @@ pub struct Input {
     /// The frames outside the window are as if the capture did not hold them (`stats`,
     /// `check`, `export`, `report`, `graph`; `dissect` keeps its window in its filter).
     pub window: Window,
+    /// Several files ([`Source::Files`]): how their copies are matched and their clocks set.
+    pub taps: TapSetup,
+}
+
+/// How several captures are read as one (`--tap-window`, `--tap-offset`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TapSetup {
+    /// A copy at another tap within this many nanoseconds of the first sighting.
+    pub window_ns: u64,
+    /// Clock offsets given, by file (its 1-based place in the list, or its name as given):
+    /// nanoseconds added to its timestamps. The others are estimated from the copies.
+    pub offsets: Vec<(String, i64)>,
+}
+
+impl Default for TapSetup {
+    fn default() -> Self {
+        TapSetup { window_ns: roce_analysis::TapOptions::default().window_ns, offsets: Vec::new() }
+    }
 }
 
 /// Where frames come from: a capture file (`-` for stdin) or, with the `live` feature, a
@@ -37,6 +55,9 @@ pub struct Input {
 pub enum Source {
     /// A capture file, or `-` for stdin.
     File(PathBuf),
+    /// Several capture files (taps) read as one, in time order, the copies of a packet seen
+    /// at several of them counted once (roce_analysis::run_merged).
+    Files(Vec<PathBuf>),
     /// A capture file still being written (`check --follow`): read until SIGINT or SIGTERM,
     /// waiting at its end for more.
     Follow(PathBuf),
@@ -48,14 +69,34 @@ pub enum Source {
 impl Input {
     /// Every frame of `source`.
     pub fn new(source: Source) -> Input {
-        Input { source, window: Window::default() }
+        Input { source, window: Window::default(), taps: TapSetup::default() }
+    }
+
+    /// The files, when several are read as one.
+    pub fn files(&self) -> Option<&[PathBuf]> {
+        match &self.source {
+            Source::Files(f) => Some(f),
+            _ => None,
+        }
+    }
+
+    /// `Err` naming `what` when the input is several files, which it does not read.
+    pub fn one_file(&self, what: &str) -> Result<(), InputError> {
+        match self.files() {
+            Some(f) => Err(InputError(format!(
+                "{what} reads one capture, not {} files: stats and check read several as one \
+                 (or merge them first: mergecap -w merged.pcapng FILES)",
+                f.len()
+            ))),
+            None => Ok(()),
+        }
     }
 
     /// The capture file, if the input is one (`-` included).
     pub fn path(&self) -> Option<&Path> {
         match &self.source {
             Source::File(p) => Some(p),
-            Source::Follow(_) => None,
+            Source::Follow(_) | Source::Files(_) => None,
             #[cfg(feature = "live")]
             Source::Interface(_) => None,
         }
@@ -70,6 +111,7 @@ impl Input {
                 "{what} reads the capture a second time: give a file, not {}",
                 match &self.source {
                     Source::File(_) => "'-' (stdin)".to_string(),
+                    Source::Files(f) => format!("{} files", f.len()),
                     Source::Follow(_) => "one followed as it grows (--follow)".to_string(),
                     #[cfg(feature = "live")]
                     Source::Interface(_) => format!("a live interface ({self})"),
@@ -81,6 +123,9 @@ impl Input {
     /// Whether frames arrive as they happen (stdin, an interface): read once, and the
     /// output is flushed as it is made.
     pub fn is_stream(&self) -> bool {
+        if self.files().is_some() {
+            return false;
+        }
         self.path().is_none_or(|p| p == Path::new("-"))
     }
 
@@ -90,6 +135,10 @@ impl Input {
     pub fn open(&self) -> Result<Capture, InputError> {
         match &self.source {
             Source::File(p) => roce_capture::open(p).map_err(|e| InputError(e.to_string())),
+            Source::Files(f) => Err(InputError(format!(
+                "{} files: read them with for_each_frame (the merged pass)",
+                f.len()
+            ))),
             Source::Follow(p) => crate::follow::open(p),
             #[cfg(feature = "live")]
             Source::Interface(o) => crate::live::start(o),
@@ -113,6 +162,9 @@ impl Input {
             Source::Follow(p) => {
                 let (name, r) = crate::follow::stream(p)?;
                 (name, Box::new(r), None)
+            }
+            Source::Files(f) => {
+                return Err(InputError(format!("{} files: give one capture here", f.len())))
             }
             #[cfg(feature = "live")]
             Source::Interface(o) => {
@@ -138,6 +190,10 @@ impl fmt::Display for Input {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.source {
             Source::File(p) | Source::Follow(p) => write!(f, "{}", p.display()),
+            Source::Files(files) => {
+                let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
+                write!(f, "{}", names.join(" + "))
+            }
             #[cfg(feature = "live")]
             Source::Interface(o) => write!(f, "interface {}", o.interface),
         }
@@ -179,17 +235,66 @@ pub fn for_each_frame_until(
     input: &Input,
     cfg: &Config,
     last: Option<u64>,
-    f: impl FnMut(&Decoded<'_>),
+    mut f: impl FnMut(&Decoded<'_>),
 ) -> Result<ReadSummary, InputError> {
+    if input.files().is_some() {
+        return for_each_step(input, cfg, last, |step| {
+            if let TapStep::Frame(d) = step {
+                f(d)
+            }
+            None
+        });
+    }
     let cap = input.open()?;
     read_frames(cap, &input.window, cfg, last, f)
+}
+
+/// [`for_each_frame_until`] for a command that also takes what only several captures give:
+/// the copies (not for the model) and the packets lost between taps. For one capture every
+/// frame is a [`TapStep::Frame`].
+pub fn for_each_step(
+    input: &Input,
+    cfg: &Config,
+    last: Option<u64>,
+    mut f: impl FnMut(TapStep<'_, '_, '_>) -> Option<roce_conformance::ConnId>,
+) -> Result<ReadSummary, InputError> {
+    let Some(files) = input.files() else {
+        let cap = input.open()?;
+        return read_frames(cap, &input.window, cfg, last, |d| {
+            f(TapStep::Frame(d));
+        });
+    };
+    let (merge, infos) = crate::taps::open(files, &input.taps, cfg)?;
+    let opts = roce_analysis::TapOptions {
+        window_ns: input.taps.window_ns,
+        ..roce_analysis::TapOptions::default()
+    };
+    let mut taps = Taps::new(files.len(), opts);
+    let last = input.window.last_or(last);
+    let progress = progress_bar(merge.bytes_total());
+    let contains = |n: u64| input.window.contains(n);
+    let mut warn_on = |w: &dyn fmt::Display| warn(w);
+    let mut tick = |bytes: u64| {
+        if let Some(pb) = &progress {
+            pb.set_position(bytes);
+        }
+    };
+    let pass = Pass::new(cfg).frames(&contains, last).on_warning(&mut warn_on);
+    let pass = if progress.is_some() { pass.on_progress(&mut tick) } else { pass };
+    let read = roce_analysis::run_merged(pass, merge, &mut taps, f);
+    if let Some(pb) = &progress {
+        pb.finish_and_clear();
+    }
+    let mut summary = read.map_err(|e| InputError(e.to_string()))?;
+    summary.taps = Some(taps.report(infos));
+    Ok(summary)
 }
 
 /// The frame loop of [`for_each_frame_until`] over a capture already open: the frames of
 /// `window` up to `last` ([`roce_analysis::Pass`]), with a progress bar on a terminal and the
 /// warnings on stderr.
 pub(crate) fn read_frames(
-    cap: Capture,
+    cap: impl roce_capture::ReadFrames,
     window: &Window,
     cfg: &Config,
     last: Option<u64>,

@@ -24,6 +24,7 @@ pub mod stats;
 pub mod stop;
 pub mod style;
 pub mod tap;
+pub mod taps;
 pub mod text;
 pub mod threads;
 pub mod timing_text;

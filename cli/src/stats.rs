@@ -115,6 +115,10 @@ pub fn run(
             let (conns, warnings) = (&connections, &summary.warnings);
             let mut t =
                 text_report(input, &stats, conns, not_listed, warnings, selected.as_deref());
+            if let Some(taps) = &summary.taps {
+                t.push('\n');
+                crate::taps::write_text(&mut t, taps);
+            }
             if let Some(r) = &nic {
                 crate::nic_counters::write_text(&mut t, r);
             }

@@ -15,7 +15,7 @@ use crate::connections::{
 use crate::context::{CmTimers, Pkt};
 use crate::finding::{Finding, Judge, RuleCount};
 use crate::psn::Psn;
-use crate::rules;
+use crate::rules::{self, Rule};
 use crate::stream::{Shadow, Stream, SHADOW_REPORTED};
 use crate::timing::{compare, Timing};
 use crate::{FrameInfo, Options};
@@ -421,6 +421,26 @@ impl<X: Default> Checker<X> {
     /// the cap.
     pub fn flow_count(&self) -> usize {
         self.model.flow_count()
+    }
+
+    /// Reports a finding judged outside the checker, under its rule set, per-rule cap and
+    /// connection names: a packet lost between two capture points is judged where the copies
+    /// of several taps are matched (roce-analysis), before the model sees one of them.
+    /// `connection` is the one [`Checker::connection_of`] named when the packet was fed.
+    pub fn report_external(
+        &mut self,
+        rule: &Rule,
+        connection: Option<ConnId>,
+        frames: &[u64],
+        psn: Option<Psn>,
+        message: impl FnOnce() -> String,
+    ) {
+        self.judge.report(rule, frames, connection, psn, message);
+    }
+
+    /// The connection the flow `key` belongs to now, as findings name it.
+    pub fn connection_of(&self, key: &FlowKey) -> ConnId {
+        self.model.conn_id(key)
     }
 
     /// Findings proved since the last call (connections named as known so far: one not yet

@@ -95,6 +95,8 @@ rules! {
         "timestamps going backwards (one finding per capture: how many steps back, the first and the worst)";
     CAP_TRUNCATED = "CAP-TRUNCATED", Warning, Capture, "capture file",
         "frame cut by the capture's snap length: its ICRC cannot be verified";
+    CAP_DROP_BETWEEN = "CAP-DROP-BETWEEN", Warning, Capture, "several capture points (taps)",
+        "a packet seen at one tap and not at another that saw its connection's packets before and after it: lost between the two";
     CAP_EVICT = "CAP-EVICT", Warning, Checker, "checker limits",
         "connection state evicted (not used recently: CLOCK) because more flows than --max-flows were live";
     PKT_ICRC = "PKT-ICRC", Error, Sender, "IBTA A17; rxe_icrc.c",

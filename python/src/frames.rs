@@ -39,6 +39,8 @@ pub(crate) fn frame_of(
     }
     Ok(Frame {
         number,
+        source: 0,
+        source_number: number,
         ts_ns,
         caplen,
         len,

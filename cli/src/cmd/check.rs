@@ -116,9 +116,11 @@ impl CheckArgs {
             ));
         }
         let cfg = common.config();
-        let input = match (input.input(), follow) {
-            (Input { source: Source::File(p), window }, true) if p != std::path::Path::new("-") => {
-                Input { source: Source::Follow(p), window }
+        let input = match (input.expanded()?, follow) {
+            (Input { source: Source::File(p), window, taps }, true)
+                if p != std::path::Path::new("-") =>
+            {
+                Input { source: Source::Follow(p), window, taps }
             }
             (i, true) => {
                 return Err(InputError(format!(

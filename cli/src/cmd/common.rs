@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use clap::Args;
 use roce_conformance::ModelOptions;
 use roce_inspect::check;
-use roce_inspect::input::{Input, InputError, Source, Window};
+use roce_inspect::input::{Input, InputError, Source, TapSetup, Window};
 use roce_parser::Config;
 
 #[derive(Args, Clone)]
@@ -61,9 +61,11 @@ pub fn capped(n: roce_inspect::threads::Threads) -> roce_inspect::threads::Threa
 #[cfg_attr(not(feature = "live"), command(group(input_group(&["file", "read"]))))]
 #[cfg_attr(feature = "live", command(group(input_group(&["file", "read", "interface"]))))]
 pub struct InputArg {
-    /// Capture file (pcap or pcapng, optionally gzip-compressed), or '-' for stdin
-    #[arg(value_name = "FILE")]
-    pub file: Option<PathBuf>,
+    /// Capture file (pcap or pcapng, optionally gzip-compressed), or '-' for stdin. stats
+    /// and check take several (or a quoted glob, 'taps/*.pcap'): the captures of several
+    /// taps, read as one in time order, each packet's copies counted once (docs/taps.md)
+    #[arg(id = "file", value_name = "FILE")]
+    pub file: Vec<PathBuf>,
     /// The capture file, as tshark -r / tcpdump -r (the same as the positional FILE)
     #[arg(short = 'r', long = "read", value_name = "FILE")]
     pub read: Option<PathBuf>,
@@ -77,6 +79,23 @@ pub struct InputArg {
     pub live: LiveArgs,
     #[command(flatten)]
     pub window: WindowArgs,
+    #[command(flatten)]
+    pub taps: TapArgs,
+}
+
+/// How several captures are read as one (roce_inspect::input::TapSetup).
+#[derive(Args, Clone)]
+#[group(skip)]
+pub struct TapArgs {
+    /// Several files: a packet seen at another tap within this time of its first sighting is
+    /// a copy, counted once (ns, us, ms or s; default 1ms)
+    #[arg(long, value_name = "TIME", value_parser = roce_inspect::taps::parse_window)]
+    pub tap_window: Option<u64>,
+    /// Several files: FILE's clock offset, added to its timestamps (FILE its place from 1 or
+    /// its name; e.g. 2=-1.5ms); repeatable. Without it each file's offset against the first
+    /// is estimated from the copies they share
+    #[arg(long, value_name = "FILE=TIME", value_parser = roce_inspect::taps::parse_offset)]
+    pub tap_offset: Vec<(String, i64)>,
 }
 
 /// `-c` and `--frames`: the frames a command reads (roce_inspect::tshark::Window).
@@ -131,9 +150,31 @@ impl InputArg {
                     Autostop::Packets(n) => o.packets = Some(o.packets.map_or(n, |x| x.min(n))),
                 }
             }
-            return Input { source: Source::Interface(o), window };
+            return Input { source: Source::Interface(o), window, taps: TapSetup::default() };
         }
-        Input { source: Source::File(self.file.or(self.read).unwrap_or_default()), window }
+        let mut taps = TapSetup::default();
+        if let Some(w) = self.taps.tap_window {
+            taps.window_ns = w;
+        }
+        taps.offsets = self.taps.tap_offset;
+        let mut files = self.file;
+        files.extend(self.read);
+        let source = match files.len() {
+            0 => Source::File(PathBuf::new()),
+            1 => Source::File(files.remove(0)),
+            _ => Source::Files(files),
+        };
+        Input { source, window, taps }
+    }
+
+    /// [`InputArg::input`] with quoted glob patterns expanded (roce_inspect::taps::expand):
+    /// a pattern matching one file is that file.
+    pub fn expanded(mut self) -> Result<Input, InputError> {
+        let globbed = self.file.iter().any(|p| !p.exists() && p.to_string_lossy().contains(['*', '?', '[']));
+        if globbed {
+            self.file = roce_inspect::taps::expand(std::mem::take(&mut self.file))?;
+        }
+        Ok(self.input())
     }
 }
 

@@ -37,6 +37,7 @@ impl DiagnoseArgs {
         let Self { input, format, cascade_window_ns, judging, model, nic, filter, common } = self;
         let nic = nic.input()?;
         let input = input.input();
+        input.one_file("diagnose")?;
         let (cfg, filter) = (common.config(), filter.filter());
         let run = diagnose::Run {
             input: &input,

@@ -83,6 +83,7 @@ impl DissectArgs {
             common,
         } = self;
         let mut input = input.input();
+        input.one_file("dissect")?;
         if print && write.as_deref() == Some(std::path::Path::new("-")) {
             return Err(InputError(
                 "-P prints to stdout, where -w - writes the capture: give -w a file".into(),

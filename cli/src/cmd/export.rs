@@ -49,6 +49,7 @@ impl ExportArgs {
             self;
         let opts = checking.options(&model);
         let input = input.input();
+        input.one_file("export")?;
         let (cfg, threads, filter) = (common.config(), common.threads(), filter.filter());
         let scope = stats::Scope { shard: scale.shard, threads, filter: filter.as_ref() };
         let packets = roce_inspect::export::PacketFiles { rows_per_file, raw };

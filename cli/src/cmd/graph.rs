@@ -34,6 +34,7 @@ impl GraphArgs {
     pub fn run(self) -> Outcome {
         let Self { input, conn, output, checking, model, common } = self;
         let (input, cfg) = (input.input(), common.config());
+        input.one_file("graph")?;
         let reading = report::Reading { input: &input, cfg: &cfg, filter: None };
         report::run_graph(&reading, &output, checking.options(&model), &conn)
             .map(|()| ExitCode::SUCCESS)

@@ -35,6 +35,7 @@ impl ReportArgs {
     pub fn run(self) -> Outcome {
         let Self { input, output, graphs, checking, model, filter, common } = self;
         let input = input.input();
+        input.one_file("report")?;
         let opts = checking.options(&model);
         let (cfg, filter) = (common.config(), filter.filter());
         let reading = report::Reading { input: &input, cfg: &cfg, filter: filter.as_ref() };

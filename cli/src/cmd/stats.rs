@@ -39,7 +39,7 @@ impl StatsArgs {
             threads: common.threads_or_one(),
             filter: filter.as_ref(),
         };
-        stats::run(&input.input(), format, &cfg, model.model(), nic.as_ref(), scope)
+        stats::run(&input.expanded()?, format, &cfg, model.model(), nic.as_ref(), scope)
             .map(|()| ExitCode::SUCCESS)
     }
 }

@@ -104,6 +104,8 @@ impl Batch {
         let m = &self.frames[i];
         Frame {
             number: m.number,
+            source: 0,
+            source_number: m.number,
             ts_ns: m.ts_ns,
             caplen: m.caplen,
             len: m.len,
@@ -138,6 +140,8 @@ mod tests {
             batch.push(
                 &Frame {
                     number: n,
+                    source: 0,
+                    source_number: n,
                     ts_ns: n * 10,
                     caplen: data.len() as u32,
                     len: 100,

@@ -276,7 +276,8 @@ pub fn for_each_frame_on(
     cfg: &Config,
     f: impl FnMut(&Decoded<'_>),
 ) -> Result<ReadSummary, InputError> {
-    if threads.is_one() {
+    // Several files are one merged pass (their copies matched in time order): one thread.
+    if threads.is_one() || input.files().is_some() {
         crate::input::for_each_frame(input, cfg, f)
     } else {
         for_each_frame_ahead(input, cfg, None, f)

@@ -623,6 +623,8 @@ const CONGESTION_PER_FLOW: usize = 3 + 64;
 fn ethernet_record(number: u64, ts_ns: u64, data: &[u8]) -> roce_capture::Frame<'_> {
     roce_capture::Frame {
         number,
+        source: 0,
+        source_number: number,
         ts_ns,
         caplen: data.len() as u32,
         len: data.len() as u32,
