@@ -75,26 +75,40 @@ struct PacketKey {
     opcode: u8,
     payload_len: u32,
     /// A RoCE packet (the drop judgement and the latencies are made on these only); other
-    /// IP packets are matched by their addresses and a hash of their last bytes.
+    /// frames are matched by their addresses (IP) or length (no IP) and a hash of their
+    /// last bytes.
     roce: bool,
 }
 
 impl PacketKey {
     fn of(d: &Decoded<'_>) -> Option<PacketKey> {
-        let p = d.packet.as_ref().ok()?;
-        let Some(r) = p.roce.as_ref() else {
-            let ip = p.ip?;
-            let data = d.frame.data;
-            let tail = data.get(data.len().saturating_sub(TAIL)..).unwrap_or_default();
+        let data = d.frame.data;
+        let tail = data.get(data.len().saturating_sub(TAIL)..).unwrap_or_default();
+        let p = d.packet.as_ref().ok();
+        let Some(r) = p.and_then(|p| p.roce.as_ref()) else {
+            // Not RoCE: an IP packet by its addresses and last bytes; a frame without IP
+            // (ARP, LLDP: not routed, the same bytes at each tap) by its length and last bytes.
+            let unspecified = IpAddr::V6(std::net::Ipv6Addr::UNSPECIFIED);
+            let (src, dst, len) = match p.and_then(|p| p.ip) {
+                Some(ip) => (ip.src, ip.dst, 0),
+                None => (unspecified, unspecified, d.frame.len),
+            };
             return Some(PacketKey {
-                flow: FlowKey { src: ip.src, dst: ip.dst, dest_qp: u32::MAX },
+                flow: FlowKey { src, dst, dest_qp: u32::MAX },
                 psn: fnv32(tail),
                 opcode: 0,
-                payload_len: 0,
+                payload_len: len,
                 roce: false,
             });
         };
-        let (src, dst) = host_pair(p)?;
+        let p = p?;
+        // Native InfiniBand without a GRH: the LIDs are the endpoints (the copies are matched
+        // and judged; the model does not take these packets).
+        let (src, dst) = match (host_pair(p), p.lrh) {
+            (Some(pair), _) => pair,
+            (None, Some(l)) => (lid_addr(l.slid), lid_addr(l.dlid)),
+            (None, None) => return None,
+        };
         Some(PacketKey {
             flow: FlowKey { src, dst, dest_qp: r.bth.dest_qp },
             psn: r.bth.psn,
@@ -103,6 +117,17 @@ impl PacketKey {
             roce: true,
         })
     }
+}
+
+/// A LID as the address of a taps key: `fe80::ffff:0:LID`, an address no GID or IP of
+/// RoCE traffic takes (link-local, with a reserved interface ID).
+fn lid_addr(lid: u16) -> IpAddr {
+    IpAddr::V6(std::net::Ipv6Addr::new(0xfe80, 0, 0, 0, 0xffff, 0, 0, lid))
+}
+
+/// Whether an address of a taps key is a LID ([`lid_addr`]).
+fn is_lid(a: IpAddr) -> bool {
+    matches!(a, IpAddr::V6(v) if v.segments().starts_with(&[0xfe80, 0, 0, 0, 0xffff, 0]))
 }
 
 /// Bytes at the end of a frame that are not RoCE hashed to tell its copies.
@@ -191,6 +216,10 @@ pub struct TapDrop {
     /// Its connection, as the model named it when the packet was first seen
     /// ([`Taps::attach`]).
     pub connection: Option<ConnId>,
+    /// Native InfiniBand between LIDs (no GRH): `flow`'s addresses stand for the LIDs, and
+    /// the model has no connection for it.
+    #[serde(skip)]
+    pub between_lids: bool,
     /// Its PSN.
     pub psn: u32,
     /// Its opcode.
@@ -491,6 +520,7 @@ impl Taps {
         let d = TapDrop {
             flow: *flow,
             connection: s.conn,
+            between_lids: is_lid(flow.src),
             psn: s.psn,
             opcode: s.opcode,
             last_seen: s.last.tap,

@@ -146,12 +146,16 @@ fn connection_fed(merged: bool, checker: &Checker) -> Option<roce_conformance::C
 
 /// A packet lost between two taps, as a `CAP-DROP-BETWEEN` finding of the checker's.
 fn report_drop(checker: &mut Checker, drop: &roce_analysis::TapDrop, names: &[String]) {
-    let connection = drop.connection.unwrap_or_else(|| checker.connection_of(&drop.flow));
+    let connection = match drop.connection {
+        Some(c) => Some(c),
+        None if drop.between_lids => None,
+        None => Some(checker.connection_of(&drop.flow)),
+    };
     let both = [drop.first_frame, drop.last_frame];
     let frames = if both[0] == both[1] { &both[..1] } else { &both[..] };
     checker.report_external(
         &roce_conformance::internal::rules::CAP_DROP_BETWEEN,
-        Some(connection),
+        connection,
         frames,
         Some(roce_conformance::Psn::new(drop.psn)),
         || drop.message(names),

@@ -7,7 +7,7 @@ use clap::Args;
 use roce_inspect::check;
 use roce_inspect::input::{Input, InputError, Source};
 
-use super::common::{Common, InputArg, JudgingArgs, ModelArgs, ScaleArgs, ViewArgs};
+use super::common::{Common, InputArg, JudgingArgs, ModelArgs, ScaleArgs, TapArgs, ViewArgs};
 use super::Outcome;
 
 // No doc comment here: the subcommand's help is the one on `Command::Check` (main.rs).
@@ -15,6 +15,8 @@ use super::Outcome;
 pub struct CheckArgs {
     #[command(flatten)]
     pub input: InputArg,
+    #[command(flatten)]
+    pub taps: TapArgs,
     /// Keep reading FILE as it grows (tail -f): findings as they are proven, the report
     /// on Ctrl-C (SIGINT) or SIGTERM; a record not yet written whole is waited for. When
     /// FILE is truncated or replaced (rotated), a warning says so and the following stops
@@ -80,6 +82,7 @@ impl CheckArgs {
         let opts = self.options()?;
         let Self {
             input,
+            taps,
             follow,
             format,
             expect,
@@ -116,7 +119,7 @@ impl CheckArgs {
             ));
         }
         let cfg = common.config();
-        let input = match (input.expanded()?, follow) {
+        let input = match (input.several(taps)?, follow) {
             (Input { source: Source::File(p), window, taps }, true)
                 if p != std::path::Path::new("-") =>
             {

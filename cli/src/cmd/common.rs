@@ -79,11 +79,10 @@ pub struct InputArg {
     pub live: LiveArgs,
     #[command(flatten)]
     pub window: WindowArgs,
-    #[command(flatten)]
-    pub taps: TapArgs,
 }
 
-/// How several captures are read as one (roce_inspect::input::TapSetup).
+/// How several captures are read as one (roce_inspect::input::TapSetup): `stats` and
+/// `check`, the commands that take several files.
 #[derive(Args, Clone)]
 #[group(skip)]
 pub struct TapArgs {
@@ -152,11 +151,7 @@ impl InputArg {
             }
             return Input { source: Source::Interface(o), window, taps: TapSetup::default() };
         }
-        let mut taps = TapSetup::default();
-        if let Some(w) = self.taps.tap_window {
-            taps.window_ns = w;
-        }
-        taps.offsets = self.taps.tap_offset;
+        let taps = TapSetup::default();
         let mut files = self.file;
         files.extend(self.read);
         let source = match files.len() {
@@ -167,14 +162,23 @@ impl InputArg {
         Input { source, window, taps }
     }
 
-    /// [`InputArg::input`] with quoted glob patterns expanded (roce_inspect::taps::expand):
-    /// a pattern matching one file is that file.
-    pub fn expanded(mut self) -> Result<Input, InputError> {
-        let globbed = self.file.iter().any(|p| !p.exists() && p.to_string_lossy().contains(['*', '?', '[']));
+    /// [`InputArg::input`] for a command that reads several files as one: quoted glob
+    /// patterns expanded (roce_inspect::taps::expand; a pattern matching one file is that
+    /// file), and `taps` for how their copies are matched.
+    pub fn several(mut self, taps: TapArgs) -> Result<Input, InputError> {
+        let globbed = self
+            .file
+            .iter()
+            .any(|p| !p.exists() && p.to_string_lossy().contains(['*', '?', '[']));
         if globbed {
             self.file = roce_inspect::taps::expand(std::mem::take(&mut self.file))?;
         }
-        Ok(self.input())
+        let mut input = self.input();
+        if let Some(w) = taps.tap_window {
+            input.taps.window_ns = w;
+        }
+        input.taps.offsets = taps.tap_offset;
+        Ok(input)
     }
 }
 

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::Args;
 use roce_inspect::stats;
 
-use super::common::{Common, InputArg, ModelArgs, NicArgs, ScaleArgs};
+use super::common::{Common, InputArg, ModelArgs, NicArgs, ScaleArgs, TapArgs};
 use super::Outcome;
 
 // No doc comment here: the subcommand's help is the one on `Command::Stats` (main.rs).
@@ -13,6 +13,8 @@ use super::Outcome;
 pub struct StatsArgs {
     #[command(flatten)]
     pub input: InputArg,
+    #[command(flatten)]
+    pub taps: TapArgs,
     /// Output format
     #[arg(long, value_enum, default_value_t = stats::Format::Text)]
     pub format: stats::Format,
@@ -30,7 +32,7 @@ pub struct StatsArgs {
 
 impl StatsArgs {
     pub fn run(self) -> Outcome {
-        let Self { input, format, model, scale, nic, filter, common } = self;
+        let Self { input, taps, format, model, scale, nic, filter, common } = self;
         let nic = nic.input()?;
         let cfg = common.config();
         let filter = filter.filter();
@@ -39,7 +41,7 @@ impl StatsArgs {
             threads: common.threads_or_one(),
             filter: filter.as_ref(),
         };
-        stats::run(&input.expanded()?, format, &cfg, model.model(), nic.as_ref(), scope)
+        stats::run(&input.several(taps)?, format, &cfg, model.model(), nic.as_ref(), scope)
             .map(|()| ExitCode::SUCCESS)
     }
 }

@@ -12,6 +12,7 @@
 
 pub mod check;
 pub mod icrc_ref;
+pub mod multi;
 pub mod reach;
 pub mod sequence;
 pub mod spec;
@@ -43,4 +44,5 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("write_capture", targets::write_capture),
     ("encap", targets::encap),
     ("infiniband", targets::infiniband),
+    ("merge", targets::merge),
 ];

@@ -2114,3 +2114,593 @@ fn ib_built(s: &IbSpec<'_>, reach: &mut Reach) {
         }
     }
 }
+
+/// A frame of a capture read alone: what the merge must hand out for it (the time before
+/// the file's clock offset).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct AloneFrame {
+    number: u64,
+    ts_ns: u64,
+    caplen: u32,
+    len: u32,
+    link_type: roce_capture::LinkType,
+    interface: u32,
+    offset: u64,
+    data: Vec<u8>,
+}
+
+/// What a capture read alone hands out: a frame, or an error (its message, and whether it
+/// ends a pass: fatal before any frame of its file).
+#[derive(Clone, Debug, PartialEq, Eq)]
+enum AloneItem {
+    Frame(AloneFrame),
+    Error { text: String, ends_pass: bool },
+}
+
+impl AloneItem {
+    fn frame(&self) -> Option<&AloneFrame> {
+        match self {
+            AloneItem::Frame(f) => Some(f),
+            AloneItem::Error { .. } => None,
+        }
+    }
+}
+
+/// One file of a merge: its name, its bytes, and what it gives read alone.
+struct TapFile {
+    name: String,
+    bytes: Vec<u8>,
+    items: Vec<AloneItem>,
+}
+
+impl TapFile {
+    /// The file read alone; `None` when `Capture::from_bytes` refuses it (left out of the
+    /// merge, as the command line refuses it).
+    fn open(name: String, bytes: Vec<u8>) -> Option<TapFile> {
+        let mut cap = match Capture::from_bytes(&name, bytes.clone()) {
+            Ok(c) => c,
+            Err(e) => {
+                assert!(!e.to_string().is_empty());
+                return None;
+            }
+        };
+        let mut items = Vec::new();
+        while let Some(item) = cap.next_frame() {
+            assert!((items.len() as u64) < CAPTURE_STEP_LIMIT, "the capture reader does not end");
+            items.push(match item {
+                Ok(f) => AloneItem::Frame(AloneFrame {
+                    number: f.number,
+                    ts_ns: f.ts_ns,
+                    caplen: f.caplen,
+                    len: f.len,
+                    link_type: f.link_type,
+                    interface: f.interface,
+                    offset: f.offset,
+                    data: f.data.to_vec(),
+                }),
+                Err(e) => AloneItem::Error {
+                    text: e.to_string(),
+                    ends_pass: e.nothing_read() && e.is_fatal(),
+                },
+            });
+        }
+        Some(TapFile { name, bytes, items })
+    }
+
+    fn capture(&self) -> Capture {
+        Capture::from_bytes(&self.name, self.bytes.clone()).expect("opened once already")
+    }
+
+    fn frames(&self) -> impl Iterator<Item = &AloneFrame> {
+        self.items.iter().filter_map(AloneItem::frame)
+    }
+}
+
+/// Several captures read as one (`roce_capture::Merge`) and the taps stage over them
+/// (`roce_analysis::run_merged`), against each capture read alone. The input
+/// ([`crate::multi::MergeInput`]): 1 to 4 capture files with clock offsets (given or
+/// estimated), or one capture fed twice, the copy's clock shifted and some of its records
+/// left out.
+///
+/// The merge: every file's frames and errors, each file's in its own order and nothing else
+/// (number in the file, time plus the offset, lengths, link type, interface, offset, bytes;
+/// the error's message), numbered 1..N; each frame handed out is the earliest (time, file) of
+/// the frames every file holds ready (so the merged times never go back when no file's do),
+/// a file's error only while no frame of it is ready. The taps: every frame is one step, a
+/// Frame or a Copy of an earlier Frame at another tap (same host pair, DestQP, PSN, opcode
+/// and payload length; within the window); a drop names a Frame, the tap that saw it last and
+/// one that did not, with the connection attached to it; a fatal error before any frame of a
+/// file ends the pass with that error after the frames before it; the report's counts are the
+/// steps' and it serialises. The same capture twice, nothing left out, the offset given or
+/// estimated (an estimate is exactly the shift): file 0's frames are the Frames (its RoCE
+/// frames all of them), file 1's the copies (but frames the taps cannot key), no drop.
+pub fn merge(data: &[u8], reach: &mut Reach) {
+    use crate::multi::MergeInput;
+    let Some(input) = MergeInput::decode(data) else { return };
+    match input {
+        MergeInput::Files { files, offsets, estimate } => {
+            let mut given = Vec::new();
+            let mut taps = Vec::new();
+            for (i, (f, o)) in files.iter().zip(&offsets).enumerate() {
+                if let Some(t) = TapFile::open(format!("tap{i}.pcap"), f.to_vec()) {
+                    taps.push(t);
+                    given.push(*o);
+                }
+            }
+            if taps.is_empty() {
+                return;
+            }
+            let (offsets, infos) = tap_offsets(&taps, &given, estimate);
+            merge_checks(&taps, &offsets, infos, reach);
+        }
+        MergeInput::Twice { capture, shift_ns, leave_out, estimate } => {
+            merge_twice(capture, shift_ns, leave_out, estimate, reach);
+        }
+    }
+}
+
+/// The clock offsets of the files, given or estimated (as the command line settles them:
+/// an estimate for every file after the first, 0 where there is none), and the taps as the
+/// report names them.
+fn tap_offsets(
+    taps: &[TapFile],
+    given: &[i64],
+    estimate: bool,
+) -> (Vec<i64>, Vec<roce_analysis::TapInfo>) {
+    use roce_analysis::{estimate_offsets, OffsetEstimate, TapInfo};
+    let info = |t: &TapFile, offset_ns: i64, offset_from: &'static str, copies: u64| TapInfo {
+        file: t.name.clone(),
+        offset_ns,
+        offset_from,
+        offset_copies: copies,
+    };
+    if !estimate {
+        let infos = taps.iter().zip(given).map(|(t, &o)| info(t, o, "given", 0)).collect();
+        return (given.to_vec(), infos);
+    }
+    let est = estimate_offsets(taps.iter().map(TapFile::capture).collect(), &Config::default());
+    assert_eq!(est.len(), taps.len(), "an estimate per file");
+    assert_eq!(
+        est.first().copied().flatten(),
+        Some(OffsetEstimate { offset_ns: 0, copies: 0, both_directions: true }),
+        "the first file is the reference"
+    );
+    let mut offsets = Vec::with_capacity(taps.len());
+    let mut infos = Vec::with_capacity(taps.len());
+    for (i, (t, e)) in taps.iter().zip(&est).enumerate() {
+        match (i, e) {
+            (0, _) => {
+                offsets.push(0);
+                infos.push(info(t, 0, "reference", 0));
+            }
+            (_, Some(e)) => {
+                assert!(e.copies > 0, "an estimate from no copy");
+                offsets.push(e.offset_ns);
+                infos.push(info(t, e.offset_ns, "estimated", e.copies));
+            }
+            (_, None) => {
+                offsets.push(0);
+                infos.push(info(t, 0, "none", 0));
+            }
+        }
+    }
+    (offsets, infos)
+}
+
+/// One capture as file 0 and again as file 1, its times moved by `shift_ns` (held so that no
+/// time leaves the range) and the records `leave_out` names left out, both written by
+/// [`crate::multi::pcapng`]; the offset of file 1 is `-shift_ns`, given or estimated.
+fn merge_twice(
+    capture: &[u8],
+    shift_ns: i64,
+    leave_out: Option<u32>,
+    estimate: bool,
+    reach: &mut Reach,
+) {
+    use crate::multi::{pcapng, writable, WriteFrame};
+    let Some(input) = TapFile::open("input".into(), capture.to_vec()) else { return };
+    let frames: Vec<&AloneFrame> = input.frames().filter(|f| writable(f.link_type)).collect();
+    let lo = frames.iter().map(|f| f.ts_ns).min().unwrap_or(0);
+    let hi = frames.iter().map(|f| f.ts_ns).max().unwrap_or(0);
+    let shift = i128::from(shift_ns).clamp(-i128::from(lo), i128::from(u64::MAX - hi));
+    let shift = i64::try_from(shift).expect("within the given shift");
+    fn write(f: &AloneFrame, ts_ns: u64) -> WriteFrame<'_> {
+        WriteFrame { ts_ns, link_type: f.link_type, len: f.len, data: &f.data }
+    }
+    let file0: Vec<WriteFrame<'_>> = frames.iter().map(|f| write(f, f.ts_ns)).collect();
+    let file1: Vec<WriteFrame<'_>> = frames
+        .iter()
+        .enumerate()
+        .filter(|(k, _)| leave_out.is_none_or(|m| (m >> (k % 32)) & 1 == 0))
+        .map(|(_, f)| write(f, f.ts_ns.saturating_add_signed(shift)))
+        .collect();
+    let open = |name: &str, w: &[WriteFrame<'_>]| {
+        let t = TapFile::open(name.into(), pcapng(w)).expect("a written capture opens");
+        // The writer is sound: the file gives back what was written, without error.
+        let got: Vec<(u64, roce_capture::LinkType, u32, &[u8])> = t
+            .items
+            .iter()
+            .map(|i| i.frame().expect("a written capture reads without error"))
+            .map(|f| (f.ts_ns, f.link_type, f.len, &f.data[..]))
+            .collect();
+        let want: Vec<(u64, roce_capture::LinkType, u32, &[u8])> = w
+            .iter()
+            .map(|f| (f.ts_ns, f.link_type, f.len.max(f.data.len() as u32), f.data))
+            .collect();
+        assert!(got == want, "the written capture reads back other frames");
+        t
+    };
+    let taps = [open("tap0.pcapng", &file0), open("tap1.pcapng", &file1)];
+    let (mut offsets, mut infos) = tap_offsets(&taps, &[0, -shift], estimate);
+    if estimate {
+        // Every packet file 1 shares with file 0 is `shift` later: the estimate is exact.
+        if infos[1].offset_from == "estimated" {
+            assert_eq!(offsets[1], -shift, "the offset estimated for a copy shifted by {shift} ns");
+        }
+        offsets[1] = -shift;
+        infos[1].offset_ns = -shift;
+    }
+    let whole = file1.len() == file0.len();
+    let steps = merge_checks(&taps, &offsets, infos, reach);
+    if !whole {
+        return;
+    }
+    // The same capture twice: file 0's frames are the first sightings, file 1's their copies
+    // (frames the taps cannot key, not IP nor RoCE with addresses, pass twice), no drop.
+    let cfg = Config::default();
+    let mut roce_alone = 0u64;
+    roce_analysis::Pass::new(&cfg)
+        .run(taps[0].capture(), |d| {
+            roce_alone += u64::from(d.packet.as_ref().is_ok_and(|p| p.roce.is_some()));
+        })
+        .expect("a written capture reads");
+    let mut roce_first = 0u64;
+    for s in &steps.frames {
+        match (s.source, s.copy_of, s.key) {
+            (0, Some(of), _) => panic!("frame {} of file 0 taken for a copy of {of}", s.number),
+            (0, None, _) => roce_first += u64::from(s.roce),
+            (_, None, Some(_)) => {
+                panic!("frame {} of the copy (its frame {}) not matched", s.number, s.source_number)
+            }
+            (_, Some(of), None) => panic!("frame {} without a key a copy of {of}", s.number),
+            _ => {}
+        }
+    }
+    assert_eq!(roce_first, roce_alone, "RoCE frames first seen against file 0 read alone");
+    assert_eq!(steps.drops, 0, "a drop between two taps that saw the same packets");
+}
+
+/// What the taps can tell a packet by (`roce_analysis::Taps` matches copies on these, and
+/// on a hash of the last bytes for a packet that is not RoCE): the host pair (the IP
+/// addresses, a GRH's GIDs, or for native InfiniBand without a GRH its LIDs), DestQP, PSN,
+/// opcode and payload length.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum TapKey {
+    Roce {
+        src: std::net::IpAddr,
+        dst: std::net::IpAddr,
+        dest_qp: u32,
+        psn: u32,
+        opcode: u8,
+        payload_len: usize,
+    },
+    Ip {
+        src: std::net::IpAddr,
+        dst: std::net::IpAddr,
+    },
+}
+
+fn tap_key(d: &roce_analysis::Decoded<'_>) -> Option<TapKey> {
+    let p = d.packet.as_ref().ok()?;
+    match &p.roce {
+        Some(r) => {
+            // Native InfiniBand without a GRH: its LIDs, as `fe80::ffff:0:LID`.
+            let lid = |l: u16| std::net::IpAddr::V6(std::net::Ipv6Addr::new(0xfe80, 0, 0, 0, 0xffff, 0, 0, l));
+            let (src, dst) = match (roce_conformance::host_pair(p), p.lrh) {
+                (Some(pair), _) => pair,
+                (None, Some(l)) => (lid(l.slid), lid(l.dlid)),
+                (None, None) => return None,
+            };
+            Some(TapKey::Roce {
+                src,
+                dst,
+                dest_qp: r.bth.dest_qp,
+                psn: r.bth.psn,
+                opcode: r.bth.opcode,
+                payload_len: r.payload_len,
+            })
+        }
+        None => p.ip.map(|ip| TapKey::Ip { src: ip.src, dst: ip.dst }),
+    }
+}
+
+/// A frame step of the taps pass: the frame, its key, whether it is RoCE, the connection
+/// handed back for it, and for a copy the first sighting's number.
+struct TapStepFrame {
+    number: u64,
+    source: u32,
+    source_number: u64,
+    ts_ns: u64,
+    key: Option<TapKey>,
+    roce: bool,
+    conn: Option<roce_conformance::ConnId>,
+    copy_of: Option<u64>,
+}
+
+/// The steps of a taps pass.
+#[derive(Default)]
+struct TapSteps {
+    frames: Vec<TapStepFrame>,
+    drops: u64,
+}
+
+/// The checks every merge input gets (see [`merge`]); returns the taps pass's steps.
+fn merge_checks(
+    taps: &[TapFile],
+    offsets: &[i64],
+    infos: Vec<roce_analysis::TapInfo>,
+    reach: &mut Reach,
+) -> TapSteps {
+    use roce_analysis::{run_merged, Pass, TapOptions, TapStep, Taps};
+    use roce_capture::Merge;
+    let n = taps.len();
+    assert_eq!(offsets.len(), n);
+    let shifted = |s: usize, f: &AloneFrame| f.ts_ns.saturating_add_signed(offsets[s]);
+
+    // The merge against the files read alone.
+    let mut m = Merge::new(taps.iter().map(TapFile::capture).collect(), offsets);
+    assert_eq!(m.captures().len(), n);
+    for (i, t) in taps.iter().enumerate() {
+        assert_eq!(m.name(i as u32), t.name, "name of file {i}");
+        assert_eq!(m.offset_ns(i as u32), offsets[i], "offset of file {i}");
+    }
+    let total: usize = taps.iter().map(|t| t.items.len()).sum();
+    let mut at = vec![0usize; n];
+    // (source, source number, time) of each merged frame, by number.
+    let mut merged: Vec<(u32, u64, u64)> = Vec::new();
+    // The first error that ends a pass: its message and the frames before it.
+    let mut ending: Option<(String, usize)> = None;
+    let mut steps = 0usize;
+    loop {
+        let Some(item) = m.next_frame() else { break };
+        steps += 1;
+        assert!(steps <= total, "the merge hands out more than its files hold");
+        match item {
+            Ok(f) => {
+                let s = f.source as usize;
+                assert!(s < n, "frame of file {s} of {n}");
+                assert_eq!(f.number, merged.len() as u64 + 1, "merge numbers not 1..N");
+                let Some(AloneItem::Frame(a)) = taps[s].items.get(at[s]) else {
+                    panic!(
+                        "frame {} of file {s} where it holds {:?}",
+                        f.source_number,
+                        taps[s].items.get(at[s])
+                    )
+                };
+                assert_eq!(f.source_number, a.number, "file {s}: frame out of its order");
+                assert_eq!(f.ts_ns, shifted(s, a), "file {s} frame {}: time", a.number);
+                assert_eq!(
+                    (f.caplen, f.len, f.link_type, f.interface, f.offset),
+                    (a.caplen, a.len, a.link_type, a.interface, a.offset),
+                    "file {s} frame {}",
+                    a.number
+                );
+                assert!(f.data == &a.data[..], "file {s} frame {}: other bytes", a.number);
+                // The earliest of the frames every file holds ready.
+                for (j, t) in taps.iter().enumerate().filter(|&(j, _)| j != s) {
+                    match t.items.get(at[j]) {
+                        None => {}
+                        Some(AloneItem::Frame(g)) => assert!(
+                            (shifted(j, g), j) > (f.ts_ns, s),
+                            "file {s} frame {} (at {}) before file {j} frame {} (at {})",
+                            a.number,
+                            f.ts_ns,
+                            g.number,
+                            shifted(j, g)
+                        ),
+                        Some(AloneItem::Error { text, .. }) => {
+                            panic!("a frame handed out while file {j} is to report: {text}")
+                        }
+                    }
+                }
+                at[s] += 1;
+                merged.push((f.source, f.source_number, f.ts_ns));
+                reach.frames += 1;
+            }
+            Err(e) => {
+                let text = e.to_string();
+                let ends = e.nothing_read() && e.is_fatal();
+                let mut whose = (0..n).filter(|&j| {
+                    matches!(taps[j].items.get(at[j]), Some(AloneItem::Error { text: t, .. }) if *t == text)
+                });
+                let Some(j) = whose.next() else { panic!("an error no file gives next: {text}") };
+                assert!(whose.next().is_none(), "an error of two files: {text}");
+                let Some(AloneItem::Error { ends_pass, .. }) = taps[j].items.get(at[j]) else {
+                    unreachable!()
+                };
+                assert_eq!(ends, *ends_pass, "{text}: fatal before any frame, or not");
+                if ends && ending.is_none() {
+                    ending = Some((text, merged.len()));
+                }
+                at[j] += 1;
+            }
+        }
+    }
+    assert!(m.next_frame().is_none(), "the merge restarted after its end");
+    for (j, t) in taps.iter().enumerate() {
+        assert_eq!(at[j], t.items.len(), "file {j}: not everything handed out");
+    }
+    if let Some(total) = m.bytes_total() {
+        assert!(m.bytes_read() <= total, "read more than the files");
+    }
+    let in_order = |j: usize| {
+        let ts: Vec<u64> = taps[j].frames().map(|f| shifted(j, f)).collect();
+        ts.windows(2).all(|w| w[0] <= w[1])
+    };
+    if (0..n).all(in_order) {
+        assert!(merged.windows(2).all(|w| w[0].2 <= w[1].2), "merged times go back");
+    }
+    drop(m);
+
+    // The taps stage over the same merge.
+    let cfg = Config::default();
+    let opts = TapOptions::default();
+    let mut stage = Taps::new(n, opts);
+    let names: Vec<String> = taps.iter().map(|t| t.name.clone()).collect();
+    let mut out = TapSteps::default();
+    let merge = Merge::new(taps.iter().map(TapFile::capture).collect(), offsets);
+    let read = run_merged(Pass::new(&cfg), merge, &mut stage, |step| match step {
+        TapStep::Frame(d) | TapStep::Copy(d, _) => {
+            let f = &d.frame;
+            let number = out.frames.len() as u64 + 1;
+            assert_eq!(f.number, number, "a step skipped or repeated");
+            let want = merged.get(out.frames.len()).copied();
+            assert_eq!(
+                Some((f.source, f.source_number, f.ts_ns)),
+                want,
+                "step {number}: not the merged frame"
+            );
+            let key = tap_key(d);
+            let roce = d.packet.as_ref().is_ok_and(|p| p.roce.is_some());
+            if let Ok(p) = &d.packet {
+                if let Some(r) = &p.roce {
+                    reach.roce(r);
+                }
+            }
+            let mut conn = None;
+            let copy_of = match step {
+                TapStep::Copy(_, of) => {
+                    assert!(of >= 1 && of < number, "frame {number} a copy of frame {of}");
+                    let first = &out.frames[(of - 1) as usize];
+                    assert_eq!(first.copy_of, None, "frame {number} a copy of the copy {of}");
+                    assert_ne!(
+                        first.source, f.source,
+                        "frame {number} a copy of {of} at the same tap"
+                    );
+                    assert!(
+                        key.is_some() && key == first.key,
+                        "frame {number}: a copy of another packet ({of})"
+                    );
+                    assert!(
+                        f.ts_ns <= first.ts_ns.saturating_add(opts.window_ns),
+                        "frame {number}: a copy of {of} past the window"
+                    );
+                    Some(of)
+                }
+                _ => {
+                    if let Some(TapKey::Roce { src, dst, dest_qp, .. }) = key {
+                        conn = Some(roce_conformance::ConnId {
+                            a: src,
+                            qpn_a: None,
+                            b: dst,
+                            qpn_b: Some(dest_qp),
+                            incarnation: u32::try_from(number).unwrap_or(u32::MAX),
+                        });
+                    }
+                    None
+                }
+            };
+            out.frames.push(TapStepFrame {
+                number,
+                source: f.source,
+                source_number: f.source_number,
+                ts_ns: f.ts_ns,
+                key,
+                roce,
+                conn,
+                copy_of,
+            });
+            conn
+        }
+        TapStep::Drop(drop) => {
+            out.drops += 1;
+            let seen = out.frames.len() as u64;
+            let (first, last) = (drop.first_frame, drop.last_frame);
+            assert!(
+                (1..=seen).contains(&first) && (1..=seen).contains(&last),
+                "drop of frames {first}, {last} of {seen}"
+            );
+            let f = &out.frames[(first - 1) as usize];
+            assert_eq!(f.copy_of, None, "a drop's first frame {first} is a copy");
+            let Some(TapKey::Roce { dest_qp, psn, opcode, .. }) = f.key else {
+                panic!("a drop of frame {first}, not a RoCE packet with addresses")
+            };
+            assert_eq!(
+                (drop.flow.dest_qp, drop.psn, drop.opcode),
+                (dest_qp, psn, opcode),
+                "drop of frame {first}"
+            );
+            assert_eq!(drop.connection, f.conn, "drop of frame {first}: its connection");
+            assert_eq!(
+                (drop.first_source.number, drop.first_source.tap, drop.first_source.source_number),
+                (first, f.source, f.source_number),
+                "drop of frame {first}"
+            );
+            let l = &out.frames[(last - 1) as usize];
+            assert!(
+                last == first || l.copy_of == Some(first),
+                "drop of frame {first}: last seen in frame {last}"
+            );
+            assert_eq!(
+                (drop.last_seen, drop.last_source.number),
+                (l.source, last),
+                "drop of frame {first}"
+            );
+            let missing = drop.missing_at;
+            assert!(
+                (missing as usize) < n && missing != drop.last_seen,
+                "drop of frame {first} missing at tap {missing}"
+            );
+            assert!(
+                !out.frames.iter().any(|c| c.copy_of == Some(first) && c.source == missing),
+                "drop of frame {first}: tap {missing} saw it"
+            );
+            let text = drop.message(&names);
+            assert!(text.contains(&names[missing as usize]), "{text}");
+            None
+        }
+    });
+    let frames_before = match (&read, &ending) {
+        (Ok(summary), None) => {
+            assert_eq!(summary.frames, merged.len() as u64, "frames the pass read");
+            merged.len()
+        }
+        (Err(e), Some((text, before))) => {
+            assert_eq!(&e.to_string(), text, "the pass ended with another error");
+            *before
+        }
+        (Ok(_), Some((text, _))) => panic!("the pass read on past {text}"),
+        (Err(e), None) => panic!("the pass failed: {e}"),
+    };
+    assert_eq!(out.frames.len(), frames_before, "frames and copies against the merged frames");
+
+    let report = stage.report(infos);
+    serde_json::to_string(&report).expect("the taps report serialises");
+    assert_eq!(report.taps.len(), n, "a report per tap");
+    let copies = out.frames.iter().filter(|s| s.copy_of.is_some()).count() as u64;
+    let firsts = out.frames.len() as u64 - copies;
+    for (i, t) in report.taps.iter().enumerate() {
+        let c = t.counts;
+        let here = out.frames.iter().filter(|s| s.source as usize == i).count() as u64;
+        assert_eq!(c.frames, here, "tap {i}: frames");
+        assert_eq!(c.first + c.copies, c.frames, "tap {i}: first and copies");
+    }
+    assert_eq!(report.taps.iter().map(|t| t.counts.copies).sum::<u64>(), copies, "copies");
+    assert_eq!(report.taps.iter().map(|t| t.counts.first).sum::<u64>(), firsts, "first sightings");
+    if read.is_ok() {
+        let roce_copies = out
+            .frames
+            .iter()
+            .filter(|s| s.copy_of.is_some() && matches!(s.key, Some(TapKey::Roce { .. })))
+            .count() as u64;
+        assert_eq!(
+            report.pairs.iter().map(|p| p.copies).sum::<u64>(),
+            roce_copies,
+            "copies per pair"
+        );
+        assert_eq!(report.drops, out.drops, "drops");
+        assert_eq!(report.pairs.iter().map(|p| p.drops).sum::<u64>(), out.drops, "drops per pair");
+        assert!(report.drops_listed.len() as u64 <= out.drops, "drops listed");
+    }
+    out
+}

@@ -333,6 +333,80 @@ pub fn from_builder(seeds: &mut Seeds) {
     for (label, bytes) in infiniband_seeds() {
         seeds.add("infiniband", &label, &bytes);
     }
+    for (label, bytes) in merge_seeds() {
+        seeds.add("merge", &label, &bytes);
+    }
+}
+
+/// A capture file cut after its first `frames` frames (whole when it holds no more, or is
+/// compressed).
+pub fn capture_head(raw: &[u8], frames: u64) -> Vec<u8> {
+    let Ok(mut cap) = roce_capture::Capture::from_bytes("seed", raw.to_vec()) else {
+        return raw.to_vec();
+    };
+    if cap.format().gzip {
+        return raw.to_vec();
+    }
+    while let Some(f) = cap.next_frame() {
+        match f {
+            Ok(f) if f.number == frames + 1 => {
+                return raw[..(f.offset as usize).min(raw.len())].to_vec()
+            }
+            Ok(_) => {}
+            Err(e) if e.is_fatal() => break,
+            Err(_) => {}
+        }
+    }
+    raw.to_vec()
+}
+
+/// `merge` seeds from `pcaps/sample.pcap` and suite captures of `pcaps/conformance/` (their
+/// first frames): one to four files with given or estimated offsets, and one capture fed
+/// twice (its copy shifted, given or estimated, some records left out).
+pub fn merge_seeds() -> Vec<(String, Vec<u8>)> {
+    use roce_fuzz_common::multi::MergeInput::{self, Files, Twice};
+    let read = |name: &str, frames: u64| {
+        let raw = fs::read(crate::project_root().join("pcaps").join(name)).expect("read capture");
+        capture_head(&raw, frames)
+    };
+    let sample = read("sample.pcap", 6);
+    let erspan = read("sample-erspan.pcap", 4);
+    let gbn = read("conformance/clean-gbn-in-flight.pcap", 8);
+    let cnp = read("conformance/cc-cnp.pcap", 6);
+    let mix = read("conformance/clean-rc-mix.pcap", 6);
+    let dup = read("conformance/rsp-dup.pcap", 6);
+    fn files<'a>(fs: &[&'a Vec<u8>], offsets: &[i64], estimate: bool) -> MergeInput<'a> {
+        Files { files: fs.iter().map(|f| &f[..]).collect(), offsets: offsets.to_vec(), estimate }
+    }
+    fn twice(
+        capture: &[u8],
+        shift_ns: i64,
+        leave_out: Option<u32>,
+        estimate: bool,
+    ) -> MergeInput<'_> {
+        Twice { capture, shift_ns, leave_out, estimate }
+    }
+    let inputs: Vec<(&str, MergeInput<'_>)> = vec![
+        ("merge-files-1-sample", files(&[&sample], &[0], false)),
+        ("merge-files-2-sample-gbn", files(&[&sample, &gbn], &[0, 0], false)),
+        ("merge-files-2-sample-sample", files(&[&sample, &sample], &[0, 0], false)),
+        ("merge-files-2-gbn-offset", files(&[&gbn, &gbn], &[0, -2_000_000], false)),
+        (
+            "merge-files-3-offsets",
+            files(&[&sample, &cnp, &mix], &[0, 2_000_000, -1_000_000], false),
+        ),
+        ("merge-files-4-estimated", files(&[&gbn, &cnp, &mix, &dup], &[0; 4], true)),
+        ("merge-twice-sample-given", twice(&sample, 1_500_000, None, false)),
+        ("merge-twice-gbn-estimated", twice(&gbn, -250_000, None, true)),
+        ("merge-twice-mix-estimated", twice(&mix, 40_000, None, true)),
+        ("merge-twice-sample-left-out", twice(&sample, 3_000_000_000, Some(0b0100_1001), true)),
+        ("merge-twice-dup-left-out", twice(&dup, -7, Some(0b10), false)),
+        ("merge-twice-erspan", twice(&erspan, 0, None, true)),
+    ];
+    inputs
+        .into_iter()
+        .map(|(label, i)| (label.to_string(), i.encode().expect("a seed input encodes")))
+        .collect()
 }
 
 /// `infiniband` seeds: native packets from the builder (the raw half: a 0 byte, then the

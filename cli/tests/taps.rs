@@ -1,0 +1,550 @@
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
+//! Several captures read as one (`stats A B`, `check A B`): the same capture fed twice with
+//! a clock offset is the capture fed once (the offset estimated to the nanosecond, every copy
+//! counted once, the same findings frame for frame); two taps on either side of a link, with
+//! packets lost between them, give the one-way latency each way and a `CAP-DROP-BETWEEN`
+//! naming the frames and the two files; what cannot be read as several taps is refused by
+//! name.
+
+#[path = "../../testdata/real.rs"]
+mod real;
+
+use std::net::IpAddr;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use roce_capture::{Capture, Merge};
+use serde_json::Value;
+
+const BIN: &str = env!("CARGO_BIN_EXE_roce-inspect");
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+fn tmp(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).join(name)
+}
+
+fn json(args: &[&str]) -> Value {
+    let out = Command::new(BIN).args(args).output().unwrap();
+    assert!(
+        matches!(out.status.code(), Some(0 | 1)),
+        "{args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{args:?}: {e}: {}", String::from_utf8_lossy(&out.stdout)))
+}
+
+/// A frame of a capture: its time, link type, bytes and (when IP) its addresses.
+struct Rec {
+    ts: u64,
+    link: u32,
+    data: Vec<u8>,
+    addrs: Option<(IpAddr, IpAddr)>,
+    roce: bool,
+}
+
+fn read(path: &Path) -> Vec<Rec> {
+    let cfg = roce_parser::Config::default();
+    let mut out = Vec::new();
+    roce_analysis::Pass::new(&cfg)
+        .run(roce_capture::open(path).unwrap(), |d| {
+            let p = d.packet.as_ref().ok();
+            out.push(Rec {
+                ts: d.frame.ts_ns,
+                link: d.frame.link_type.code(),
+                data: d.frame.data.to_vec(),
+                addrs: p.and_then(roce_conformance::host_pair),
+                roce: p.is_some_and(|p| p.roce.is_some()),
+            });
+        })
+        .unwrap();
+    out
+}
+
+/// A nanosecond pcap of `recs` (one link type).
+fn write(path: &Path, recs: &[Rec]) {
+    let link = recs.first().map_or(1, |r| r.link);
+    let mut f = vec![0x4d, 0x3c, 0xb2, 0xa1, 2, 0, 4, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    f.extend_from_slice(&262_144u32.to_le_bytes());
+    f.extend_from_slice(&link.to_le_bytes());
+    for r in recs {
+        f.extend_from_slice(&((r.ts / 1_000_000_000) as u32).to_le_bytes());
+        f.extend_from_slice(&((r.ts % 1_000_000_000) as u32).to_le_bytes());
+        f.extend_from_slice(&(r.data.len() as u32).to_le_bytes());
+        f.extend_from_slice(&(r.data.len() as u32).to_le_bytes());
+        f.extend_from_slice(&r.data);
+    }
+    std::fs::write(path, f).unwrap();
+}
+
+/// The frames of the merged run, in merge order: (file, number in it).
+fn merge_map(files: &[&Path], offsets: &[i64]) -> Vec<(u32, u64)> {
+    let caps: Vec<Capture> = files.iter().map(|p| roce_capture::open(p).unwrap()).collect();
+    let mut m = Merge::new(caps, offsets);
+    let mut out = Vec::new();
+    while let Some(f) = m.next_frame() {
+        let f = f.unwrap();
+        out.push((f.source, f.source_number));
+    }
+    out
+}
+
+fn offsets(doc: &Value) -> Vec<i64> {
+    doc["taps"]["taps"].as_array().unwrap().iter().map(|t| t["offset_ns"].as_i64().unwrap()).collect()
+}
+
+/// The merged frame `n` as a number of the first file (the model sees first sightings only,
+/// and with the clocks corrected exactly every first sighting of the same capture twice is
+/// the first file's).
+fn in_first(map: &[(u32, u64)], n: u64) -> u64 {
+    let (source, number) = map[(n - 1) as usize];
+    assert_eq!(source, 0, "merged frame {n} is a copy's, yet the model took it");
+    number
+}
+
+/// `text` with every frame number renumbered by `f`: "frame N", "frames N and M",
+/// "frames N, M", "frames N..M".
+fn renumber(text: &str, f: &dyn Fn(u64) -> u64) -> String {
+    let mut out = String::new();
+    let mut rest = text;
+    while let Some(at) = rest.find("frame") {
+        let (head, tail) = rest.split_at(at);
+        out.push_str(head);
+        let word = if tail.starts_with("frames ") { "frames " } else { "frame " };
+        if !tail.starts_with(word) {
+            out.push_str("frame");
+            rest = &tail[5..];
+            continue;
+        }
+        out.push_str(word);
+        rest = &tail[word.len()..];
+        // A number, then more after " and ", ", " or "..".
+        let mut sep = "";
+        loop {
+            let digits = rest.chars().take_while(char::is_ascii_digit).count();
+            if digits == 0 {
+                // Not a number after the separator: put it back.
+                out.push_str(sep);
+                break;
+            }
+            out.push_str(sep);
+            out.push_str(&f(rest[..digits].parse().unwrap()).to_string());
+            rest = &rest[digits..];
+            match [" and ", ", ", ".."].iter().find(|s| rest.starts_with(**s)) {
+                Some(s) => {
+                    sep = s;
+                    rest = &rest[s.len()..];
+                }
+                None => break,
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `doc` without its `taps` member, every frame number in it renumbered by `f`: members
+/// named `frame` or `*_frame` and the lists named `frames` hold frame numbers, and the
+/// sentences name them as "frame N".
+fn renumbered(doc: &Value, f: &dyn Fn(u64) -> u64) -> Value {
+    fn walk(v: &mut Value, key: &str, listed: bool, f: &dyn Fn(u64) -> u64) {
+        match v {
+            Value::Object(m) => {
+                for (k, x) in m.iter_mut() {
+                    walk(x, k, false, f);
+                }
+            }
+            Value::Array(a) => {
+                for x in a.iter_mut() {
+                    walk(x, key, true, f);
+                }
+            }
+            // `frames` is a list of frame numbers, or (not in a list) a count of frames.
+            Value::Number(n)
+                if key == "frame" || key.ends_with("_frame") || (key == "frames" && listed) =>
+            {
+                if let Some(k) = n.as_u64() {
+                    *v = Value::from(f(k));
+                }
+            }
+            Value::String(t) => *t = renumber(t, f),
+            _ => {}
+        }
+    }
+    let mut d = doc.clone();
+    d.as_object_mut().unwrap().remove("taps");
+    walk(&mut d, "", false, f);
+    d
+}
+
+/// The first member where two documents differ (a readable failure).
+fn first_difference(a: &Value, b: &Value, at: &str) -> Option<String> {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            for k in x.keys().chain(y.keys()) {
+                let (p, q) = (x.get(k).unwrap_or(&Value::Null), y.get(k).unwrap_or(&Value::Null));
+                if let Some(d) = first_difference(p, q, &format!("{at}.{k}")) {
+                    return Some(d);
+                }
+            }
+            None
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => x
+            .iter()
+            .zip(y)
+            .enumerate()
+            .find_map(|(i, (p, q))| first_difference(p, q, &format!("{at}[{i}]"))),
+        _ => (a != b).then(|| format!("{at}: {a} against {b}")),
+    }
+}
+
+fn assert_same(twice: &Value, once: &Value, what: &str) {
+    if let Some(d) = first_difference(twice, once, "") {
+        panic!("{what}: fed twice, {d} fed once");
+    }
+}
+
+/// Each shipped capture (and each real one) fed twice, the second copy 1.234567891 s late:
+/// the offset is found to the nanosecond, every frame of the second file is a copy, and
+/// `stats` and `check` say what they say of the capture alone, frame for frame.
+#[test]
+fn the_same_capture_twice_with_an_offset_is_the_capture_once() {
+    const LATE: u64 = 1_234_567_891;
+    let mut paths: Vec<PathBuf> = std::fs::read_dir(root().join("pcaps/conformance"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "pcap"))
+        .collect();
+    paths.sort();
+    paths.push(root().join("pcaps/sample.pcap"));
+    paths.push(root().join("pcaps/sample-erspan.pcap"));
+    if let Some(dir) = real::real_dir() {
+        let mut r: Vec<PathBuf> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "pcap" || e == "pcapng"))
+            .collect();
+        r.sort();
+        paths.extend(r);
+    }
+    let (mut compared, mut findings_compared, mut frames_compared) = (0, 0, 0);
+    for path in &paths {
+        let recs = read(path);
+        // One link type per file (the pcap written back has one); captures with fewer than
+        // two RoCE packets give no copies to estimate the clock from.
+        if recs.is_empty()
+            || recs.iter().any(|r| r.link != recs[0].link)
+            || recs.iter().filter(|r| r.roce).count() < 2
+        {
+            continue;
+        }
+        let a = tmp(&format!("twice-a-{}.pcap", path.file_stem().unwrap().to_string_lossy()));
+        let b = tmp(&format!("twice-b-{}.pcap", path.file_stem().unwrap().to_string_lossy()));
+        write(&a, &recs);
+        // An ERF record carries its own timestamp (the frame's time): moved by whole seconds
+        // there, so that no rounding of its binary fraction enters.
+        let erf = recs[0].link == 197;
+        let late_ns = if erf { 2_000_000_000 } else { LATE };
+        let late: Vec<Rec> = recs
+            .iter()
+            .map(|r| {
+                let mut data = r.data.clone();
+                if erf {
+                    let ts = u64::from_le_bytes(data[..8].try_into().unwrap()) + (2u64 << 32);
+                    data[..8].copy_from_slice(&ts.to_le_bytes());
+                }
+                Rec { ts: r.ts + late_ns, data, ..*r }
+            })
+            .collect();
+        write(&b, &late);
+        let (sa, sb) = (a.to_str().unwrap(), b.to_str().unwrap());
+        let once_stats = json(&["stats", "--format", "json", sa]);
+        let twice_stats = json(&["stats", "--format", "json", sa, sb]);
+        let once = json(&["check", "--format", "json", sa]);
+        let twice = json(&["check", "--format", "json", sa, sb]);
+        let name = path.display();
+        // The clock: estimated exactly (both directions of each host pair matched, the
+        // latency cancels), within the microsecond the issue asks for at least.
+        let off = offsets(&twice);
+        assert_eq!(off[0], 0, "{name}");
+        assert!(
+            (off[1] + late_ns as i64).abs() <= 1_000,
+            "{name}: offset {} for {late_ns} late",
+            off[1]
+        );
+        assert_eq!(offsets(&twice_stats), off, "{name}");
+        let taps = &twice_stats["taps"]["taps"];
+        let frames = recs.len() as u64;
+        assert_eq!(taps[0]["frames"], frames, "{name}");
+        assert_eq!(taps[1]["frames"], frames, "{name}");
+        assert_eq!(twice_stats["taps"]["drops"], 0, "{name}");
+        assert_eq!(twice["summary"]["by_rule"].as_array().unwrap().iter().filter(|r| r["rule"] == "CAP-DROP-BETWEEN").count(), 0, "{name}");
+        let map = merge_map(&[&a, &b], &off);
+        let first = |n: u64| in_first(&map, n);
+        let same = |n: u64| n;
+        assert_same(&renumbered(&twice_stats, &first), &renumbered(&once_stats, &same), &format!("{name}: stats"));
+        assert_same(&renumbered(&twice, &first), &renumbered(&once, &same), &format!("{name}: check"));
+        compared += 1;
+        findings_compared += once["findings"].as_array().unwrap().len();
+        frames_compared += recs.len();
+        for p in [a, b] {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+    println!(
+        "{compared} captures fed twice ({frames_compared} frames, {findings_compared} findings): \
+         the same as once"
+    );
+    assert!(compared >= 60, "{compared} captures compared");
+}
+
+/// Tap A beside host X, tap B beside host Y, B's clock 250 us ahead, 1.5 us of wire between
+/// them; some packets X -> Y are lost between A and B, some Y -> X between B and A. Both
+/// clocks and the latency come out, each loss is a `CAP-DROP-BETWEEN` naming the frame at
+/// the tap that saw it and the segment, and the model judges the traffic as one tap alone.
+#[test]
+fn two_taps_give_the_latency_each_way_and_where_packets_were_lost() {
+    let bench = tmp("taps-bench.pcap");
+    let s = Command::new(BIN)
+        .args(["gen", "bench", "--frames", "20000", "--connections", "8", "-o"])
+        .arg(&bench)
+        .status()
+        .unwrap();
+    assert!(s.success());
+    let recs = read(&bench);
+    // Tap A stands beside the lower address of each host pair, tap B beside the higher.
+    const CLOCK: u64 = 250_000;
+    const WIRE: u64 = 1_500;
+    let (mut at_a, mut at_b) = (Vec::new(), Vec::new());
+    let (mut lost_ab, mut lost_ba) = (Vec::new(), Vec::new());
+    let (mut from_x_seen, mut from_y_seen) = (0u64, 0u64);
+    for (i, r) in recs.iter().enumerate() {
+        let number = i as u64 + 1;
+        let from_x = r.addrs.is_some_and(|(s, d)| s < d);
+        // A sees X's packets at r.ts and Y's WIRE later; B the other way round, on a clock
+        // CLOCK ahead.
+        let (ta, tb) = if from_x { (r.ts, r.ts + WIRE) } else { (r.ts + WIRE, r.ts) };
+        if r.roce {
+            if from_x {
+                from_x_seen += 1;
+            } else {
+                from_y_seen += 1;
+            }
+        }
+        // Every 701st RoCE packet from X never reaches B; every 997th from Y never reaches A
+        // (never in the first or last 500 frames: the silent tap sees the flow around it).
+        let lose = r.roce && (500..recs.len() - 500).contains(&i);
+        let lost_to_b = lose && from_x && from_x_seen % 701 == 0;
+        let lost_to_a = lose && !from_x && from_y_seen % 997 == 0;
+        if !lost_to_a {
+            at_a.push(Rec { ts: ta, data: r.data.clone(), ..*r });
+        }
+        if !lost_to_b {
+            at_b.push(Rec { ts: tb + CLOCK, data: r.data.clone(), ..*r });
+        }
+        if lost_to_b {
+            lost_ab.push(number);
+        }
+        if lost_to_a {
+            lost_ba.push(number);
+        }
+    }
+    assert!(lost_ab.len() >= 5 && lost_ba.len() >= 3, "{lost_ab:?} {lost_ba:?}");
+    // Each file in its own time order (A's and B's views reorder X's and Y's packets).
+    at_a.sort_by_key(|r| r.ts);
+    at_b.sort_by_key(|r| r.ts);
+    let (a, b) = (tmp("tap-a.pcap"), tmp("tap-b.pcap"));
+    write(&a, &at_a);
+    write(&b, &at_b);
+    let (sa, sb) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let stats = json(&["stats", "--format", "json", sa, sb]);
+    let check = json(&["check", "--format", "json", "--max-per-rule", "1000", sa, sb]);
+    let taps = &stats["taps"];
+    // The clock: B's offset is -CLOCK, the wire cancelling out (both directions seen).
+    let off = offsets(&stats);
+    assert!((off[1] + CLOCK as i64).abs() <= 1_000, "offset {} for a clock {CLOCK} ahead", off[1]);
+    // The latency each way: X's packets A -> B, Y's B -> A, WIRE each (3 significant digits).
+    let pair = |from: u64, to: u64| {
+        taps["pairs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|p| p["from"] == from && p["to"] == to)
+            .unwrap_or_else(|| panic!("no pair {from} -> {to}: {}", taps["pairs"]))
+            .clone()
+    };
+    for (from, to, lost) in [(0, 1, &lost_ab), (1, 0, &lost_ba)] {
+        let p = pair(from, to);
+        let l = &p["latency_ns"];
+        for q in ["p50", "p99", "max"] {
+            let v = l[q].as_i64().unwrap();
+            assert!((v - WIRE as i64).abs() <= 1_000 + 2, "tap {from} -> {to} {q} {v}: {p}");
+        }
+        assert_eq!(p["drops"], lost.len() as u64, "tap {from} -> {to}: {p}");
+        println!(
+            "tap {} -> tap {}: {} copies, latency p50 {} ns, p99 {} ns, max {} ns, {} lost between them",
+            from + 1,
+            to + 1,
+            p["copies"],
+            l["p50"],
+            l["p99"],
+            l["max"],
+            p["drops"]
+        );
+    }
+    // Each loss is a finding citing the frame at the tap that saw it, naming the segment.
+    let map = merge_map(&[&a, &b], &off);
+    let file_a: Vec<u64> = {
+        // The bench capture's frame number of each of A's frames (A is sorted by its time).
+        let mut order: Vec<(u64, u64, bool)> = Vec::new();
+        for (i, r) in recs.iter().enumerate() {
+            let from_x = r.addrs.is_some_and(|(s, d)| s < d);
+            let ta = if from_x { r.ts } else { r.ts + WIRE };
+            order.push((ta, i as u64 + 1, lost_ba.contains(&(i as u64 + 1))));
+        }
+        order.retain(|o| !o.2);
+        order.sort_by_key(|o| o.0);
+        order.iter().map(|o| o.1).collect()
+    };
+    let drops: Vec<&Value> = check["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["rule"] == "CAP-DROP-BETWEEN")
+        .collect();
+    assert_eq!(drops.len(), lost_ab.len() + lost_ba.len(), "{drops:?}");
+    let mut named_ab = Vec::new();
+    for f in &drops {
+        let m = f["message"].as_str().unwrap();
+        let cited = map[(f["frames"][0].as_u64().unwrap() - 1) as usize];
+        if m.ends_with(&format!("lost between {sa} and {sb}")) {
+            assert_eq!(cited.0, 0, "{m}");
+            named_ab.push(file_a[(cited.1 - 1) as usize]);
+        } else {
+            assert!(m.ends_with(&format!("lost between {sb} and {sa}")), "{m}");
+            assert_eq!(cited.0, 1, "{m}");
+        }
+        assert!(f["connection"].is_object(), "{f}");
+    }
+    named_ab.sort_unstable();
+    assert_eq!(named_ab, lost_ab, "the packets lost between A and B, as the bench numbers them");
+    // The model saw every packet once: the traffic's findings are the bench capture's own.
+    let alone = json(&["check", "--format", "json", "--max-per-rule", "1000", bench.to_str().unwrap()]);
+    let rules = |d: &Value| -> Vec<String> {
+        d["summary"]["by_rule"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|r| r["rule"] != "CAP-DROP-BETWEEN")
+            .map(|r| r.to_string())
+            .collect()
+    };
+    assert_eq!(rules(&check), rules(&alone));
+    assert_eq!(check["summary"]["roce_frames"], alone["summary"]["roce_frames"]);
+    // The text names both taps, the latency and the losses.
+    let text = Command::new(BIN).args(["stats", sa, sb]).output().unwrap();
+    let text = String::from_utf8(text.stdout).unwrap();
+    assert!(text.contains("Taps (2 files read as one"), "{text}");
+    assert!(text.contains(&format!("packet(s) lost between them")), "{text}");
+}
+
+#[test]
+fn what_cannot_be_read_as_several_taps_is_refused_by_name() {
+    let sample = root().join("pcaps/sample.pcap");
+    let s = sample.to_str().unwrap();
+    let run = |args: &[&str]| {
+        let out = Command::new(BIN).args(args).output().unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let out_dir = tmp("refused-out");
+    let o = out_dir.to_str().unwrap();
+    for (cmd, extra) in [
+        ("dissect", &[][..]),
+        ("export", &["-o", o][..]),
+        ("report", &["-o", o][..]),
+        ("graph", &["--conn", "x", "-o", o][..]),
+        ("diagnose", &[][..]),
+    ] {
+        let mut args = vec![cmd];
+        args.extend_from_slice(extra);
+        args.extend_from_slice(&[s, s]);
+        let (code, err) = run(&args);
+        assert_eq!(code, Some(2), "{cmd}: {err}");
+        assert!(err.contains(&format!("{cmd} reads one capture, not 2 files")), "{cmd}: {err}");
+    }
+    let (code, err) = run(&["stats", s, "-"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("'-' (stdin) cannot be one of several captures"), "{err}");
+    let (code, err) = run(&["stats", "--tap-offset", "3=1ms", s, s]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("there is no file 3 among the 2 given"), "{err}");
+    let (code, err) = run(&["stats", "--tap-offset", "x.pcap=1ms", s, s]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("x.pcap is not one of the files given"), "{err}");
+    let (code, err) = run(&["stats", "--tap-window", "0", s, s]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("longer than 0"), "{err}");
+    let (code, err) = run(&["stats", "--tap-offset", "2=soon", s, s]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("not a time"), "{err}");
+    let nothing = root().join("pcaps/no-such-*.pcap");
+    let (code, err) = run(&["stats", nothing.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("no file matches"), "{err}");
+    let (code, err) = run(&["check", "--annotate", tmp("annotated.pcap").to_str().unwrap(), s, s]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("2 files"), "{err}");
+    let missing = root().join("pcaps/missing.pcap");
+    let (code, err) = run(&["stats", s, missing.to_str().unwrap()]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("missing.pcap"), "{err}");
+}
+
+/// A quoted glob is the files it matches, in name order; a given offset is used as given.
+#[test]
+fn a_quoted_glob_is_its_files_and_a_given_offset_is_used() {
+    let dir = tmp("glob-taps");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let recs = read(&root().join("pcaps/sample.pcap"));
+    write(&dir.join("tap1.pcap"), &recs);
+    let late: Vec<Rec> =
+        recs.iter().map(|r| Rec { ts: r.ts + 5_000, data: r.data.clone(), ..*r }).collect();
+    write(&dir.join("tap2.pcap"), &late);
+    let pattern = dir.join("tap*.pcap");
+    let globbed = json(&["stats", "--format", "json", pattern.to_str().unwrap()]);
+    let (t1, t2) = (dir.join("tap1.pcap"), dir.join("tap2.pcap"));
+    let listed = json(&["stats", "--format", "json", t1.to_str().unwrap(), t2.to_str().unwrap()]);
+    assert_eq!(globbed, listed);
+    assert_eq!(globbed["taps"]["taps"][1]["offset_from"], "estimated");
+    assert_eq!(globbed["taps"]["taps"][1]["offset_ns"], -5_000);
+    let given = json(&[
+        "stats",
+        "--format",
+        "json",
+        "--tap-offset",
+        "2=-5us",
+        t1.to_str().unwrap(),
+        t2.to_str().unwrap(),
+    ]);
+    assert_eq!(given["taps"]["taps"][1]["offset_from"], "given");
+    assert_eq!(given["taps"]["taps"][1]["offset_ns"], -5_000);
+    assert_eq!(given["taps"]["taps"][1]["copies"], recs.len() as u64);
+    // A wrong offset given: no copy matches within a 1 us window, every packet counted twice.
+    let wrong = json(&[
+        "stats",
+        "--format",
+        "json",
+        "--tap-offset",
+        "2=+50us",
+        "--tap-window",
+        "1us",
+        t1.to_str().unwrap(),
+        t2.to_str().unwrap(),
+    ]);
+    assert_eq!(wrong["taps"]["taps"][1]["copies"], 0);
+    assert_eq!(wrong["frames"], 2 * recs.len() as u64);
+}
