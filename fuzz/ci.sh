@@ -17,7 +17,7 @@ root=$(pwd)
 export CARGO_TERM_COLOR=never
 export RUSTC_BOOTSTRAP=1
 seconds=${FUZZ_SECONDS:-30}
-all_targets="ethernet udp_payload rocev1 roundtrip icrc cm_mad capture conformance sharded_checker expect_file ffi annotate segments frame_list nic_counters filter write_capture encap infiniband"
+all_targets="ethernet udp_payload rocev1 roundtrip icrc cm_mad capture conformance sharded_checker expect_file ffi annotate segments frame_list nic_counters filter write_capture encap infiniband merge"
 targets=${FUZZ_TARGETS:-$all_targets}
 start=$(date +%s)
 
@@ -45,7 +45,7 @@ dict_of() {
     case "$1" in
         ethernet | icrc | rocev1 | conformance | sharded_checker | ffi | segments | encap | infiniband) echo "fuzz/dict/frames.dict" ;;
         expect_file) echo "fuzz/dict/expect_file.dict" ;;
-        capture | annotate | write_capture) echo "fuzz/dict/capture.dict" ;;
+        capture | annotate | write_capture | merge) echo "fuzz/dict/capture.dict" ;;
         cm_mad) echo "fuzz/dict/cm_mad.dict" ;;
         *) echo "" ;;
     esac

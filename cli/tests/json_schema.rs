@@ -364,3 +364,41 @@ fn the_schemas_enums_are_the_codes_of_the_parser_and_the_catalog() {
     .collect();
     assert_eq!(check["$defs"]["side"]["enum"].as_array().unwrap(), &sides, "check: sides");
 }
+
+/// `stats` and `check` of several taps (`taps` with copies, latency, drops and the
+/// `CAP-DROP-BETWEEN` findings) follow their schemas: the sample and a copy of it 3 us late
+/// with one packet lost on the way.
+#[test]
+fn several_taps_follow_the_schemas() {
+    let s = schemas();
+    let sample = root().join("pcaps/sample.pcap");
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    let late = dir.join("schema-tap-b.pcap");
+    // The sample (nanosecond pcap, big-endian) with every record 3 us later and frame 20 gone.
+    let bytes = std::fs::read(&sample).unwrap();
+    let be = bytes[..4] == [0xa1, 0xb2, 0x3c, 0x4d];
+    assert!(be, "pcaps/sample.pcap is a big-endian nanosecond pcap");
+    let (mut out, mut at, mut n) = (bytes[..24].to_vec(), 24, 0);
+    while at + 16 <= bytes.len() {
+        let word = |i: usize| u32::from_be_bytes(bytes[at + i..at + i + 4].try_into().unwrap());
+        let caplen = word(8) as usize;
+        n += 1;
+        let ts = u64::from(word(0)) * 1_000_000_000 + u64::from(word(4)) + 3_000;
+        if n != 20 {
+            out.extend_from_slice(&((ts / 1_000_000_000) as u32).to_be_bytes());
+            out.extend_from_slice(&((ts % 1_000_000_000) as u32).to_be_bytes());
+            out.extend_from_slice(&bytes[at + 8..at + 16 + caplen]);
+        }
+        at += 16 + caplen;
+    }
+    std::fs::write(&late, out).unwrap();
+    let (a, b) = (sample.to_str().unwrap(), late.to_str().unwrap());
+    let stats = json(&run(&["stats", "--format", "json", a, b]), "stats of two taps");
+    assert_valid(&s.stats, &stats, "stats of two taps");
+    assert_eq!(stats["taps"]["drops"], 1, "{}", stats["taps"]);
+    let check = json(&run(&["check", "--format", "json", a, b]), "check of two taps");
+    assert_valid(&s.check, &check, "check of two taps");
+    let drop = check["findings"].as_array().unwrap().iter().find(|f| f["rule"] == "CAP-DROP-BETWEEN");
+    assert!(drop.is_some_and(|f| f["connection"].is_object()), "{check}");
+    assert!(check["taps"]["drops_listed"][0]["connection"].is_object(), "{}", check["taps"]);
+}
