@@ -102,12 +102,12 @@ pub use frame::{
 };
 pub use frame_json::write_frame_json;
 pub use pass::{Pass, WarningSink, PROGRESS_EVERY};
-pub use taps::{
-    estimate_offsets, run_merged, ConnectionPair, ConnectionTaps, TapDrop, Latency, OffsetEstimate, PairReport,
-    TapCount, TapFrame, TapInfo, TapOptions, TapReport, TapStep, TapVerdict, Taps, TapsReport,
-    CONNECTIONS_LISTED, MAX_TAPS, OFFSET_SAMPLE,
-};
 pub use stats::{
     Connection, Counters, Direction, FlowStats, IdCount, NakCounts, SlotOf, Stats, TunnelCount,
     TunnelCounts, NIC_HOSTS_MAX, NIC_HOSTS_SHOWN, TUNNEL_IDS_MAX,
+};
+pub use taps::{
+    estimate_offsets, run_merged, ConnectionPair, ConnectionTaps, Latency, OffsetEstimate,
+    PairReport, TapCount, TapDrop, TapFrame, TapInfo, TapOptions, TapReport, TapStep, TapVerdict,
+    Taps, TapsReport, CONNECTIONS_LISTED, MAX_TAPS, OFFSET_SAMPLE,
 };

@@ -343,9 +343,9 @@ impl Taps {
         // latest, not the oldest: a packet lost before this tap and sent again is seen here
         // as the copy of its retransmission, not of the lost original.
         let copy = self.live.get_mut(&key).and_then(|q| {
-            q.iter_mut().rev().find(|s| {
-                s.mask & bit == 0 && here.ts_ns <= s.first.ts_ns.saturating_add(window)
-            })
+            q.iter_mut()
+                .rev()
+                .find(|s| s.mask & bit == 0 && here.ts_ns <= s.first.ts_ns.saturating_add(window))
         });
         if let Some(s) = copy {
             s.mask |= bit;
@@ -566,17 +566,16 @@ impl Taps {
         let taps = taps
             .into_iter()
             .enumerate()
-            .map(|(i, info)| TapReport { info, counts: self.per_tap.get(i).copied().unwrap_or_default() })
+            .map(|(i, info)| TapReport {
+                info,
+                counts: self.per_tap.get(i).copied().unwrap_or_default(),
+            })
             .collect();
         let mut pairs = Vec::new();
         for (i, h) in self.hist.iter().enumerate() {
             let (from, to) = ((i / n) as u32, (i % n) as u32);
-            let drops: u64 = self
-                .flows
-                .values()
-                .filter_map(|f| f.pairs.get(i))
-                .map(|p| p.drops)
-                .sum();
+            let drops: u64 =
+                self.flows.values().filter_map(|f| f.pairs.get(i)).map(|p| p.drops).sum();
             if h.is_empty() && drops == 0 {
                 continue;
             }
@@ -611,8 +610,9 @@ impl Taps {
                         from: (i / n) as u32,
                         to: (i % n) as u32,
                         copies: p.copies,
-                        latency_mean_ns: (p.copies > 0)
-                            .then(|| u64::try_from(p.sum_ns / u128::from(p.copies)).unwrap_or(u64::MAX)),
+                        latency_mean_ns: (p.copies > 0).then(|| {
+                            u64::try_from(p.sum_ns / u128::from(p.copies)).unwrap_or(u64::MAX)
+                        }),
                         latency_max_ns: (p.copies > 0).then_some(p.max_ns),
                         drops: p.drops,
                     })
@@ -622,9 +622,9 @@ impl Taps {
         let connections_total = connections.len() as u64;
         connections.sort_by(|a, b| {
             let busy = |c: &ConnectionTaps| c.pairs.iter().map(|p| p.copies + p.drops).sum::<u64>();
-            (b.drops, busy(b)).cmp(&(a.drops, busy(a))).then_with(|| {
-                (a.src, a.dst, a.dest_qp).cmp(&(b.src, b.dst, b.dest_qp))
-            })
+            (b.drops, busy(b))
+                .cmp(&(a.drops, busy(a)))
+                .then_with(|| (a.src, a.dst, a.dest_qp).cmp(&(b.src, b.dst, b.dest_qp)))
         });
         connections.truncate(CONNECTIONS_LISTED);
         TapsReport {
@@ -834,7 +834,11 @@ pub fn estimate_offsets(
 
 /// The RoCE packets of the first [`OFFSET_SAMPLE`] of a capture, each key once per file
 /// (a key again is a retransmission: ambiguous, left out).
-fn sample(cap: roce_capture::Capture, cfg: &roce_parser::Config, mut f: impl FnMut(PacketKey, u64)) {
+fn sample(
+    cap: roce_capture::Capture,
+    cfg: &roce_parser::Config,
+    mut f: impl FnMut(PacketKey, u64),
+) {
     let mut seen: FastHashMap<PacketKey, bool> = FastHashMap::default();
     let mut first: Vec<(PacketKey, u64)> = Vec::new();
     let _ = crate::Pass::new(cfg).run(cap, |d| {

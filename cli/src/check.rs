@@ -18,14 +18,12 @@ pub use crate::expect::{
     diff, parse_expect, parse_expect_noting, read_expect, to_expect, valid_pmtu, ExpectError,
     EXPECT_MAX_BYTES, PMTUS,
 };
-use crate::input::{
-    for_each_step, warn_undecoded, Input, InputError, ReadSummary, Window,
-};
-use roce_analysis::TapStep;
+use crate::input::{for_each_step, warn_undecoded, Input, InputError, ReadSummary, Window};
 use crate::outfile::{Dash, OutFile};
 use crate::output;
 use crate::style::Paint;
 use crate::threads::Threads;
+use roce_analysis::TapStep;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {

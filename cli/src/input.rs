@@ -10,11 +10,11 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use roce_analysis::{Pass, TapStep, Taps};
 pub use roce_analysis::{
     count_undecoded, decode, decode_into, Decoded, ReadSummary, Undecoded, UndecodedGroup,
     UNSUPPORTED_LINK_TYPE,
 };
+use roce_analysis::{Pass, TapStep, Taps};
 use roce_parser::Config;
 
 use roce_capture::Capture;

@@ -182,11 +182,8 @@ pub fn write_text(t: &mut String, r: &TapsReport) {
     for p in &r.pairs {
         let _ = write!(t, "  tap {} -> tap {}: {} copies", p.from + 1, p.to + 1, p.copies);
         if let Some(l) = p.latency_ns {
-            let _ = write!(
-                t,
-                ", one-way latency p50 {} ns, p99 {} ns, max {} ns",
-                l.p50, l.p99, l.max
-            );
+            let _ =
+                write!(t, ", one-way latency p50 {} ns, p99 {} ns, max {} ns", l.p50, l.p99, l.max);
         }
         if p.drops > 0 {
             let _ = write!(t, "; {} packet(s) lost between them", p.drops);

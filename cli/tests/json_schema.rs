@@ -398,7 +398,8 @@ fn several_taps_follow_the_schemas() {
     assert_eq!(stats["taps"]["drops"], 1, "{}", stats["taps"]);
     let check = json(&run(&["check", "--format", "json", a, b]), "check of two taps");
     assert_valid(&s.check, &check, "check of two taps");
-    let drop = check["findings"].as_array().unwrap().iter().find(|f| f["rule"] == "CAP-DROP-BETWEEN");
+    let drop =
+        check["findings"].as_array().unwrap().iter().find(|f| f["rule"] == "CAP-DROP-BETWEEN");
     assert!(drop.is_some_and(|f| f["connection"].is_object()), "{check}");
     assert!(check["taps"]["drops_listed"][0]["connection"].is_object(), "{}", check["taps"]);
 }

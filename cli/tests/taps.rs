@@ -93,7 +93,12 @@ fn merge_map(files: &[&Path], offsets: &[i64]) -> Vec<(u32, u64)> {
 }
 
 fn offsets(doc: &Value) -> Vec<i64> {
-    doc["taps"]["taps"].as_array().unwrap().iter().map(|t| t["offset_ns"].as_i64().unwrap()).collect()
+    doc["taps"]["taps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["offset_ns"].as_i64().unwrap())
+        .collect()
 }
 
 /// The merged frame `n` as a number of the first file (the model sees first sightings only,
@@ -281,12 +286,29 @@ fn the_same_capture_twice_with_an_offset_is_the_capture_once() {
         assert_eq!(taps[0]["frames"], frames, "{name}");
         assert_eq!(taps[1]["frames"], frames, "{name}");
         assert_eq!(twice_stats["taps"]["drops"], 0, "{name}");
-        assert_eq!(twice["summary"]["by_rule"].as_array().unwrap().iter().filter(|r| r["rule"] == "CAP-DROP-BETWEEN").count(), 0, "{name}");
+        assert_eq!(
+            twice["summary"]["by_rule"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|r| r["rule"] == "CAP-DROP-BETWEEN")
+                .count(),
+            0,
+            "{name}"
+        );
         let map = merge_map(&[&a, &b], &off);
         let first = |n: u64| in_first(&map, n);
         let same = |n: u64| n;
-        assert_same(&renumbered(&twice_stats, &first), &renumbered(&once_stats, &same), &format!("{name}: stats"));
-        assert_same(&renumbered(&twice, &first), &renumbered(&once, &same), &format!("{name}: check"));
+        assert_same(
+            &renumbered(&twice_stats, &first),
+            &renumbered(&once_stats, &same),
+            &format!("{name}: stats"),
+        );
+        assert_same(
+            &renumbered(&twice, &first),
+            &renumbered(&once, &same),
+            &format!("{name}: check"),
+        );
         compared += 1;
         findings_compared += once["findings"].as_array().unwrap().len();
         frames_compared += recs.len();
@@ -432,7 +454,8 @@ fn two_taps_give_the_latency_each_way_and_where_packets_were_lost() {
     named_ab.sort_unstable();
     assert_eq!(named_ab, lost_ab, "the packets lost between A and B, as the bench numbers them");
     // The model saw every packet once: the traffic's findings are the bench capture's own.
-    let alone = json(&["check", "--format", "json", "--max-per-rule", "1000", bench.to_str().unwrap()]);
+    let alone =
+        json(&["check", "--format", "json", "--max-per-rule", "1000", bench.to_str().unwrap()]);
     let rules = |d: &Value| -> Vec<String> {
         d["summary"]["by_rule"]
             .as_array()

@@ -166,10 +166,8 @@ impl InputArg {
     /// patterns expanded (roce_inspect::taps::expand; a pattern matching one file is that
     /// file), and `taps` for how their copies are matched.
     pub fn several(mut self, taps: TapArgs) -> Result<Input, InputError> {
-        let globbed = self
-            .file
-            .iter()
-            .any(|p| !p.exists() && p.to_string_lossy().contains(['*', '?', '[']));
+        let globbed =
+            self.file.iter().any(|p| !p.exists() && p.to_string_lossy().contains(['*', '?', '[']));
         if globbed {
             self.file = roce_inspect::taps::expand(std::mem::take(&mut self.file))?;
         }
