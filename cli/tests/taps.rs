@@ -471,7 +471,7 @@ fn two_taps_give_the_latency_each_way_and_where_packets_were_lost() {
     let text = Command::new(BIN).args(["stats", sa, sb]).output().unwrap();
     let text = String::from_utf8(text.stdout).unwrap();
     assert!(text.contains("Taps (2 files read as one"), "{text}");
-    assert!(text.contains(&format!("packet(s) lost between them")), "{text}");
+    assert!(text.contains("packet(s) lost between them"), "{text}");
 }
 
 #[test]

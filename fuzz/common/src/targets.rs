@@ -2342,11 +2342,20 @@ fn merge_twice(
     }
     let whole = file1.len() == file0.len();
     let steps = merge_checks(&taps, &offsets, infos, reach);
-    if !whole {
+    // The same capture twice: file 0's frames are the first sightings, file 1's their copies
+    // (frames the taps cannot key, RoCE without addresses, pass twice), no drop. Checked for
+    // a capture in time order, or one whose packets are all distinct: where its times go back
+    // and a packet comes again, the taps match a copy to a sighting up to any time after it
+    // (the window bounds one side only), so the copy of an earlier packet can be taken by a
+    // later one's (README, "Crashes found": open).
+    let in_order = file0.windows(2).all(|w| w[0].ts_ns <= w[1].ts_ns);
+    let mut keys: Vec<TapKey> =
+        steps.frames.iter().filter(|s| s.source == 0).filter_map(|s| s.key).collect();
+    keys.sort_unstable();
+    let distinct = keys.windows(2).all(|w| w[0] != w[1]);
+    if !whole || !(in_order || distinct) {
         return;
     }
-    // The same capture twice: file 0's frames are the first sightings, file 1's their copies
-    // (frames the taps cannot key, not IP nor RoCE with addresses, pass twice), no drop.
     let cfg = Config::default();
     let mut roce_alone = 0u64;
     roce_analysis::Pass::new(&cfg)
@@ -2370,11 +2379,12 @@ fn merge_twice(
     assert_eq!(steps.drops, 0, "a drop between two taps that saw the same packets");
 }
 
-/// What the taps can tell a packet by (`roce_analysis::Taps` matches copies on these, and
-/// on a hash of the last bytes for a packet that is not RoCE): the host pair (the IP
-/// addresses, a GRH's GIDs, or for native InfiniBand without a GRH its LIDs), DestQP, PSN,
-/// opcode and payload length.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What the taps can tell a packet by (`roce_analysis::Taps` matches copies on these): a
+/// RoCE packet by its host pair (the IP addresses, a GRH's GIDs, or for native InfiniBand
+/// without a GRH its LIDs), DestQP, PSN, opcode and payload length; another IP packet by its
+/// addresses, any other frame by its length (each also by a hash of its last bytes, not
+/// compared here). `None` only for RoCE without addresses nor LIDs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 enum TapKey {
     Roce {
         src: std::net::IpAddr,
@@ -2388,30 +2398,35 @@ enum TapKey {
         src: std::net::IpAddr,
         dst: std::net::IpAddr,
     },
+    Frame {
+        len: u32,
+    },
 }
 
 fn tap_key(d: &roce_analysis::Decoded<'_>) -> Option<TapKey> {
-    let p = d.packet.as_ref().ok()?;
-    match &p.roce {
-        Some(r) => {
-            // Native InfiniBand without a GRH: its LIDs, as `fe80::ffff:0:LID`.
-            let lid = |l: u16| std::net::IpAddr::V6(std::net::Ipv6Addr::new(0xfe80, 0, 0, 0, 0xffff, 0, 0, l));
-            let (src, dst) = match (roce_conformance::host_pair(p), p.lrh) {
-                (Some(pair), _) => pair,
-                (None, Some(l)) => (lid(l.slid), lid(l.dlid)),
-                (None, None) => return None,
-            };
-            Some(TapKey::Roce {
-                src,
-                dst,
-                dest_qp: r.bth.dest_qp,
-                psn: r.bth.psn,
-                opcode: r.bth.opcode,
-                payload_len: r.payload_len,
-            })
-        }
-        None => p.ip.map(|ip| TapKey::Ip { src: ip.src, dst: ip.dst }),
-    }
+    let p = d.packet.as_ref().ok();
+    let Some((p, r)) = p.and_then(|p| p.roce.as_ref().map(|r| (p, r))) else {
+        return Some(match p.and_then(|p| p.ip) {
+            Some(ip) => TapKey::Ip { src: ip.src, dst: ip.dst },
+            None => TapKey::Frame { len: d.frame.len },
+        });
+    };
+    // Native InfiniBand without a GRH: its LIDs, as `fe80::ffff:0:LID`.
+    let lid =
+        |l: u16| std::net::IpAddr::V6(std::net::Ipv6Addr::new(0xfe80, 0, 0, 0, 0xffff, 0, 0, l));
+    let (src, dst) = match (roce_conformance::host_pair(p), p.lrh) {
+        (Some(pair), _) => pair,
+        (None, Some(l)) => (lid(l.slid), lid(l.dlid)),
+        (None, None) => return None,
+    };
+    Some(TapKey::Roce {
+        src,
+        dst,
+        dest_qp: r.bth.dest_qp,
+        psn: r.bth.psn,
+        opcode: r.bth.opcode,
+        payload_len: r.payload_len,
+    })
 }
 
 /// A frame step of the taps pass: the frame, its key, whether it is RoCE, the connection
