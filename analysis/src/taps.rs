@@ -171,11 +171,21 @@ struct Sighting {
     last: TapFrame,
     /// The taps that saw it.
     mask: u64,
-    /// Its place in `order` (to tell a settled sighting's queue entry from a live one).
-    serial: u64,
     /// The connection the model put the packet in ([`Taps::attach`]).
     conn: Option<ConnId>,
 }
+
+/// A live sighting in the slab: the sighting, its key, and the next older live sighting of
+/// the same key ([`NONE`] when none): a chain from the newest, which `live` points at.
+#[derive(Clone, Copy)]
+struct Slot {
+    sighting: Sighting,
+    key: PacketKey,
+    older: u32,
+}
+
+/// No slot.
+const NONE: u32 = u32::MAX;
 
 /// A tap's packets of one flow: what the drop judgement asks of a silent tap.
 #[derive(Clone, Copy, Default)]
@@ -260,10 +270,13 @@ pub enum TapVerdict {
 pub struct Taps {
     opts: TapOptions,
     n: usize,
-    live: FastHashMap<PacketKey, VecDeque<Sighting>>,
-    /// Live sightings in order of first sighting: (window end, key, serial).
-    order: VecDeque<(u64, PacketKey, u64)>,
-    serial: u64,
+    /// Each packet with live sightings: its newest sighting's slot.
+    live: FastHashMap<PacketKey, u32>,
+    /// The live sightings (and free slots, `free`): no allocation per packet.
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    /// Live sightings in order of first sighting: (window end, slot).
+    order: VecDeque<(u64, u32)>,
     held: usize,
     flows: FastHashMap<FlowKey, FlowTaps>,
     hist: Vec<Histogram<u64>>,
@@ -274,8 +287,8 @@ pub struct Taps {
     settled_early: u64,
     flows_not_followed: u64,
     new_drops: Vec<TapDrop>,
-    /// The sighting the last [`Taps::observe`] opened, for [`Taps::attach`].
-    last_new: Option<(PacketKey, u64)>,
+    /// The slot of the sighting the last [`Taps::observe`] opened, for [`Taps::attach`].
+    last_new: u32,
 }
 
 /// One tap's counts.
@@ -301,8 +314,9 @@ impl Taps {
             opts,
             n,
             live: FastHashMap::default(),
+            slots: Vec::new(),
+            free: Vec::new(),
             order: VecDeque::new(),
-            serial: 0,
             held: 0,
             flows: FastHashMap::default(),
             hist,
@@ -313,7 +327,7 @@ impl Taps {
             settled_early: 0,
             flows_not_followed: 0,
             new_drops: Vec::new(),
-            last_new: None,
+            last_new: NONE,
         }
     }
 
@@ -323,7 +337,7 @@ impl Taps {
 
     /// Takes a frame of the merge, in merge order: whether the model should see it.
     pub fn observe(&mut self, d: &Decoded<'_>) -> TapVerdict {
-        self.last_new = None;
+        self.last_new = NONE;
         let tap = self.tap_of(d.frame.source);
         if let Some(c) = self.per_tap.get_mut(tap) {
             c.frames += 1;
@@ -342,12 +356,18 @@ impl Taps {
         // The latest live sighting of this packet that this tap has not seen: a copy. The
         // latest, not the oldest: a packet lost before this tap and sent again is seen here
         // as the copy of its retransmission, not of the lost original.
-        let copy = self.live.get_mut(&key).and_then(|q| {
-            q.iter_mut()
-                .rev()
-                .find(|s| s.mask & bit == 0 && here.ts_ns <= s.first.ts_ns.saturating_add(window))
-        });
-        if let Some(s) = copy {
+        let newest = self.live.get(&key).copied().unwrap_or(NONE);
+        let mut at = newest;
+        let mut found = NONE;
+        while let Some(slot) = self.slots.get(at as usize) {
+            let s = &slot.sighting;
+            if s.mask & bit == 0 && here.ts_ns <= s.first.ts_ns.saturating_add(window) {
+                found = at;
+                break;
+            }
+            at = slot.older;
+        }
+        if let Some(s) = self.slots.get_mut(found as usize).map(|slot| &mut slot.sighting) {
             s.mask |= bit;
             if here.ts_ns >= s.last.ts_ns {
                 s.last = here;
@@ -371,19 +391,26 @@ impl Taps {
             self.settle_oldest();
             self.settled_early += 1;
         }
-        self.serial += 1;
-        let s = Sighting {
-            psn: key.psn,
-            opcode: key.opcode,
-            first: here,
-            last: here,
-            mask: bit,
-            serial: self.serial,
-            conn: None,
+        let sighting =
+            Sighting { psn: key.psn, opcode: key.opcode, first: here, last: here, mask: bit, conn: None };
+        // `newest` again: settling above may have ended the key's chain.
+        let older = self.live.get(&key).copied().unwrap_or(NONE);
+        let slot = Slot { sighting, key, older };
+        let at = match self.free.pop() {
+            Some(i) => {
+                if let Some(s) = self.slots.get_mut(i as usize) {
+                    *s = slot;
+                }
+                i
+            }
+            None => {
+                self.slots.push(slot);
+                u32::try_from(self.slots.len() - 1).unwrap_or(NONE)
+            }
         };
-        self.live.entry(key).or_default().push_back(s);
-        self.order.push_back((here.ts_ns.saturating_add(window), key, self.serial));
-        self.last_new = Some((key, self.serial));
+        self.live.insert(key, at);
+        self.order.push_back((here.ts_ns.saturating_add(window), at));
+        self.last_new = at;
         self.held += 1;
         if let Some(c) = self.per_tap.get_mut(tap) {
             c.first += 1;
@@ -398,22 +425,16 @@ impl Taps {
     /// flow's pending sightings this later packet confirms.
     fn flow_saw(&mut self, flow: &FlowKey, tap: usize, origin: u64, copy: Option<(usize, u64)>) {
         let n = self.n;
-        if !self.flows.contains_key(flow) {
-            if self.flows.len() >= self.opts.max_flows {
-                self.flows_not_followed += 1;
-                return;
-            }
-            self.flows.insert(
-                *flow,
-                FlowTaps {
-                    at: vec![FlowAtTap::default(); n],
-                    pending: Vec::new(),
-                    pairs: Vec::new(),
-                    drops: 0,
-                },
-            );
+        if self.flows.len() >= self.opts.max_flows && !self.flows.contains_key(flow) {
+            self.flows_not_followed += 1;
+            return;
         }
-        let Some(f) = self.flows.get_mut(flow) else { return };
+        let f = self.flows.entry(*flow).or_insert_with(|| FlowTaps {
+            at: vec![FlowAtTap::default(); n],
+            pending: Vec::new(),
+            pairs: Vec::new(),
+            drops: 0,
+        });
         if let Some(a) = f.at.get_mut(tap) {
             if !a.seen {
                 *a = FlowAtTap { first_origin: origin, last_origin: origin, seen: true };
@@ -453,17 +474,15 @@ impl Taps {
     /// packet's first sighting in: a drop found later cites the connection the packet was in
     /// then (it may have ended since).
     pub fn attach(&mut self, conn: ConnId) {
-        let Some((key, serial)) = self.last_new.take() else { return };
-        if let Some(s) = self.live.get_mut(&key).and_then(|q| q.back_mut()) {
-            if s.serial == serial {
-                s.conn = Some(conn);
-            }
+        let at = std::mem::replace(&mut self.last_new, NONE);
+        if let Some(slot) = self.slots.get_mut(at as usize) {
+            slot.sighting.conn = Some(conn);
         }
     }
 
     /// Settles every sighting whose window ended before `now`.
     fn settle_until(&mut self, now: u64) {
-        while let Some(&(end, _, _)) = self.order.front() {
+        while let Some(&(end, _)) = self.order.front() {
             if end >= now {
                 break;
             }
@@ -471,16 +490,37 @@ impl Taps {
         }
     }
 
+    /// Settles the oldest live sighting: the last of its key's chain (a key's sightings are
+    /// opened in time order), unlinked and its slot freed, then judged.
     fn settle_oldest(&mut self) {
-        let Some((_, key, serial)) = self.order.pop_front() else { return };
-        let Some(q) = self.live.get_mut(&key) else { return };
-        let Some(pos) = q.iter().position(|s| s.serial == serial) else { return };
-        let Some(s) = q.remove(pos) else { return };
-        if q.is_empty() {
-            self.live.remove(&key);
+        let Some((_, at)) = self.order.pop_front() else { return };
+        let Some(&Slot { sighting, key, older }) = self.slots.get(at as usize) else { return };
+        let newest = self.live.get(&key).copied().unwrap_or(NONE);
+        if newest == at {
+            if older == NONE {
+                self.live.remove(&key);
+            } else {
+                self.live.insert(key, older);
+            }
+        } else {
+            // Find the newer neighbour and cut the chain after it (chains are short: one
+            // sighting per retransmission within a window).
+            let mut i = newest;
+            while let Some(slot) = self.slots.get_mut(i as usize) {
+                if slot.older == at {
+                    slot.older = older;
+                    break;
+                }
+                i = slot.older;
+            }
         }
+        self.free.push(at);
         self.held = self.held.saturating_sub(1);
-        self.judge(&key, s);
+        // Seen at every tap: nothing to judge (the common case: no flow lookup).
+        let all = if self.n >= 64 { u64::MAX } else { (1u64 << self.n) - 1 };
+        if sighting.mask != all && key.roce {
+            self.judge(&key, sighting);
+        }
     }
 
     /// A sighting whose window passed: every tap that follows the flow and did not see it.
@@ -778,7 +818,7 @@ pub struct OffsetEstimate {
 }
 
 /// Packets read from the start of each file to estimate the offsets.
-pub const OFFSET_SAMPLE: usize = 1 << 18;
+pub const OFFSET_SAMPLE: usize = 1 << 16;
 
 /// Estimates each file's clock offset against the first's from the packets they share
 /// (matched as [`Taps`] matches copies), over the first [`OFFSET_SAMPLE`] RoCE packets of
@@ -840,12 +880,18 @@ fn sample(
     mut f: impl FnMut(PacketKey, u64),
 ) {
     let mut seen: FastHashMap<PacketKey, bool> = FastHashMap::default();
-    let mut first: Vec<(PacketKey, u64)> = Vec::new();
-    let _ = crate::Pass::new(cfg).run(cap, |d| {
-        if first.len() >= OFFSET_SAMPLE {
-            return;
-        }
-        if let Some(key) = PacketKey::of(d).filter(|k| k.roce) {
+    seen.reserve(OFFSET_SAMPLE);
+    let mut first: Vec<(PacketKey, u64)> = Vec::with_capacity(OFFSET_SAMPLE);
+    // The key needs no ICRC verdict: the sample is parsed without verifying it.
+    let cfg = roce_parser::Config { verify: false, ..cfg.clone() };
+    // Read until the sample is full, not to the end: damage is skipped as the pass skips it
+    // (the pass over the file reports it).
+    let mut cap = cap;
+    while first.len() < OFFSET_SAMPLE {
+        let Some(next) = cap.next_frame() else { break };
+        let Ok(frame) = next else { continue };
+        let d = crate::decode(frame, &cfg);
+        if let Some(key) = PacketKey::of(&d).filter(|k| k.roce) {
             match seen.get_mut(&key) {
                 Some(again) => *again = true,
                 None => {
@@ -854,7 +900,7 @@ fn sample(
                 }
             }
         }
-    });
+    }
     for (key, ts) in first {
         if seen.get(&key) == Some(&false) {
             f(key, ts);
