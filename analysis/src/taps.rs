@@ -202,15 +202,31 @@ struct FlowTaps {
     /// Sightings settled without a tap that had seen the flow before: judged when that tap
     /// sees a later packet of the flow (at most [`PENDING_PER_FLOW`]).
     pending: Vec<(Sighting, u32)>,
-    /// Per pair of taps (first, copy), `first * taps + copy`: copies, latency sum and max.
+    /// The pairs of taps (first, copy) with copies or drops, few per flow: a flow usually
+    /// crosses two or three taps, so a short list, not one entry per pair of taps.
     pairs: Vec<FlowPair>,
     drops: u64,
+}
+
+/// The entry of pair `pair` (`first * taps + copy`) in a flow's short list, added if new.
+fn pair_entry(pairs: &mut Vec<FlowPair>, pair: usize) -> Option<&mut FlowPair> {
+    let pair = u32::try_from(pair).ok()?;
+    let at = match pairs.iter().position(|p| p.pair == pair) {
+        Some(at) => at,
+        None => {
+            pairs.push(FlowPair { pair, ..FlowPair::default() });
+            pairs.len() - 1
+        }
+    };
+    pairs.get_mut(at)
 }
 
 const PENDING_PER_FLOW: usize = 16;
 
 #[derive(Clone, Copy, Default)]
 struct FlowPair {
+    /// `first * taps + copy`.
+    pair: u32,
     copies: u64,
     sum_ns: u128,
     max_ns: u64,
@@ -279,7 +295,11 @@ pub struct Taps {
     order: VecDeque<(u64, u32)>,
     held: usize,
     flows: FastHashMap<FlowKey, FlowTaps>,
-    hist: Vec<Histogram<u64>>,
+    /// Per pair of taps, made at its first copy: a copy comes within the window, so the
+    /// histogram's range is the window's (about 330 KiB at 1 ms and 3 significant digits).
+    hist: Vec<Option<Histogram<u64>>>,
+    /// Drops per pair of taps (last that saw it, silent one): `last * taps + silent`.
+    pair_drops: Vec<u64>,
     per_tap: Vec<TapCount>,
     drops: Vec<TapDrop>,
     drops_total: u64,
@@ -306,10 +326,7 @@ impl Taps {
     /// The stage for `taps` captures (at most [`MAX_TAPS`]; more are treated as the last).
     pub fn new(taps: usize, opts: TapOptions) -> Taps {
         let n = taps.clamp(1, MAX_TAPS);
-        let hist = (0..n * n)
-            .map(|_| Histogram::new_with_bounds(1, u64::MAX >> 1, 3))
-            .collect::<Result<Vec<_>, _>>()
-            .unwrap_or_default();
+        let hist = (0..n * n).map(|_| None).collect();
         Taps {
             opts,
             n,
@@ -320,6 +337,7 @@ impl Taps {
             held: 0,
             flows: FastHashMap::default(),
             hist,
+            pair_drops: vec![0; n * n],
             per_tap: vec![TapCount::default(); n],
             drops: Vec::new(),
             drops_total: 0,
@@ -361,7 +379,9 @@ impl Taps {
         let mut found = NONE;
         while let Some(slot) = self.slots.get(at as usize) {
             let s = &slot.sighting;
-            if s.mask & bit == 0 && here.ts_ns <= s.first.ts_ns.saturating_add(window) {
+            // Within the window either side: in merge order a frame comes after the frames
+            // before it in time, but a file whose clock goes back hands out earlier times.
+            if s.mask & bit == 0 && here.ts_ns.abs_diff(s.first.ts_ns) <= window {
                 found = at;
                 break;
             }
@@ -381,8 +401,14 @@ impl Taps {
             }
             let latency = here.ts_ns.saturating_sub(first.ts_ns);
             let pair = first.tap as usize * self.n + tap;
-            if let Some(h) = self.hist.get_mut(pair) {
-                h.saturating_record(latency);
+            let range = window.max(2);
+            if let Some(slot) = self.hist.get_mut(pair) {
+                if slot.is_none() {
+                    *slot = Histogram::new_with_bounds(1, range, 3).ok();
+                }
+                if let Some(h) = slot {
+                    h.saturating_record(latency);
+                }
             }
             self.flow_saw(&key.flow, tap, first.ts_ns, Some((pair, latency)));
             return TapVerdict::Copy { of: first.number };
@@ -391,8 +417,14 @@ impl Taps {
             self.settle_oldest();
             self.settled_early += 1;
         }
-        let sighting =
-            Sighting { psn: key.psn, opcode: key.opcode, first: here, last: here, mask: bit, conn: None };
+        let sighting = Sighting {
+            psn: key.psn,
+            opcode: key.opcode,
+            first: here,
+            last: here,
+            mask: bit,
+            conn: None,
+        };
         // `newest` again: settling above may have ended the key's chain.
         let older = self.live.get(&key).copied().unwrap_or(NONE);
         let slot = Slot { sighting, key, older };
@@ -444,10 +476,7 @@ impl Taps {
             }
         }
         if let Some((pair, latency)) = copy {
-            if f.pairs.is_empty() {
-                f.pairs = vec![FlowPair::default(); n * n];
-            }
-            if let Some(p) = f.pairs.get_mut(pair) {
+            if let Some(p) = pair_entry(&mut f.pairs, pair) {
                 p.copies += 1;
                 p.sum_ns += u128::from(latency);
                 p.max_ns = p.max_ns.max(latency);
@@ -550,12 +579,12 @@ impl Taps {
         if let Some(f) = self.flows.get_mut(flow) {
             f.drops += 1;
             let pair = s.last.tap as usize * self.n + silent as usize;
-            if f.pairs.is_empty() {
-                f.pairs = vec![FlowPair::default(); self.n * self.n];
-            }
-            if let Some(p) = f.pairs.get_mut(pair) {
+            if let Some(p) = pair_entry(&mut f.pairs, pair) {
                 p.drops += 1;
             }
+        }
+        if let Some(d) = self.pair_drops.get_mut(s.last.tap as usize * self.n + silent as usize) {
+            *d += 1;
         }
         let d = TapDrop {
             flow: *flow,
@@ -614,16 +643,16 @@ impl Taps {
         let mut pairs = Vec::new();
         for (i, h) in self.hist.iter().enumerate() {
             let (from, to) = ((i / n) as u32, (i % n) as u32);
-            let drops: u64 =
-                self.flows.values().filter_map(|f| f.pairs.get(i)).map(|p| p.drops).sum();
-            if h.is_empty() && drops == 0 {
+            let drops = self.pair_drops.get(i).copied().unwrap_or(0);
+            let h = h.as_ref().filter(|h| !h.is_empty());
+            if h.is_none() && drops == 0 {
                 continue;
             }
             pairs.push(PairReport {
                 from,
                 to,
-                copies: h.len(),
-                latency_ns: (!h.is_empty()).then(|| Latency {
+                copies: h.map_or(0, |h| h.len()),
+                latency_ns: h.map(|h| Latency {
                     min: h.min(),
                     p50: h.value_at_quantile(0.5),
                     p99: h.value_at_quantile(0.99),
@@ -644,11 +673,9 @@ impl Taps {
                 pairs: f
                     .pairs
                     .iter()
-                    .enumerate()
-                    .filter(|(_, p)| p.copies > 0 || p.drops > 0)
-                    .map(|(i, p)| ConnectionPair {
-                        from: (i / n) as u32,
-                        to: (i % n) as u32,
+                    .map(|p| ConnectionPair {
+                        from: p.pair / n as u32,
+                        to: p.pair % n as u32,
                         copies: p.copies,
                         latency_mean_ns: (p.copies > 0).then(|| {
                             u64::try_from(p.sum_ns / u128::from(p.copies)).unwrap_or(u64::MAX)

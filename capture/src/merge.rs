@@ -79,9 +79,11 @@ struct Head {
 /// let mut seen = Vec::new();
 /// while let Some(frame) = merge.next_frame() {
 ///     let f = frame?;
-///     seen.push((f.number, merge.name(f.source), f.source_number, f.ts_ns));
+///     seen.push((f.number, f.source, f.source_number, f.ts_ns));
 /// }
-/// assert_eq!(seen, [(1, "b.pcap", 1, 1_000_000_000), (2, "a.pcap", 1, 2_000_000_000)]);
+/// // In time order, numbered in it; each frame says which file and which frame there.
+/// assert_eq!(seen, [(1, 1, 1, 1_000_000_000), (2, 0, 1, 2_000_000_000)]);
+/// assert_eq!(merge.name(1), "b.pcap");
 /// # Ok::<(), roce_capture::CaptureError>(())
 /// ```
 pub struct Merge {
@@ -95,6 +97,10 @@ pub struct Merge {
     /// the same file is read on at the next call.
     pending: Vec<u32>,
     numbered: u64,
+    /// Errors met while the first frame of every file was read, handed out after the first
+    /// frame: one damaged file does not stop the others (its error becomes a warning of the
+    /// merge). Only when no file gives a frame do they end the read, as one file's would.
+    deferred: std::collections::VecDeque<CaptureError>,
 }
 
 impl Merge {
@@ -112,6 +118,7 @@ impl Merge {
             heap: BinaryHeap::with_capacity(n),
             pending,
             numbered: 0,
+            deferred: std::collections::VecDeque::new(),
         }
     }
 
@@ -134,6 +141,12 @@ impl Merge {
     /// of them (it names its file; reading goes on unless the file cannot be read further,
     /// and the other files are read on in any case), or `None` when every file is read.
     pub fn next_frame(&mut self) -> Option<Result<Frame<'_>, CaptureError>> {
+        if self.numbered > 0 {
+            if let Some(e) = self.deferred.pop_front() {
+                let effect = e.effect();
+                return Some(Err(e.with_progress(self.numbered, effect)));
+            }
+        }
         while let Some(&i) = self.pending.last() {
             let at = i as usize;
             let offset = self.offsets.get(at).copied().unwrap_or(0);
@@ -156,13 +169,17 @@ impl Merge {
                     self.heap.push(Reverse((ts, i)));
                     self.pending.pop();
                 }
+                Some(Err(e)) if self.numbered == 0 => self.deferred.push_back(e),
                 Some(Err(e)) => return Some(Err(e)),
                 None => {
                     self.pending.pop();
                 }
             }
         }
-        let Reverse((_, i)) = self.heap.pop()?;
+        let Some(Reverse((_, i))) = self.heap.pop() else {
+            // No file has a frame: the errors met, if any, as they were.
+            return self.deferred.pop_front().map(Err);
+        };
         self.pending.push(i);
         let head = self.heads.get_mut(i as usize)?.take()?;
         let cap = self.caps.get(i as usize)?;
@@ -306,5 +323,31 @@ mod tests {
         assert_eq!(errors.len(), 1, "{errors:?}");
         assert!(errors[0].contains("b.pcap"), "{}", errors[0]);
         assert_eq!(m.name(1), "b.pcap");
+    }
+
+    #[test]
+    fn a_file_damaged_before_its_first_frame_is_a_warning_of_the_merge() {
+        let a = Capture::from_bytes("a", pcap(&[10, 20], 1)).unwrap();
+        // b's only record is cut short: fatal before any frame of b.
+        let mut bb = pcap(&[15], 2);
+        bb.truncate(bb.len() - 10);
+        let b = Capture::from_bytes("b.pcap", bb).unwrap();
+        let mut m = Merge::new(vec![a, b], &[]);
+        let first = m.next_frame().unwrap().unwrap();
+        assert_eq!((first.source, first.source_number), (0, 1));
+        let e = m.next_frame().unwrap().unwrap_err();
+        assert!(e.to_string().contains("b.pcap"), "{e}");
+        assert!(!e.nothing_read(), "after a frame of the merge: a warning, not the end");
+        let second = m.next_frame().unwrap().unwrap();
+        assert_eq!((second.source, second.source_number), (0, 2));
+        assert!(m.next_frame().is_none());
+        // Every file damaged: the first error, as one file's.
+        let mut cc = pcap(&[15], 2);
+        cc.truncate(cc.len() - 10);
+        let c = Capture::from_bytes("c.pcap", cc.clone()).unwrap();
+        let d = Capture::from_bytes("d.pcap", cc).unwrap();
+        let mut m = Merge::new(vec![c, d], &[]);
+        let e = m.next_frame().unwrap().unwrap_err();
+        assert!(e.nothing_read() && e.is_fatal() && e.to_string().contains("c.pcap"), "{e}");
     }
 }

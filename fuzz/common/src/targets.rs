@@ -2345,9 +2345,9 @@ fn merge_twice(
     // The same capture twice: file 0's frames are the first sightings, file 1's their copies
     // (frames the taps cannot key, RoCE without addresses, pass twice), no drop. Checked for
     // a capture in time order, or one whose packets are all distinct: where its times go back
-    // and a packet comes again, the taps match a copy to a sighting up to any time after it
-    // (the window bounds one side only), so the copy of an earlier packet can be taken by a
-    // later one's (README, "Crashes found": open).
+    // by more than the window and a packet comes again, a sighting can be settled before its
+    // copy in the other file comes (the merge hands that file's frames out later), and the
+    // copy is then a first sighting (docs/taps.md, "Limits"; README, "Crashes found").
     let in_order = file0.windows(2).all(|w| w[0].ts_ns <= w[1].ts_ns);
     let mut keys: Vec<TapKey> =
         steps.frames.iter().filter(|s| s.source == 0).filter_map(|s| s.key).collect();
@@ -2476,8 +2476,7 @@ fn merge_checks(
     // The first error that ends a pass: its message and the frames before it.
     let mut ending: Option<(String, usize)> = None;
     let mut steps = 0usize;
-    loop {
-        let Some(item) = m.next_frame() else { break };
+    while let Some(item) = m.next_frame() {
         steps += 1;
         assert!(steps <= total, "the merge hands out more than its files hold");
         match item {
