@@ -910,7 +910,7 @@ fn sample(
     seen.reserve(OFFSET_SAMPLE);
     let mut first: Vec<(PacketKey, u64)> = Vec::with_capacity(OFFSET_SAMPLE);
     // The key needs no ICRC verdict: the sample is parsed without verifying it.
-    let cfg = roce_parser::Config { verify: false, ..cfg.clone() };
+    let cfg = roce_parser::Config { verify: false, ..*cfg };
     // Read until the sample is full, not to the end: damage is skipped as the pass skips it
     // (the pass over the file reports it).
     let mut cap = cap;
