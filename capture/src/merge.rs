@@ -97,10 +97,6 @@ pub struct Merge {
     /// the same file is read on at the next call.
     pending: Vec<u32>,
     numbered: u64,
-    /// Errors met while the first frame of every file was read, handed out after the first
-    /// frame: one damaged file does not stop the others (its error becomes a warning of the
-    /// merge). Only when no file gives a frame do they end the read, as one file's would.
-    deferred: std::collections::VecDeque<CaptureError>,
 }
 
 impl Merge {
@@ -118,7 +114,6 @@ impl Merge {
             heap: BinaryHeap::with_capacity(n),
             pending,
             numbered: 0,
-            deferred: std::collections::VecDeque::new(),
         }
     }
 
@@ -141,12 +136,6 @@ impl Merge {
     /// of them (it names its file; reading goes on unless the file cannot be read further,
     /// and the other files are read on in any case), or `None` when every file is read.
     pub fn next_frame(&mut self) -> Option<Result<Frame<'_>, CaptureError>> {
-        if self.numbered > 0 {
-            if let Some(e) = self.deferred.pop_front() {
-                let effect = e.effect();
-                return Some(Err(e.with_progress(self.numbered, effect)));
-            }
-        }
         while let Some(&i) = self.pending.last() {
             let at = i as usize;
             let offset = self.offsets.get(at).copied().unwrap_or(0);
@@ -169,17 +158,13 @@ impl Merge {
                     self.heap.push(Reverse((ts, i)));
                     self.pending.pop();
                 }
-                Some(Err(e)) if self.numbered == 0 => self.deferred.push_back(e),
                 Some(Err(e)) => return Some(Err(e)),
                 None => {
                     self.pending.pop();
                 }
             }
         }
-        let Some(Reverse((_, i))) = self.heap.pop() else {
-            // No file has a frame: the errors met, if any, as they were.
-            return self.deferred.pop_front().map(Err);
-        };
+        let Reverse((_, i)) = self.heap.pop()?;
         self.pending.push(i);
         let head = self.heads.get_mut(i as usize)?.take()?;
         let cap = self.caps.get(i as usize)?;
@@ -323,31 +308,5 @@ mod tests {
         assert_eq!(errors.len(), 1, "{errors:?}");
         assert!(errors[0].contains("b.pcap"), "{}", errors[0]);
         assert_eq!(m.name(1), "b.pcap");
-    }
-
-    #[test]
-    fn a_file_damaged_before_its_first_frame_is_a_warning_of_the_merge() {
-        let a = Capture::from_bytes("a", pcap(&[10, 20], 1)).unwrap();
-        // b's only record is cut short: fatal before any frame of b.
-        let mut bb = pcap(&[15], 2);
-        bb.truncate(bb.len() - 10);
-        let b = Capture::from_bytes("b.pcap", bb).unwrap();
-        let mut m = Merge::new(vec![a, b], &[]);
-        let first = m.next_frame().unwrap().unwrap();
-        assert_eq!((first.source, first.source_number), (0, 1));
-        let e = m.next_frame().unwrap().unwrap_err();
-        assert!(e.to_string().contains("b.pcap"), "{e}");
-        assert!(!e.nothing_read(), "after a frame of the merge: a warning, not the end");
-        let second = m.next_frame().unwrap().unwrap();
-        assert_eq!((second.source, second.source_number), (0, 2));
-        assert!(m.next_frame().is_none());
-        // Every file damaged: the first error, as one file's.
-        let mut cc = pcap(&[15], 2);
-        cc.truncate(cc.len() - 10);
-        let c = Capture::from_bytes("c.pcap", cc.clone()).unwrap();
-        let d = Capture::from_bytes("d.pcap", cc).unwrap();
-        let mut m = Merge::new(vec![c, d], &[]);
-        let e = m.next_frame().unwrap().unwrap_err();
-        assert!(e.nothing_read() && e.is_fatal() && e.to_string().contains("c.pcap"), "{e}");
     }
 }
