@@ -270,9 +270,27 @@ pub fn for_each_step(
         ..roce_analysis::TapOptions::default()
     };
     let mut taps = Taps::new(files.len(), opts);
-    let last = input.window.last_or(last);
-    let progress = progress_bar(merge.bytes_total());
-    let contains = |n: u64| input.window.contains(n);
+    let total = merge.bytes_total();
+    let mut summary = with_pass(total, &input.window, cfg, last, |pass| {
+        roce_analysis::run_merged(pass, merge, &mut taps, f)
+    })?;
+    summary.taps = Some(taps.report(infos));
+    Ok(summary)
+}
+
+/// The pass over the frames of `window` up to `last` ([`roce_analysis::Pass`]), with a
+/// progress bar on a terminal (for `total` bytes) and the warnings on stderr, handed to
+/// `run`: the one place the command line sets a pass up, for one capture or several.
+fn with_pass(
+    total: Option<u64>,
+    window: &Window,
+    cfg: &Config,
+    last: Option<u64>,
+    run: impl FnOnce(Pass<'_>) -> Result<ReadSummary, roce_capture::CaptureError>,
+) -> Result<ReadSummary, InputError> {
+    let last = window.last_or(last);
+    let progress = progress_bar(total);
+    let contains = |n: u64| window.contains(n);
     let mut warn_on = |w: &dyn fmt::Display| warn(w);
     let mut tick = |bytes: u64| {
         if let Some(pb) = &progress {
@@ -281,13 +299,11 @@ pub fn for_each_step(
     };
     let pass = Pass::new(cfg).frames(&contains, last).on_warning(&mut warn_on);
     let pass = if progress.is_some() { pass.on_progress(&mut tick) } else { pass };
-    let read = roce_analysis::run_merged(pass, merge, &mut taps, f);
+    let read = run(pass);
     if let Some(pb) = &progress {
         pb.finish_and_clear();
     }
-    let mut summary = read.map_err(|e| InputError(e.to_string()))?;
-    summary.taps = Some(taps.report(infos));
-    Ok(summary)
+    read.map_err(|e| InputError(e.to_string()))
 }
 
 /// The frame loop of [`for_each_frame_until`] over a capture already open: the frames of
@@ -300,22 +316,7 @@ pub(crate) fn read_frames(
     last: Option<u64>,
     f: impl FnMut(&Decoded<'_>),
 ) -> Result<ReadSummary, InputError> {
-    let last = window.last_or(last);
-    let progress = progress_bar(cap.bytes_total());
-    let contains = |n: u64| window.contains(n);
-    let mut warn_on = |w: &dyn fmt::Display| warn(w);
-    let mut tick = |bytes: u64| {
-        if let Some(pb) = &progress {
-            pb.set_position(bytes);
-        }
-    };
-    let pass = Pass::new(cfg).frames(&contains, last).on_warning(&mut warn_on);
-    let pass = if progress.is_some() { pass.on_progress(&mut tick) } else { pass };
-    let read = pass.run(cap, f);
-    if let Some(pb) = &progress {
-        pb.finish_and_clear();
-    }
-    read.map_err(|e| InputError(e.to_string()))
+    with_pass(cap.bytes_total(), window, cfg, last, |pass| pass.run(cap, f))
 }
 
 fn warn(e: &dyn fmt::Display) {
