@@ -3,6 +3,12 @@
 //! as Arrow buffers (validity bitmap, values, string offsets) that pyarrow wraps without a
 //! per-value step (`pa.Array.from_buffers`), or as lists without pyarrow.
 //!
+//! With pyarrow, a batch's integer columns whose every row is present (most of them) are not
+//! copied at all: their values already lie in the row group as Arrow lays them out (64-bit
+//! little-endian, one per row), so Python is handed their address and the row group itself,
+//! lent ([`Lease`]), which pyarrow's `foreign_buffer` keeps alive as its base; the row group
+//! goes back to the reading thread when the last array using it is gone.
+//!
 //! The connection model runs only when a column needs it (`incarnation`, `retransmission`:
 //! the checker's words on the packet); without them a batch is the parse and the rows alone.
 
@@ -383,6 +389,38 @@ impl Filler {
     }
 }
 
+/// A batch's row group lent to Python: the base object of the `pyarrow.foreign_buffer`s
+/// made of its integer columns (the addresses `__next__` hands out point into it). It is
+/// never changed while lent; when Python lets go of it (the last array made from it is
+/// gone), the row group goes back to the reading thread for a later batch, or is freed.
+#[pyclass(frozen, module = "roce_inspect._native")]
+pub struct Lease {
+    rows: std::sync::Mutex<Option<Box<RowGroup>>>,
+    spare: SyncSender<Box<RowGroup>>,
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        let rows = self.rows.get_mut().ok().and_then(Option::take);
+        if let Some(rows) = rows {
+            // None lost if the reading thread is gone or already has two.
+            let _ = self.spare.try_send(rows);
+        }
+    }
+}
+
+/// Whether a column of `n` rows can be lent as it lies: integers, one per row (a required
+/// column, or a nullable one whose every row is present), on a little-endian machine (Arrow's
+/// byte order).
+fn lendable(v: &ColumnValues<'_>, n: usize) -> Option<(usize, usize)> {
+    match v.values {
+        Values::Int(vals) if cfg!(target_endian = "little") && vals.len() == n && n > 0 => {
+            Some((vals.as_ptr() as usize, std::mem::size_of_val(vals)))
+        }
+        _ => None,
+    }
+}
+
 /// `read_batches()`'s iterator: each `__next__` takes the next batch of up to `batch_size`
 /// frames (those the filter keeps) from the reading thread and returns (rows, [column
 /// buffers]) of the columns asked for.
@@ -393,18 +431,21 @@ pub struct BatchReader {
     /// Indexes into `packet_columns(raw)` of the columns returned.
     wanted: Vec<usize>,
     given: Vec<String>,
+    /// Whether integer columns are lent ([`Lease`]) rather than copied into `bytes`.
+    lend: bool,
 }
 
 #[pymethods]
 impl BatchReader {
     #[new]
-    #[pyo3(signature = (source, columns = None, batch_size = 65536, raw = false, **options))]
+    #[pyo3(signature = (source, columns = None, batch_size = 65536, raw = false, lend = false, **options))]
     fn new(
         py: Python<'_>,
         source: &Bound<'_, PyAny>,
         columns: Option<Vec<String>>,
         batch_size: usize,
         raw: bool,
+        lend: bool,
         options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<Self> {
         let all = rows::packet_columns(raw);
@@ -459,6 +500,14 @@ impl BatchReader {
             // frame after frame), the other parses again and writes the rows, so the two
             // halves run on two cores (BENCHMARKS.md).
             let cfg = filler.cfg;
+            // The checker's words read here (incarnation, retransmission) do not depend on
+            // the ICRC or the IPv4 checksum (those reach its findings only, unused here): the
+            // judging thread skips verifying, the rows thread verifies for the rows. A
+            // filter may ask for a verdict (`icrc.status`), so with one both verify.
+            let mut filler = filler;
+            if filler.filter.is_none() {
+                filler.cfg.verify = false;
+            }
             let (judged_out, judged) = sync_channel::<Handed<Judged>>(1);
             let (judged_spare, judged_spares) = sync_channel::<Box<Judged>>(2);
             let clear = |j: &mut Judged| {
@@ -495,14 +544,21 @@ impl BatchReader {
                 "cannot start the reading thread: {e}"
             ))
         })?;
-        Ok(BatchReader { batches: Some(batches), spare, wanted, given: Vec::new() })
+        // A lent batch keeps its whole row group alive: only worth it when most of the
+        // table is asked for (a batch of a few columns kept by the caller would hold them all).
+        let lend = lend && wanted.len() * 2 >= all.len();
+        Ok(BatchReader { batches: Some(batches), spare, wanted, given: Vec::new(), lend })
     }
 
     fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
         slf
     }
 
-    fn __next__<'py>(&mut self, py: Python<'py>) -> PyResult<Option<(usize, Bound<'py, PyList>)>> {
+    #[allow(clippy::type_complexity)]
+    fn __next__<'py>(
+        &mut self,
+        py: Python<'py>,
+    ) -> PyResult<Option<(usize, Bound<'py, PyList>, Bound<'py, PyAny>)>> {
         let Some(batches) = self.batches.take() else { return Ok(None) };
         // Waiting for the reading thread without the GIL.
         let (batches, handed) = py.detach(move || {
@@ -529,17 +585,38 @@ impl BatchReader {
         }
         let Some(rows) = rows else { return Ok(None) };
         let n = rows.len();
-        let cols: Vec<(&'static Column, ColumnValues<'_>)> = rows.columns().collect();
         let out = PyList::empty(py);
-        for &i in &self.wanted {
-            if let Some((c, v)) = cols.get(i) {
-                out.append(arrow_column(py, c, v, n)?)?;
+        let mut lent = false;
+        {
+            let cols: Vec<(&'static Column, ColumnValues<'_>)> = rows.columns().collect();
+            for &i in &self.wanted {
+                let Some((c, v)) = cols.get(i) else { continue };
+                match lendable(v, n).filter(|_| self.lend) {
+                    Some((address, len)) => {
+                        lent = true;
+                        let none = || py.None().into_bound(py);
+                        out.append(PyTuple::new(
+                            py,
+                            [
+                                c.name.into_pyobject(py)?.into_any(),
+                                kind_name(c.kind).into_pyobject(py)?.into_any(),
+                                none(),
+                                (address, len).into_pyobject(py)?.into_any(),
+                                none(),
+                            ],
+                        )?)?;
+                    }
+                    None => out.append(arrow_column(py, c, v, n)?)?,
+                }
             }
         }
-        drop(cols);
-        // Its buffers go back to the reading thread (none lost if it is gone or has two).
-        let _ = self.spare.try_send(rows);
-        Ok(Some((n, out)))
+        if !lent {
+            // Its buffers go back to the reading thread (none lost if it is gone or has two).
+            let _ = self.spare.try_send(rows);
+            return Ok(Some((n, out, py.None().into_bound(py))));
+        }
+        let lease = Lease { rows: std::sync::Mutex::new(Some(rows)), spare: self.spare.clone() };
+        Ok(Some((n, out, Bound::new(py, lease)?.into_any())))
     }
 
     /// The warnings given so far (damage after the first frame), as text.

@@ -79,6 +79,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(frames::parse_udp_payload, m)?)?;
     m.add_class::<frames::Reader>()?;
     m.add_class::<batches::BatchReader>()?;
+    m.add_class::<batches::Lease>()?;
     m.add_function(wrap_pyfunction!(batches::packet_columns, m)?)?;
     m.add_function(wrap_pyfunction!(batches::finding_columns, m)?)?;
     m.add_function(wrap_pyfunction!(checker::stats, m)?)?;

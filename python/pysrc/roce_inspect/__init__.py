@@ -35,7 +35,9 @@ Source = Union[str, "os.PathLike[str]", BinaryIO]
 #: A column's description: (name, type, nullable, meaning).
 ColumnInfo = Tuple[str, str, bool, str]
 # One column of a batch as Arrow buffers: (name, type, validity, values, offsets).
-_Column = Tuple[str, str, Optional[bytes], bytes, Optional[bytes]]
+# (name, type, validity, values, offsets); the values are bytes, or (address, length) of an
+# integer column lent where it lies (the batch's lease keeps it alive: see _arrow_batch).
+_Column = Tuple[str, str, Optional[bytes], Union[bytes, Tuple[int, int]], Optional[bytes]]
 
 __all__ = [
     "CaptureError",
@@ -75,12 +77,18 @@ def finding_columns() -> List[ColumnInfo]:
     return _native.finding_columns()
 
 
-def _arrow_batch(pa: Any, n: int, cols: Sequence[_Column]) -> Any:
+def _arrow_batch(pa: Any, n: int, cols: Sequence[_Column], lease: Any) -> Any:
     arrays = []
     names = []
     for name, kind, validity, data, offsets in cols:
         v = pa.py_buffer(validity) if validity is not None else None
-        if kind == "int64":
+        if isinstance(data, tuple):
+            # An integer column lent as it lies in the reader's row group: no copy. The
+            # buffer holds the lease (its base), so the row group stays alive and unchanged
+            # as long as any array made from it does.
+            address, length = data
+            a = pa.Array.from_buffers(pa.int64(), n, [v, pa.foreign_buffer(address, length, base=lease)])
+        elif kind == "int64":
             a = pa.Array.from_buffers(pa.int64(), n, [v, pa.py_buffer(data)])
         elif kind == "bool":
             a = pa.Array.from_buffers(pa.bool_(), n, [v, pa.py_buffer(data)])
@@ -99,6 +107,8 @@ def _lists(n: int, cols: Sequence[_Column]) -> Dict[str, List[Any]]:
 
     out: Dict[str, List[Any]] = {}
     for name, kind, validity, data, offsets in cols:
+        if not isinstance(data, bytes):
+            raise TypeError(f"{name}: a lent column reached the lists (lend is for pyarrow only)")
         present = (
             [True] * n
             if validity is None
@@ -152,11 +162,12 @@ def read_batches(
         columns=list(columns) if columns is not None else None,
         batch_size=batch_size,
         raw=raw,
+        lend=pa is not None,
         filter=filter,
         **options,
     )
-    for n, cols in reader:
-        yield _arrow_batch(pa, n, cols) if pa is not None else _lists(n, cols)
+    for n, cols, lease in reader:
+        yield _arrow_batch(pa, n, cols, lease) if pa is not None else _lists(n, cols)
 
 
 def stats(source: Source, **options: Any) -> Dict[str, Any]:

@@ -16,6 +16,7 @@ __all__ = [
     "parse_udp_payload",
     "Reader",
     "BatchReader",
+    "Lease",
     "packet_columns",
     "finding_columns",
     "stats",
@@ -40,7 +41,7 @@ class CaptureWarning(UserWarning): ...
 
 _Source = Union[str, "os.PathLike[str]", Any]
 # (name, type, validity, values, offsets): one column of a batch as Arrow buffers.
-_Column = Tuple[str, str, Optional[bytes], bytes, Optional[bytes]]
+_Column = Tuple[str, str, Optional[bytes], Union[bytes, Tuple[int, int]], Optional[bytes]]
 
 def parse(
     frame: bytes,
@@ -77,19 +78,23 @@ class Reader(Iterator[Dict[str, Any]]):
     def warnings(self) -> List[str]: ...
 
 @final
-class BatchReader(Iterator[Tuple[int, List[_Column]]]):
+class BatchReader(Iterator[Tuple[int, List[_Column], Optional["Lease"]]]):
     def __new__(
         cls,
         source: _Source,
         columns: Optional[List[str]] = None,
         batch_size: int = 65536,
         raw: bool = False,
+        lend: bool = False,
         **options: Any,
     ) -> Self: ...
     def __iter__(self) -> "BatchReader": ...
-    def __next__(self) -> Tuple[int, List[_Column]]: ...
+    def __next__(self) -> Tuple[int, List[_Column], Optional["Lease"]]: ...
     @property
     def warnings(self) -> List[str]: ...
+
+@final
+class Lease: ...
 
 @final
 class Checker:
