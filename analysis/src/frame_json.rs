@@ -205,10 +205,66 @@ fn mac(out: &mut Vec<u8>, m: &[u8; 6]) {
 /// # Ok::<(), roce_capture::CaptureError>(())
 /// ```
 pub fn write_frame_json(out: &mut Vec<u8>, d: &Decoded<'_>) {
+    write_frame(out, d, None);
+}
+
+/// Where a frame of several captures read as one comes from (`dissect A.pcap B.pcap`): the
+/// frame's file and, when the frame is a copy of a packet another tap saw first, that
+/// sighting's frame number in the merge. The frame's own number in its file and its tap
+/// (the file's place in the list, from 1) are the frame record's
+/// ([`roce_capture::Frame::source_number`], [`roce_capture::Frame::source`]).
+#[derive(Clone, Copy, Debug)]
+pub struct FrameSource<'n> {
+    /// The file, as given.
+    pub file: &'n str,
+    /// The merge's number of the frame this one is a copy of, if it is one.
+    pub copy_of: Option<u64>,
+}
+
+/// [`write_frame_json`] for a frame of several captures read as one: the same object with a
+/// `source` member after `frame` (`{"file", "tap", "frame", "copy_of"?}`: the frame's file,
+/// its place in the list from 1, its number in that file, and the merge's number of the
+/// frame it is a copy of), `frame` being its number in the merge.
+///
+/// ```
+/// use roce_analysis::{write_frame_json, write_frame_json_from, FrameSource, Pass};
+/// use roce_parser::Config;
+///
+/// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../pcaps/sample.pcap");
+/// let cap = roce_capture::open(std::path::Path::new(path))?;
+/// let (mut plain, mut from) = (Vec::new(), Vec::new());
+/// Pass::new(&Config::default()).run(cap, |d| {
+///     if d.frame.number == 2 {
+///         write_frame_json(&mut plain, d);
+///         let source = FrameSource { file: "tap \"2\".pcap", copy_of: Some(1) };
+///         write_frame_json_from(&mut from, d, source);
+///     }
+/// })?;
+/// let mut from: serde_json::Value = serde_json::from_slice(&from).unwrap();
+/// let source = from.as_object_mut().unwrap().remove("source").unwrap();
+/// assert_eq!(source["file"], "tap \"2\".pcap");
+/// assert_eq!((source["tap"].as_u64(), source["frame"].as_u64()), (Some(1), Some(2)));
+/// assert_eq!(source["copy_of"], 1);
+/// assert_eq!(from, serde_json::from_slice::<serde_json::Value>(&plain).unwrap());
+/// # Ok::<(), roce_capture::CaptureError>(())
+/// ```
+pub fn write_frame_json_from(out: &mut Vec<u8>, d: &Decoded<'_>, source: FrameSource<'_>) {
+    write_frame(out, d, Some(source));
+}
+
+fn write_frame(out: &mut Vec<u8>, d: &Decoded<'_>, source: Option<FrameSource<'_>>) {
     let f = &d.frame;
     let mut o = Obj::open(out);
     o.str("schema", SCHEMA_FRAME);
-    o.int("frame", f.number).ts("ts", f.ts_ns).int("caplen", f.caplen).int("len", f.len);
+    o.int("frame", f.number);
+    if let Some(s) = source {
+        o.with("source", |out| {
+            let mut s_o = Obj::open(out);
+            s_o.str("file", s.file).int("tap", u64::from(f.source) + 1);
+            s_o.int("frame", f.source_number).opt_int("copy_of", s.copy_of).close();
+        });
+    }
+    o.ts("ts", f.ts_ns).int("caplen", f.caplen).int("len", f.len);
     let p = d.packet.as_ref().ok();
     // A frame that arrived in tunnels (a switch mirror, an overlay): each tunnel's outer
     // layers and headers, outermost first; the members after it describe the inner frame.

@@ -100,7 +100,7 @@ pub use frame::{
     count_undecoded, decode, decode_into, Decoded, ReadSummary, Undecoded, UndecodedGroup,
     UNSUPPORTED_LINK_TYPE,
 };
-pub use frame_json::write_frame_json;
+pub use frame_json::{write_frame_json, write_frame_json_from, FrameSource};
 pub use pass::{Pass, WarningSink, PROGRESS_EVERY};
 pub use stats::{
     Connection, Counters, Direction, FlowStats, IdCount, NakCounts, SlotOf, Stats, TunnelCount,

@@ -84,7 +84,7 @@ impl Input {
     pub fn one_file(&self, what: &str) -> Result<(), InputError> {
         match self.files() {
             Some(f) => Err(InputError(format!(
-                "{what} reads one capture, not {} files: stats and check read several as one \
+                "{what} reads one capture, not {} files: stats, check and dissect read several as one \
                  (or merge them first: mergecap -w merged.pcapng FILES)",
                 f.len()
             ))),

@@ -329,12 +329,15 @@ fn native_ib() -> &'static Path {
     })
 }
 
-/// The generated captures, pcaps/sample.pcap and pcaps/conformance/*.pcap.
-fn captures() -> Vec<PathBuf> {
+/// The inputs: the generated captures, pcaps/sample.pcap and pcaps/conformance/*.pcap, each
+/// alone, and the sample read twice as two taps (each frame's `source`, every second frame a
+/// copy).
+fn captures() -> Vec<Vec<PathBuf>> {
+    let sample = root().join("pcaps/sample.pcap");
     let mut v = vec![
-        generated().to_path_buf(),
-        native_ib().to_path_buf(),
-        root().join("pcaps/sample.pcap"),
+        vec![generated().to_path_buf()],
+        vec![native_ib().to_path_buf()],
+        vec![sample.clone()],
     ];
     let mut conf: Vec<PathBuf> = std::fs::read_dir(root().join("pcaps/conformance"))
         .unwrap()
@@ -342,13 +345,24 @@ fn captures() -> Vec<PathBuf> {
         .filter(|p| p.extension().is_some_and(|e| e == "pcap"))
         .collect();
     conf.sort();
-    v.extend(conf);
+    v.extend(conf.into_iter().map(|p| vec![p]));
+    v.push(vec![sample.clone(), sample]);
     v
 }
 
-/// One frame object per line of `dissect --format jsonl`.
-fn frames(path: &Path) -> Vec<Value> {
-    run(&["dissect", "--format", "jsonl", path.to_str().unwrap()])
+/// The input's files, as the messages name them.
+fn name(files: &[PathBuf]) -> String {
+    files.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" + ")
+}
+
+/// The files as arguments.
+fn args(files: &[PathBuf]) -> Vec<&str> {
+    files.iter().map(|p| p.to_str().unwrap()).collect()
+}
+
+/// The frame objects of `dissect --format jsonl` over the files.
+fn frames(files: &[PathBuf]) -> Vec<Value> {
+    run(&[&["dissect", "--format", "jsonl"][..], &args(files)].concat())
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect()
@@ -406,7 +420,7 @@ fn json_members_are_the_catalog() {
                 assert!(
                     rows.contains(p.as_str()),
                     "{} frame {}: JSON member {p} is not a row of roce_analysis::FIELDS",
-                    cap.display(),
+                    name(&cap),
                     i + 1
                 );
             }
@@ -476,15 +490,16 @@ fn json_cell(kind: FieldKind, v: &Value) -> String {
 #[test]
 fn filter_reads_what_json_writes() {
     let valued: Vec<_> = FILTER_FIELDS.iter().filter(|f| f.kind != FieldKind::Object).collect();
+    let files = self::args;
     let mut args = vec!["dissect", "-T", "fields"];
     for f in &valued {
         args.extend(["-e", f.name]);
     }
     let mut compared = BTreeSet::new();
     for cap in captures() {
-        let p = cap.to_str().unwrap();
+        let p = name(&cap);
         let json = frames(&cap);
-        let fields = run(&[&args[..], &[p]].concat());
+        let fields = run(&[&args[..], &files(&cap)].concat());
         assert_eq!(fields.lines().count(), json.len(), "{p}");
         for (line, frame) in fields.lines().zip(&json) {
             for (f, got) in valued.iter().zip(line.split('\t')) {
@@ -514,7 +529,7 @@ fn filter_reads_what_json_writes() {
     let cm = root().join("pcaps/conformance/clean-cm-reconnect.pcap");
     for cap in [generated(), root().join("pcaps/sample.pcap").as_path(), cm.as_path()] {
         let p = cap.to_str().unwrap();
-        let json = frames(cap);
+        let json = frames(&[cap.to_path_buf()]);
         for f in FILTER_FIELDS.iter().filter(|f| f.kind == FieldKind::Object) {
             let got = run(&["dissect", "-Y", f.name, "-T", "fields", "-e", "frame", p]);
             let want: String = json
@@ -531,16 +546,19 @@ fn filter_reads_what_json_writes() {
     }
 }
 
-/// The `dissect -V` tree of each frame, by frame number.
-fn trees(path: &Path) -> BTreeMap<u64, String> {
-    let text = run(&["dissect", "-V", path.to_str().unwrap()]);
+/// The `dissect -V` tree of each frame, by frame number (a frame of several taps opens
+/// with a line of its own saying where it comes from: one block with the tree).
+fn trees(files: &[PathBuf]) -> BTreeMap<u64, String> {
+    let text = run(&[&["dissect", "-V"][..], &args(files)].concat());
     let mut out = BTreeMap::new();
     let mut current: Option<(u64, String)> = None;
     for line in text.lines() {
         if let Some(rest) = line.strip_prefix("Frame ") {
-            out.extend(current.take());
             let n = rest.split(':').next().unwrap().parse().unwrap();
-            current = Some((n, String::new()));
+            if current.as_ref().is_none_or(|(c, _)| *c != n) {
+                out.extend(current.take());
+                current = Some((n, String::new()));
+            }
         }
         if let Some((_, block)) = current.as_mut() {
             block.push_str(line);
@@ -566,7 +584,7 @@ fn text_tree_shows_every_labelled_field() {
                 assert!(
                     label.split('|').any(|l| tree.contains(l)),
                     "{} frame {n}: {} ({label:?}) is not in the -V tree:\n{tree}",
-                    cap.display(),
+                    name(&cap),
                     f.path
                 );
                 shown.insert(f.path);

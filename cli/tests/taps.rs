@@ -3,8 +3,9 @@
 //! a clock offset is the capture fed once (the offset estimated to the nanosecond, every copy
 //! counted once, the same findings frame for frame); two taps on either side of a link, with
 //! packets lost between them, give the one-way latency each way and a `CAP-DROP-BETWEEN`
-//! naming the frames and the two files; what cannot be read as several taps is refused by
-//! name.
+//! naming the frames and the two files; `dissect` shows every frame of every tap, with its
+//! file, its number there and the frame it copies; what cannot be read as several taps is
+//! refused by name.
 
 #[path = "../../testdata/real.rs"]
 mod real;
@@ -484,8 +485,11 @@ fn what_cannot_be_read_as_several_taps_is_refused_by_name() {
     };
     let out_dir = tmp("refused-out");
     let o = out_dir.to_str().unwrap();
+    let (code, err) = run(&["dissect", "-w", tmp("refused.pcap").to_str().unwrap(), s, s]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("dissect -w writes one capture's frames, not 2 files'"), "{err}");
+    assert!(!tmp("refused.pcap").exists());
     for (cmd, extra) in [
-        ("dissect", &[][..]),
         ("export", &["-o", o][..]),
         ("report", &["-o", o][..]),
         ("graph", &["--conn", "x", "-o", o][..]),
@@ -570,4 +574,101 @@ fn a_quoted_glob_is_its_files_and_a_given_offset_is_used() {
     ]);
     assert_eq!(wrong["taps"]["taps"][1]["copies"], 0);
     assert_eq!(wrong["frames"], 2 * recs.len() as u64);
+}
+
+/// `dissect A B`: every frame of both taps in time order, numbered in the merge, each with its
+/// file, its tap and its number there (`source` in JSON, `FILE:FRAME` in text), a copy naming
+/// the merged frame it copies; each object otherwise the single capture's, on the corrected
+/// clock, and valid against the frame schema.
+#[test]
+fn dissect_shows_every_frame_of_every_tap_with_its_source() {
+    let dir = tmp("dissect-taps");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let sample = root().join("pcaps/sample.pcap");
+    let recs = read(&sample);
+    let (t1, t2) = (dir.join("tap1.pcap"), dir.join("tap2.pcap"));
+    write(&t1, &recs);
+    // Tap 2 sees every frame 5 us later, but frame 20, lost before it.
+    let late: Vec<Rec> = recs
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i != 19)
+        .map(|(_, r)| Rec { ts: r.ts + 5_000, data: r.data.clone(), ..*r })
+        .collect();
+    write(&t2, &late);
+    let (a, b) = (t1.to_str().unwrap(), t2.to_str().unwrap());
+    let lines = |args: &[&str]| {
+        let out = Command::new(BIN).args(args).output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let once: Vec<Value> = lines(&["dissect", "--format", "jsonl", a])
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let merged: Vec<Value> =
+        lines(&["dissect", "--format", "jsonl", "--tap-offset", "2=-5us", a, b])
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+    assert_eq!(merged.len(), recs.len() + late.len());
+    let schema: Value = serde_json::from_str(
+        &std::fs::read_to_string(root().join("docs/schema/frame.schema.json")).unwrap(),
+    )
+    .unwrap();
+    let validator =
+        jsonschema::options().with_draft(jsonschema::Draft::Draft202012).build(&schema).unwrap();
+    // The merge read here without the command line, the same offset given.
+    let map = merge_map(&[&t1, &t2], &[0, -5_000]);
+    assert_eq!(map.len(), merged.len());
+    // Where each frame of tap 1 went in the merge.
+    let mut at_tap1 = std::collections::HashMap::new();
+    for (i, doc) in merged.iter().enumerate() {
+        let n = i as u64 + 1;
+        assert_eq!(doc["frame"], n);
+        assert!(validator.is_valid(doc), "merged frame {n}: {doc}");
+        let (source, number) = map[i];
+        let src = &doc["source"];
+        assert_eq!(src["tap"], u64::from(source) + 1, "merged frame {n}");
+        assert_eq!(src["frame"], number, "merged frame {n}");
+        assert_eq!(src["file"], if source == 0 { a } else { b }, "merged frame {n}");
+        // Tap 2's frame k is tap 1's k, or k + 1 after the lost frame 20.
+        let original = if source == 1 && number >= 20 { number + 1 } else { number };
+        if source == 0 {
+            assert_eq!(src["copy_of"], Value::Null, "merged frame {n}");
+            at_tap1.insert(number, n);
+        } else {
+            assert_eq!(src["copy_of"], at_tap1[&original], "merged frame {n}");
+        }
+        // The rest is the single capture's object of that frame, on tap 1's clock.
+        let mut got = doc.clone();
+        let mut want = once[(original - 1) as usize].clone();
+        got.as_object_mut().unwrap().remove("source");
+        got["frame"] = Value::Null;
+        want["frame"] = Value::Null;
+        assert_eq!(got, want, "merged frame {n}");
+    }
+    assert_eq!(at_tap1.len(), recs.len());
+    // The text says the same: `FILE:FRAME` after the merge's number, and the frame copied.
+    let text = lines(&["dissect", "--tap-offset", "2=-5us", a, b]);
+    let text: Vec<&str> = text.lines().collect();
+    assert_eq!(text.len(), merged.len());
+    for (line, doc) in text.iter().zip(&merged) {
+        let src = &doc["source"];
+        let mut want =
+            format!("{} {}:{}", doc["frame"], src["file"].as_str().unwrap(), src["frame"]);
+        if let Some(of) = src["copy_of"].as_u64() {
+            want.push_str(&format!(" (copy of {of})"));
+        }
+        assert!(line.trim_start().starts_with(&want), "{line:?} does not start with {want:?}");
+    }
+    // -V: the tree of a copy opens with where it comes from.
+    let tree = lines(&["dissect", "-V", "--tap-offset", "2=-5us", "--frames", "2", a, b]);
+    assert!(tree.starts_with(&format!("Frame 2: from {b}:1 (copy of 1)\n")), "{tree}");
 }

@@ -7,7 +7,7 @@ use roce_inspect::dissect;
 use roce_inspect::input::InputError;
 use roce_inspect::output;
 
-use super::common::{Common, InputArg};
+use super::common::{Common, InputArg, TapArgs};
 use super::Outcome;
 
 // No doc comment here: the subcommand's help is the one on `Command::Dissect` (main.rs).
@@ -15,6 +15,8 @@ use super::Outcome;
 pub struct DissectArgs {
     #[command(flatten)]
     pub input: InputArg,
+    #[command(flatten)]
+    pub taps: TapArgs,
     /// Print the full field tree of each frame, every extended header decoded
     #[arg(short = 'V', long)]
     pub verbose: bool,
@@ -67,6 +69,7 @@ impl DissectArgs {
     pub fn run(self) -> Outcome {
         let Self {
             input,
+            taps,
             verbose,
             format,
             field,
@@ -82,8 +85,14 @@ impl DissectArgs {
             filter,
             common,
         } = self;
-        let mut input = input.input();
-        input.one_file("dissect")?;
+        let mut input = input.several(taps)?;
+        if let (Some(f), Some(_)) = (input.files(), &write) {
+            return Err(InputError(format!(
+                "dissect -w writes one capture's frames, not {} files' yet (merge them first: \
+                 mergecap -w merged.pcapng FILES)",
+                f.len()
+            )));
+        }
         if print && write.as_deref() == Some(std::path::Path::new("-")) {
             return Err(InputError(
                 "-P prints to stdout, where -w - writes the capture: give -w a file".into(),

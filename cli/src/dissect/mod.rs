@@ -10,7 +10,9 @@ use std::path::Path;
 
 use roce_parser::Config;
 
-use crate::input::{read_frames, Decoded, Input, InputError};
+use roce_analysis::{FrameSource, TapStep};
+
+use crate::input::{for_each_step, read_frames, Decoded, Input, InputError};
 use crate::tshark::Window;
 
 /// Output format.
@@ -116,6 +118,7 @@ struct Scratch {
 /// array (and is cleared). `clock` has read the frame already.
 fn write_frame(
     d: &Decoded<'_>,
+    source: Option<FrameSource<'_>>,
     opts: &Options,
     clock: &mut crate::tshark::Clock,
     s: &mut Scratch,
@@ -123,7 +126,15 @@ fn write_frame(
     out: &mut impl Write,
 ) -> io::Result<()> {
     match opts.format {
-        Format::Text if opts.verbose => crate::text::tree(d, &mut *out).and_then(|()| {
+        Format::Text if opts.verbose => {
+            if let Some(src) = source {
+                s.line.clear();
+                source_text(d, src, &mut s.line);
+                writeln!(out, "Frame {}: from{}", d.frame.number, s.line)?;
+            }
+            crate::text::tree(d, &mut *out)
+        }
+        .and_then(|()| {
             s.line.clear();
             if opts.hex {
                 crate::tshark::hex_dump(d.frame.data, &mut s.line);
@@ -134,6 +145,14 @@ fn write_frame(
             s.time.clear();
             clock.write(opts.time, d.frame.ts_ns, &mut s.time);
             crate::text::summary_line(d, &s.time, &mut s.line);
+            if let Some(src) = source {
+                // After the merge's number: `file:frame` (and a copy's first sighting).
+                let at = s.line.len() - s.line.trim_start().len();
+                let at = at + s.line[at..].find(' ').unwrap_or(0);
+                let mut label = String::new();
+                source_text(d, src, &mut label);
+                s.line.insert_str(at, &label);
+            }
             paint_bad_icrc(&mut s.line, opts.paint);
             s.line.push('\n');
             if opts.hex {
@@ -143,7 +162,7 @@ fn write_frame(
         }
         Format::Jsonl => {
             s.json.clear();
-            roce_analysis::write_frame_json(&mut s.json, d);
+            frame_json(&mut s.json, d, source);
             s.json.push(b'\n');
             out.write_all(&s.json)
         }
@@ -151,7 +170,7 @@ fn write_frame(
             s.json.clear();
             s.json.extend_from_slice(if *first { b"[\n" } else { b",\n" });
             *first = false;
-            roce_analysis::write_frame_json(&mut s.json, d);
+            frame_json(&mut s.json, d, source);
             out.write_all(&s.json)
         }
         Format::Fields => {
@@ -164,6 +183,24 @@ fn write_frame(
             }
             out.write_all(s.line.as_bytes())
         }
+    }
+}
+
+/// One frame's JSON object, with its `source` when several captures are read as one.
+fn frame_json(out: &mut Vec<u8>, d: &Decoded<'_>, source: Option<FrameSource<'_>>) {
+    match source {
+        Some(src) => roce_analysis::write_frame_json_from(out, d, src),
+        None => roce_analysis::write_frame_json(out, d),
+    }
+}
+
+/// ` FILE:FRAME` (the frame's file and its number there), and ` (copy of N)` for a copy of
+/// a packet another tap saw first (N its number in the merge).
+fn source_text(d: &Decoded<'_>, src: FrameSource<'_>, line: &mut String) {
+    use std::fmt::Write as _;
+    let _ = write!(line, " {}:{}", src.file, d.frame.source_number);
+    if let Some(n) = src.copy_of {
+        let _ = write!(line, " (copy of {n})");
     }
 }
 
@@ -192,6 +229,9 @@ fn write_end(opts: &Options, first: bool, out: &mut impl Write) -> io::Result<()
 /// that is one, or the frames are also saved (`-w`), or each frame is flushed as it is read
 /// (`-l`, a live capture on stdin), where batches would hold frames back.
 pub fn run(input: &Input, opts: &Options) -> Result<(), InputError> {
+    if let Some(files) = input.files() {
+        return run_taps(input, files, opts);
+    }
     if !opts.threads.is_one() && opts.write.is_none() && !opts.line_flush {
         return threads::run(input, opts);
     }
@@ -234,7 +274,7 @@ pub fn run(input: &Input, opts: &Options) -> Result<(), InputError> {
         if !text || !keep {
             return;
         }
-        let res = write_frame(d, opts, &mut clock, &mut scratch, &mut first, &mut out);
+        let res = write_frame(d, None, opts, &mut clock, &mut scratch, &mut first, &mut out);
         let res = if opts.line_flush { res.and_then(|()| out.flush()) } else { res };
         if let Err(e) = res {
             io_err = Some(e);
@@ -257,5 +297,46 @@ pub fn run(input: &Input, opts: &Options) -> Result<(), InputError> {
     }
     let flushed = out.flush();
     // A closed pipe (`| head`) is not an error worth a message.
+    crate::output::written(io_err.map_or(flushed, Err))
+}
+
+/// [`run`] over several captures read as one, in time order (docs/taps.md): every frame of
+/// every file is shown, numbered in the merge, with its file and its number there; a copy of
+/// a packet another tap saw first says which frame it copies. One thread, no `-w` (refused
+/// by the command before this).
+fn run_taps(input: &Input, files: &[std::path::PathBuf], opts: &Options) -> Result<(), InputError> {
+    let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
+    let stdout = io::stdout();
+    let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
+    let mut scratch = Scratch::default();
+    let mut clock = crate::tshark::Clock::default();
+    let mut first = true;
+    let mut io_err: Option<io::Error> = None;
+    let last = opts.filter.last_frame();
+    for_each_step(input, &opts.config, last, |step| {
+        let (d, copy_of) = match step {
+            TapStep::Frame(d) => (d, None),
+            TapStep::Copy(d, of) => (d, Some(of)),
+            TapStep::Drop(_) => return None,
+        };
+        clock.read(d.frame.ts_ns);
+        if io_err.is_some() || !opts.filter.keeps(d) {
+            return None;
+        }
+        let file = names.get(d.frame.source as usize).map_or("?", String::as_str);
+        let source = Some(FrameSource { file, copy_of });
+        let res = write_frame(d, source, opts, &mut clock, &mut scratch, &mut first, &mut out);
+        let res = if opts.line_flush { res.and_then(|()| out.flush()) } else { res };
+        if let Err(e) = res {
+            io_err = Some(e);
+        }
+        None
+    })?;
+    if io_err.is_none() {
+        if let Err(e) = write_end(opts, first, &mut out) {
+            io_err = Some(e);
+        }
+    }
+    let flushed = out.flush();
     crate::output::written(io_err.map_or(flushed, Err))
 }

@@ -126,7 +126,7 @@ fn format_batch(batch: &mut Batch, opts: &Options, scratch: &mut Scratch) {
             continue;
         }
         // Writing to a Vec cannot fail.
-        let _ = write_frame(&d, opts, &mut clock, scratch, &mut first, &mut out);
+        let _ = write_frame(&d, None, opts, &mut clock, scratch, &mut first, &mut out);
     }
     batch.out = out;
 }
