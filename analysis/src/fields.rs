@@ -322,10 +322,10 @@ catalog! {
     "frame" Int label "Frame" column "frame"
         filter one |d| int(d.frame.number);
     "source" Object label "from";
-    "source.file" Str label "from";
-    "source.tap" Int;
-    "source.frame" Int label "from";
-    "source.copy_of" Int label "copy of";
+    "source.file" Str label "from" column "source_file";
+    "source.tap" Int column "source_tap";
+    "source.frame" Int label "from" column "source_frame";
+    "source.copy_of" Int label "copy of" column "source_copy_of";
     "ts" Str label "time" column "ts_ns" tshark ["frame.time_epoch"];
     "caplen" Int label "captured" column "caplen" tshark ["frame.cap_len"]
         filter one |d| int(d.frame.caplen);

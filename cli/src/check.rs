@@ -105,7 +105,9 @@ fn check_one(
             TapStep::Frame(d) => d,
             TapStep::Copy(..) => return None,
             TapStep::Drop(drop) => {
-                report_drop(&mut checker, drop, &names);
+                if owns_drop(shard, drop) {
+                    report_drop(&mut checker, drop, &names);
+                }
                 return None;
             }
         };
@@ -128,13 +130,16 @@ fn check_one(
 }
 
 /// The files of a merged input, as the findings name them.
-fn tap_names(input: &Input) -> Vec<String> {
+pub(crate) fn tap_names(input: &Input) -> Vec<String> {
     input.files().unwrap_or_default().iter().map(|p| p.display().to_string()).collect()
 }
 
 /// For several taps: the connection the checker put the frame just fed in (a drop of that
 /// packet found later names it); nothing to look up for one capture.
-fn connection_fed(merged: bool, checker: &Checker) -> Option<roce_conformance::ConnId> {
+pub(crate) fn connection_fed<X: Default>(
+    merged: bool,
+    checker: &Checker<X>,
+) -> Option<roce_conformance::ConnId> {
     if !merged {
         return None;
     }
@@ -142,8 +147,20 @@ fn connection_fed(merged: bool, checker: &Checker) -> Option<roce_conformance::C
     Some(checker.connection_of(&own))
 }
 
+/// Whether a packet lost between taps belongs to `shard`: its host pair's (a packet between
+/// LIDs, which has none, is shard 0's, as its frames are), so that the shards of a run
+/// report each loss once.
+pub(crate) fn owns_drop(shard: Shard, drop: &roce_analysis::TapDrop) -> bool {
+    let pair = (!drop.between_lids).then_some((drop.flow.src, drop.flow.dst));
+    shard.is_all() || pair.map_or(0, |(a, b)| Shard::of_pair(a, b, shard.count())) == shard.index()
+}
+
 /// A packet lost between two taps, as a `CAP-DROP-BETWEEN` finding of the checker's.
-fn report_drop(checker: &mut Checker, drop: &roce_analysis::TapDrop, names: &[String]) {
+pub(crate) fn report_drop<X: Default>(
+    checker: &mut Checker<X>,
+    drop: &roce_analysis::TapDrop,
+    names: &[String],
+) {
     let connection = match drop.connection {
         Some(c) => Some(c),
         None if drop.between_lids => None,
@@ -505,8 +522,10 @@ fn run_live(
             TapStep::Frame(d) => d,
             TapStep::Copy(..) => return None,
             TapStep::Drop(drop) => {
-                report_drop(&mut checker, drop, &names);
-                live.findings(&held.now(checker.take_findings()));
+                if owns_drop(how.shard, drop) {
+                    report_drop(&mut checker, drop, &names);
+                    live.findings(&held.now(checker.take_findings()));
+                }
                 return None;
             }
         };

@@ -601,11 +601,16 @@ fn text_tree_shows_every_labelled_field() {
 
 #[test]
 fn parquet_columns_are_the_catalog() {
-    use roce_analysis::rows::{PACKET_COLUMNS, PACKET_UNIQUE};
+    use roce_analysis::rows::{PACKET_COLUMNS, PACKET_UNIQUE, SOURCE_COLUMNS};
     // What the checker says of a packet, not a field of the frame.
     const JUDGED: [&str; 2] = ["retransmission", "incarnation"];
-    let columns: BTreeSet<&str> =
-        PACKET_COLUMNS.iter().map(|c| c.name).filter(|c| !JUDGED.contains(c)).collect();
+    // With several captures read as one, the source columns follow the others.
+    let columns: BTreeSet<&str> = PACKET_COLUMNS
+        .iter()
+        .chain(SOURCE_COLUMNS)
+        .map(|c| c.name)
+        .filter(|c| !JUDGED.contains(c))
+        .collect();
     let rows: BTreeSet<&str> = FIELDS.iter().filter_map(|f| f.column).collect();
     assert_eq!(columns, rows, "packets.parquet's columns against the catalog's");
     assert_eq!(PACKET_COLUMNS.iter().filter(|c| JUDGED.contains(&c.name)).count(), JUDGED.len());

@@ -256,7 +256,7 @@ fn export_on_the_encoder_thread_writes_the_same_files() {
             Some(one) => assert!(one == &files, "export --threads {threads} differs from 1"),
         }
     }
-    assert_eq!(rows(&dir.join("out-2/packets.parquet")).len(), 20_000);
+    assert_eq!(common::parquet::rows(&dir.join("out-2/packets.parquet")).len(), 20_000);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -286,34 +286,6 @@ fn export_to_a_full_disk_names_the_file() {
         assert!(!err.contains("panicked"), "{err}");
     }
     let _ = std::fs::remove_dir_all(&dir);
-}
-
-/// The rows of a Parquet file, each as a JSON object of its columns (read with the parquet
-/// crate's own reader, no DuckDB needed; a BINARY value is an array of its bytes).
-fn rows(file: &Path) -> Vec<serde_json::Map<String, serde_json::Value>> {
-    use parquet::file::reader::{FileReader, SerializedFileReader};
-    use parquet::record::Field;
-    let reader = SerializedFileReader::new(std::fs::File::open(file).unwrap()).unwrap();
-    reader
-        .get_row_iter(None)
-        .unwrap()
-        .map(|row| {
-            row.unwrap()
-                .get_column_iter()
-                .map(|(name, field)| {
-                    let v = match field {
-                        Field::Null => serde_json::Value::Null,
-                        Field::Bool(b) => serde_json::json!(b),
-                        Field::Long(n) => serde_json::json!(n),
-                        Field::Str(s) => serde_json::json!(s),
-                        Field::Bytes(b) => serde_json::json!(b.data()),
-                        other => panic!("{}: unexpected field {other:?}", file.display()),
-                    };
-                    (name.clone(), v)
-                })
-                .collect()
-        })
-        .collect()
 }
 
 /// connections.parquet holds, for every connection `stats --format json` lists, `stats`'
@@ -383,7 +355,7 @@ fn connections_parquet_counters_are_stats_counters() {
         export(cap, &out, "0/1");
         let stats = bin().args(["stats", "--format", "json"]).arg(cap).output().unwrap();
         let s: serde_json::Value = serde_json::from_slice(&stats.stdout).unwrap();
-        let table = rows(&out.join("connections.parquet"));
+        let table = common::parquet::rows(&out.join("connections.parquet"));
         let listed = s["connections"].as_array().unwrap();
         assert_eq!(table.len(), listed.len(), "{}: one row per connection", cap.display());
         for c in listed {
@@ -456,7 +428,7 @@ fn json_of(args: &[&str], cap: &Path) -> serde_json::Value {
 fn sorted_rows(files: &[PathBuf]) -> Vec<String> {
     let mut v: Vec<String> = files
         .iter()
-        .flat_map(|f| rows(f))
+        .flat_map(|f| common::parquet::rows(f))
         .map(|r| serde_json::Value::Object(r).to_string())
         .collect();
     v.sort();
@@ -508,7 +480,12 @@ fn shards_of_the_real_captures_add_up_to_the_single_run() {
             not_cap_time(sorted_rows(&[single.join("findings.parquet")])),
             "{name}: the shards' findings are not the single run's"
         );
-        if shards.iter().filter(|d| !rows(&d.join("packets.parquet")).is_empty()).count() > 1 {
+        if shards
+            .iter()
+            .filter(|d| !common::parquet::rows(&d.join("packets.parquet")).is_empty())
+            .count()
+            > 1
+        {
             split += 1;
         }
         // stats: the shards' frame counts and undecoded groups add up to the single run's.
@@ -547,7 +524,7 @@ fn packets_go_on_in_part_files_that_add_up_to_the_single_file() {
     let whole = dir.join("whole");
     let o = bin().args(["export", "-o"]).arg(&whole).arg(&cap).output().unwrap();
     assert!(o.status.code().is_some_and(|c| c <= 1), "{}", String::from_utf8_lossy(&o.stderr));
-    let want = rows(&whole.join("packets.parquet"));
+    let want = common::parquet::rows(&whole.join("packets.parquet"));
     assert_eq!(want.len(), 20_000);
     for threads in ["1", "2"] {
         let out = dir.join(format!("parts-{threads}"));
@@ -560,9 +537,9 @@ fn packets_go_on_in_part_files_that_add_up_to_the_single_file() {
         let said = String::from_utf8_lossy(&o.stderr);
         assert!(said.contains("20000 packets (packets.parquet and 2 parts)"), "{said}");
         let parts = ["packets.parquet", "packets-000001.parquet", "packets-000002.parquet"];
-        let got: Vec<_> = parts.iter().flat_map(|p| rows(&out.join(p))).collect();
+        let got: Vec<_> = parts.iter().flat_map(|p| common::parquet::rows(&out.join(p))).collect();
         // 8,000 rows round up to one row group of 8,192.
-        assert_eq!(rows(&out.join(parts[0])).len(), 8192, "--threads {threads}");
+        assert_eq!(common::parquet::rows(&out.join(parts[0])).len(), 8192, "--threads {threads}");
         assert_eq!(got, want, "--threads {threads}: the parts differ from the single file");
         // Again with one file: the stale parts go, the other files stay.
         std::fs::write(out.join("notes.txt"), b"mine").unwrap();
@@ -682,8 +659,8 @@ fn export_raw_holds_each_frames_bytes_link_type_and_host_pair() {
             );
         }
         let frames = captured(cap);
-        let got = rows(&with.join("packets.parquet"));
-        let plain = rows(&without.join("packets.parquet"));
+        let got = common::parquet::rows(&with.join("packets.parquet"));
+        let plain = common::parquet::rows(&without.join("packets.parquet"));
         assert_eq!(got.len(), frames.len(), "{name}: a row per frame");
         assert_eq!(plain.len(), frames.len(), "{name}");
         let hashes: std::collections::BTreeSet<String> =
@@ -737,7 +714,7 @@ fn export_raw_holds_each_frames_bytes_link_type_and_host_pair() {
             .output()
             .unwrap();
         assert!(o.status.code().is_some_and(|c| c <= 1), "{}", String::from_utf8_lossy(&o.stderr));
-        let got = rows(&out.join("packets.parquet"));
+        let got = common::parquet::rows(&out.join("packets.parquet"));
         assert!(!got.is_empty(), "shard {k} is empty");
         for row in &got {
             let h = row["host_pair"].as_i64().unwrap() as u64;

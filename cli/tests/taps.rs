@@ -4,9 +4,11 @@
 //! counted once, the same findings frame for frame); two taps on either side of a link, with
 //! packets lost between them, give the one-way latency each way and a `CAP-DROP-BETWEEN`
 //! naming the frames and the two files; `dissect` shows every frame of every tap, with its
-//! file, its number there and the frame it copies; what cannot be read as several taps is
+//! file, its number there and the frame it copies, and `export` writes the same in its
+//! packets table, with the loss in its findings; what cannot be read as several taps is
 //! refused by name.
 
+mod common;
 #[path = "../../testdata/real.rs"]
 mod real;
 
@@ -490,7 +492,6 @@ fn what_cannot_be_read_as_several_taps_is_refused_by_name() {
     assert!(err.contains("dissect -w writes one capture's frames, not 2 files'"), "{err}");
     assert!(!tmp("refused.pcap").exists());
     for (cmd, extra) in [
-        ("export", &["-o", o][..]),
         ("report", &["-o", o][..]),
         ("graph", &["--conn", "x", "-o", o][..]),
         ("diagnose", &[][..]),
@@ -671,4 +672,144 @@ fn dissect_shows_every_frame_of_every_tap_with_its_source() {
     // -V: the tree of a copy opens with where it comes from.
     let tree = lines(&["dissect", "-V", "--tap-offset", "2=-5us", "--frames", "2", a, b]);
     assert!(tree.starts_with(&format!("Frame 2: from {b}:1 (copy of 1)\n")), "{tree}");
+}
+
+/// Tap 1: the sample; tap 2: the sample 5 us later, without frame 20 (lost between them).
+fn two_taps(name: &str) -> (PathBuf, PathBuf, usize) {
+    let dir = tmp(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let recs = read(&root().join("pcaps/sample.pcap"));
+    let (t1, t2) = (dir.join("tap1.pcap"), dir.join("tap2.pcap"));
+    write(&t1, &recs);
+    let late: Vec<Rec> = recs
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| i != 19)
+        .map(|(_, r)| Rec { ts: r.ts + 5_000, data: r.data.clone(), ..*r })
+        .collect();
+    write(&t2, &late);
+    (t1, t2, recs.len())
+}
+
+/// `export A B`: packets.parquet holds every frame of both taps in the merge's order, each
+/// with its file, tap, number there and (a copy) the frame it copies, the other columns the
+/// single capture's row of that frame (a copy's `retransmission` and `incarnation` null: the
+/// model sees first sightings only); findings.parquet holds `check A B`'s findings, the loss
+/// between the taps among them; connections.parquet the single capture's connections.
+#[test]
+fn export_of_two_taps_is_the_merge_with_each_frames_source() {
+    use common::parquet::rows;
+    let (t1, t2, n) = two_taps("export-taps");
+    let (a, b) = (t1.to_str().unwrap(), t2.to_str().unwrap());
+    let (once, merged) = (tmp("export-taps/once"), tmp("export-taps/merged"));
+    let run = |args: &[&str]| {
+        let out = Command::new(BIN).args(args).output().unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    };
+    run(&["export", "-o", once.to_str().unwrap(), a]);
+    run(&["export", "--tap-offset", "2=-5us", "-o", merged.to_str().unwrap(), a, b]);
+    let single = rows(&once.join("packets.parquet"));
+    let got = rows(&merged.join("packets.parquet"));
+    assert_eq!(single.len(), n);
+    assert_eq!(got.len(), 2 * n - 1);
+    let map = merge_map(&[&t1, &t2], &[0, -5_000]);
+    let mut at_tap1 = std::collections::HashMap::new();
+    for (i, row) in got.iter().enumerate() {
+        let k = i as u64 + 1;
+        let (source, number) = map[i];
+        assert_eq!(row["frame"], k);
+        assert_eq!(row["source_file"], if source == 0 { a } else { b }, "row {k}");
+        assert_eq!(row["source_tap"], u64::from(source) + 1, "row {k}");
+        assert_eq!(row["source_frame"], number, "row {k}");
+        let original = if source == 1 && number >= 20 { number + 1 } else { number };
+        let mut want = single[(original - 1) as usize].clone();
+        if source == 0 {
+            assert_eq!(row["source_copy_of"], Value::Null, "row {k}");
+            at_tap1.insert(number, k);
+        } else {
+            assert_eq!(row["source_copy_of"], at_tap1[&original], "row {k}");
+            want["retransmission"] = Value::Null;
+            want["incarnation"] = Value::Null;
+        }
+        let mut row = row.clone();
+        for c in ["source_file", "source_tap", "source_frame", "source_copy_of"] {
+            row.remove(c);
+        }
+        row["frame"] = Value::Null;
+        want["frame"] = Value::Null;
+        assert_eq!(row, want, "row {k}");
+    }
+    // The findings are `check A B`'s: the sample's and the loss between the taps.
+    let check = json(&["check", "--format", "json", "--tap-offset", "2=-5us", a, b]);
+    let findings = rows(&merged.join("findings.parquet"));
+    let want = check["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), want.len());
+    let rules = |v: Vec<&Value>| {
+        let mut r: Vec<String> = v.iter().map(|x| x.as_str().unwrap().to_string()).collect();
+        r.sort();
+        r
+    };
+    assert_eq!(
+        rules(findings.iter().map(|f| &f["rule"]).collect()),
+        rules(want.iter().map(|f| &f["rule"]).collect())
+    );
+    let drop: Vec<_> = findings.iter().filter(|f| f["rule"] == "CAP-DROP-BETWEEN").collect();
+    assert_eq!(drop.len(), 1);
+    // Frame 20 of tap 1 is merged frame 39 (tap 2 has a copy of each of the 19 before it).
+    assert_eq!(drop[0]["frame"], at_tap1[&20]);
+    // The connections are the single capture's, their frames numbered in the merge (every
+    // frame the model took is a first sighting, tap 1's).
+    let first = |n: u64| in_first(&map, n);
+    let conns = |d: &Path, f: &dyn Fn(u64) -> u64| {
+        let mut r: Vec<String> = rows(&d.join("connections.parquet"))
+            .into_iter()
+            .map(|c| Value::Object(c).to_string())
+            .map(|c| renumbered(&serde_json::from_str(&c).unwrap(), f).to_string())
+            .collect();
+        r.sort();
+        r
+    };
+    assert_eq!(conns(&merged, &first), conns(&once, &|n| n));
+    // Two shards of the same run: their rows and their findings add up to it, the loss
+    // reported once (by the shard of its host pair), by `export` and by `check`.
+    let (mut packets, mut losses, mut checked) = (0, 0, 0);
+    for k in ["0/2", "1/2"] {
+        let dir = tmp(&format!("export-taps/shard-{}", &k[..1]));
+        run(&["export", "--shard", k, "--tap-offset", "2=-5us", "-o", dir.to_str().unwrap(), a, b]);
+        packets += rows(&dir.join("packets.parquet")).len();
+        let f = rows(&dir.join("findings.parquet"));
+        losses += f.iter().filter(|f| f["rule"] == "CAP-DROP-BETWEEN").count();
+        let c = json(&["check", "--shard", k, "--format", "json", "--tap-offset", "2=-5us", a, b]);
+        checked += c["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|f| f["rule"] == "CAP-DROP-BETWEEN")
+            .count();
+    }
+    assert_eq!(packets, 2 * n - 1);
+    assert_eq!((losses, checked), (1, 1));
+    // The second tap is an input too: a table that would replace it is refused, the file
+    // kept as it was, nothing written.
+    let dir = tmp("export-taps/into-tap");
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let victim = dir.join("findings.parquet");
+    std::fs::copy(&t2, &victim).unwrap();
+    let before = std::fs::read(&victim).unwrap();
+    let out = Command::new(BIN)
+        .args(["export", "-o", dir.to_str().unwrap(), a, victim.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("which this command reads; not overwriting it"), "{err}");
+    assert_eq!(std::fs::read(&victim).unwrap(), before);
+    assert!(!dir.join("packets.parquet").exists());
 }

@@ -44,7 +44,8 @@ mod reports;
 
 pub use cells::{BoolCell, BytesCell, Cells, Hex, IntCell, IpStrings, Joined, StrCell};
 pub use packets::{
-    packet_columns, write_packet, write_raw, PacketRow, PACKET_COLUMNS, PACKET_UNIQUE, RAW_COLUMNS,
+    packet_columns, packet_columns_of, write_packet, write_packet_from, write_raw, write_source,
+    PacketRow, SourceRow, PACKET_COLUMNS, PACKET_UNIQUE, RAW_COLUMNS, SOURCE_COLUMNS,
 };
 pub use reports::{
     write_connection, write_finding, ConnectionRow, CONNECTION_COLUMNS, FINDING_COLUMNS,

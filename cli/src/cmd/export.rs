@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use clap::Args;
 use roce_inspect::{output, stats};
 
-use super::common::{CheckingArgs, Common, InputArg, ModelArgs, ScaleArgs};
+use super::common::{CheckingArgs, Common, InputArg, ModelArgs, ScaleArgs, TapArgs};
 use super::Outcome;
 
 // No doc comment here: the subcommand's help is the one on `Command::Export` (main.rs).
@@ -14,6 +14,8 @@ use super::Outcome;
 pub struct ExportArgs {
     #[command(flatten)]
     pub input: InputArg,
+    #[command(flatten)]
+    pub taps: TapArgs,
     /// Output directory (created when missing; the tables in it are replaced when the new
     /// ones are complete, and left as they were when the export fails)
     #[arg(short, long, value_name = "DIR")]
@@ -45,11 +47,20 @@ pub struct ExportArgs {
 
 impl ExportArgs {
     pub fn run(self) -> Outcome {
-        let Self { input, output, rows_per_file, raw, checking, model, scale, filter, common } =
-            self;
+        let Self {
+            input,
+            taps,
+            output,
+            rows_per_file,
+            raw,
+            checking,
+            model,
+            scale,
+            filter,
+            common,
+        } = self;
         let opts = checking.options(&model);
-        let input = input.input();
-        input.one_file("export")?;
+        let input = input.several(taps)?;
         let (cfg, threads, filter) = (common.config(), common.threads(), filter.filter());
         let scope = stats::Scope { shard: scale.shard, threads, filter: filter.as_ref() };
         let packets = roce_inspect::export::PacketFiles { rows_per_file, raw };

@@ -24,12 +24,14 @@
 
 mod table;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use roce_analysis::rows::{self, ConnectionRow};
 use roce_conformance::internal::hash::FastHashMap;
 use roce_conformance::{Checker, ConnId, Options, Shard};
 use roce_parser::Config;
+
+use roce_analysis::TapStep;
 
 use crate::input::{warn_undecoded, Input, InputError};
 use crate::outfile::{Dash, OutFile, OutSet};
@@ -126,17 +128,25 @@ fn export(
 ) -> Result<Written, InputError> {
     // Every table is opened before the capture is read: one that is an input (`export
     // d/packets.parquet -o d`) is refused before anything is written.
-    let read = input.path().unwrap_or(Path::new(""));
-    let open = |name: &str| OutFile::create("-o", &dir.join(name), &[read], Dash::Refused);
+    let reads: Vec<&Path> = match input.files() {
+        Some(files) => files.iter().map(PathBuf::as_path).collect(),
+        None => vec![input.path().unwrap_or(Path::new(""))],
+    };
+    let open = |name: &str| OutFile::create("-o", &dir.join(name), &reads, Dash::Refused);
     let (packets_file, conns_file, finds_file) =
         (open(PACKETS)?, open(CONNECTIONS)?, open(FINDINGS)?);
     let groups =
         usize::try_from(rows_per_file.div_ceil(table::ROW_GROUP as u64)).unwrap_or(usize::MAX);
-    let (part_dir, part_input) = (dir.to_path_buf(), read.to_path_buf());
-    let columns = rows::packet_columns(raw);
+    let part_dir = dir.to_path_buf();
+    let part_inputs: Vec<PathBuf> = reads.iter().map(|p| p.to_path_buf()).collect();
+    // Several captures read as one: each row also says where its frame comes from.
+    let names = crate::check::tap_names(input);
+    let merged = input.files().is_some();
+    let columns = rows::packet_columns_of(raw, merged);
     let mut out = TableWriter::create(packets_file, "packets", columns, rows::PACKET_UNIQUE)?
         .rolling(groups, move |k| {
-            OutFile::create("-o", &part_dir.join(packets_part(k)), &[&part_input], Dash::Refused)
+            let inputs: Vec<&Path> = part_inputs.iter().map(PathBuf::as_path).collect();
+            OutFile::create("-o", &part_dir.join(packets_part(k)), &inputs, Dash::Refused)
         });
     // More than one thread: one encodes the row groups of packets.parquet while the next
     // one fills, and one reads the capture ahead (its copy from the page cache is kernel
@@ -152,31 +162,33 @@ fn export(
     let mut selection = filter.map(crate::filter::Selection::new);
     // The first write error stops the writing (the frames are still read, so capture
     // warnings are printed) and is returned.
-    let mut failed: Option<InputError> = None;
-    let summary = crate::threads::for_each_frame_on(threads, input, cfg, |d| {
-        if failed.is_some() {
-            checker.tick(d.frame.ts_ns);
-            return;
-        }
-        let Some(ev) = roce_analysis::feed(&mut checker, shard, d) else { return };
-        stats.settle(&mut checker);
-        stats.add(&mut checker, &ev);
-        let incarnation = ev.incarnation;
-        let retransmission = ev.observation.and(checker.last_retransmission());
-        if !selection.as_mut().is_none_or(|s| s.observe(d, |k| checker.incarnation_of(k))) {
-            return;
-        }
-        let row = PacketRow { d, incarnation, retransmission };
-        let written = out.row(|cells| {
-            rows::write_packet(&row, cells);
-            if raw {
-                rows::write_raw(&row, cells);
-            }
-        });
-        if let Err(e) = written {
-            failed = Some(e);
-        }
-    })?
+    let failed: Option<InputError>;
+    let summary = if merged {
+        let (summary, fail) = export_merged(
+            input,
+            cfg,
+            (shard, filter, raw),
+            &names,
+            &mut checker,
+            &mut stats,
+            &mut selection,
+            &mut out,
+        )?;
+        failed = fail;
+        summary
+    } else {
+        let (summary, fail) = export_plain(
+            input,
+            cfg,
+            (shard, threads, raw),
+            &mut checker,
+            &mut stats,
+            &mut selection,
+            &mut out,
+        )?;
+        failed = fail;
+        summary
+    }
     .of_shard(shard);
     if let Some(e) = failed {
         return Err(e);
@@ -215,6 +227,109 @@ fn export(
     Ok(Written { packets, packet_files, connections, findings, errors: report.errors })
 }
 
+/// The frame loop of [`export`] over one capture: each frame to the model, the counters
+/// and the table. Returns the summary and the first write error (the frames are still read
+/// after it, so capture warnings are printed).
+fn export_plain(
+    input: &Input,
+    cfg: &Config,
+    (shard, threads, raw): (Shard, crate::threads::Threads, bool),
+    checker: &mut Checker<FlowStats>,
+    stats: &mut Counters,
+    selection: &mut Option<crate::filter::Selection<'_>>,
+    out: &mut TableWriter,
+) -> Result<(roce_analysis::ReadSummary, Option<InputError>), InputError> {
+    let mut failed: Option<InputError> = None;
+    let summary = crate::threads::for_each_frame_on(threads, input, cfg, |d| {
+        if failed.is_some() {
+            checker.tick(d.frame.ts_ns);
+            return;
+        }
+        let Some(ev) = roce_analysis::feed(checker, shard, d) else { return };
+        stats.settle(checker);
+        stats.add(checker, &ev);
+        let incarnation = ev.incarnation;
+        let retransmission = ev.observation.and(checker.last_retransmission());
+        if !selection.as_mut().is_none_or(|s| s.observe(d, |k| checker.incarnation_of(k))) {
+            return;
+        }
+        let row = PacketRow { d, incarnation, retransmission };
+        let written = out.row(|cells| {
+            rows::write_packet(&row, cells);
+            if raw {
+                rows::write_raw(&row, cells);
+            }
+        });
+        if let Err(e) = written {
+            failed = Some(e);
+        }
+    })?;
+    Ok((summary, failed))
+}
+
+/// The frame loop of [`export`] over several captures read as one: each step of the merged
+/// pass. A frame for the model and the table; a copy of a packet another tap saw first, a
+/// row of its own naming that sighting (not for the model); a packet lost between taps, a
+/// CAP-DROP-BETWEEN finding, as `check` reports it. Returns the summary and the first write
+/// error.
+#[allow(clippy::too_many_arguments)]
+fn export_merged(
+    input: &Input,
+    cfg: &Config,
+    (shard, filter, raw): (Shard, Option<&crate::filter::DisplayFilter>, bool),
+    names: &[String],
+    checker: &mut Checker<FlowStats>,
+    stats: &mut Counters,
+    selection: &mut Option<crate::filter::Selection<'_>>,
+    out: &mut TableWriter,
+) -> Result<(roce_analysis::ReadSummary, Option<InputError>), InputError> {
+    let mut failed: Option<InputError> = None;
+    let summary = crate::input::for_each_step(input, cfg, None, |step| {
+        let (d, judged, copy_of, fed) = match step {
+            TapStep::Drop(drop) => {
+                if crate::check::owns_drop(shard, drop) {
+                    crate::check::report_drop(checker, drop, names);
+                }
+                return None;
+            }
+            TapStep::Copy(d, of) => {
+                let mine =
+                    shard.owns(d.packet.as_ref().ok()) && filter.is_none_or(|f| f.matches(d));
+                if !mine || failed.is_some() {
+                    return None;
+                }
+                (d, (None, None), Some(of), None)
+            }
+            TapStep::Frame(d) => {
+                if failed.is_some() {
+                    checker.tick(d.frame.ts_ns);
+                    return None;
+                }
+                let ev = roce_analysis::feed(checker, shard, d)?;
+                stats.settle(checker);
+                stats.add(checker, &ev);
+                let retransmission = ev.observation.and(checker.last_retransmission());
+                let fed = crate::check::connection_fed(true, checker);
+                let sel = selection.as_mut();
+                if !sel.is_none_or(|s| s.observe(d, |k| checker.incarnation_of(k))) {
+                    return fed;
+                }
+                (d, (ev.incarnation, retransmission), None, fed)
+            }
+        };
+        let row = PacketRow { d, incarnation: judged.0, retransmission: judged.1 };
+        let file = names.get(d.frame.source as usize).map_or("", String::as_str);
+        let source = rows::SourceRow { d, source: roce_analysis::FrameSource { file, copy_of } };
+        // Through roce-analysis's own copy of the row writer: this crate's plain loop stays
+        // the one caller of `write_packet` here, which inlines it (rows::write_packet_from).
+        if let Err(e) = out.row(|cells| rows::write_packet_from(&row, &source, raw, cells)) {
+            failed = Some(e);
+        }
+        fed
+    })?;
+    Ok((summary, failed))
+}
+
 /// Removes the regular files `packets-NNNNNN.parquet` of `dir` numbered `parts` or more (a
 /// previous, longer export's).
 fn remove_stale_parts(dir: &Path, parts: usize) {
@@ -244,6 +359,9 @@ pub fn schema_markdown() -> String {
     s.push_str("\n### packets.parquet with `--raw`\n\n");
     s.push_str("After the columns above, in this order:\n\n");
     s.push_str(&rows::doc_table(rows::RAW_COLUMNS));
+    s.push_str("\n### packets.parquet of several captures read as one\n\n");
+    s.push_str("After the columns above (and `--raw`'s), in this order:\n\n");
+    s.push_str(&rows::doc_table(rows::SOURCE_COLUMNS));
     s.push_str("\n### connections.parquet\n\n");
     s.push_str(&rows::doc_table(rows::CONNECTION_COLUMNS));
     s.push_str("\n### findings.parquet\n\n");

@@ -3,6 +3,8 @@
 pub mod browser;
 pub mod graphed;
 pub mod names;
+#[cfg(feature = "parquet")]
+pub mod parquet;
 pub mod pcapng;
 pub mod sends;
 pub mod shipped;
