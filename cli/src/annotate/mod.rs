@@ -113,13 +113,9 @@ fn with_comments(block: &[u8], ty: u32, big: bool, comments: &[String], o: &mut 
     }
 }
 
-/// A pcap file's header as a pcapng section and interface (little-endian).
-pub(crate) fn pcap_header(
-    out: &mut impl Write,
-    nano: bool,
-    network: u32,
-    snaplen: u32,
-) -> io::Result<()> {
+/// A pcapng section header block (little-endian, section length unknown) naming this tool
+/// in `shb_userappl`.
+pub(crate) fn pcapng_shb() -> Vec<u8> {
     let mut shb = Vec::with_capacity(64);
     put32(&mut shb, blocks::SHB, false);
     put32(&mut shb, 0, false);
@@ -131,6 +127,34 @@ pub(crate) fn pcap_header(
     put32(&mut shb, 0, false);
     put32(&mut shb, 0, false);
     finish_len(&mut shb);
+    shb
+}
+
+/// A pcapng interface description block (little-endian): link type `network`, no snap
+/// length, nanosecond timestamps, named `name` (`if_name`).
+pub(crate) fn pcapng_idb(network: u16, name: &str) -> Vec<u8> {
+    let mut idb = Vec::with_capacity(64);
+    put32(&mut idb, blocks::IDB, false);
+    put32(&mut idb, 0, false);
+    put16(&mut idb, network, false);
+    put16(&mut idb, 0, false);
+    put32(&mut idb, 0, false);
+    put_option(&mut idb, 2, cut(name, 0xfff0).as_bytes(), false);
+    put_option(&mut idb, 9, &[9], false);
+    put32(&mut idb, 0, false);
+    put32(&mut idb, 0, false);
+    finish_len(&mut idb);
+    idb
+}
+
+/// A pcap file's header as a pcapng section and interface (little-endian).
+pub(crate) fn pcap_header(
+    out: &mut impl Write,
+    nano: bool,
+    network: u32,
+    snaplen: u32,
+) -> io::Result<()> {
+    let shb = pcapng_shb();
     let mut idb = Vec::with_capacity(32);
     put32(&mut idb, blocks::IDB, false);
     put32(&mut idb, 0, false);
@@ -164,14 +188,28 @@ fn finish_len(b: &mut [u8]) {
 pub(crate) fn pcap_record(rec: &[u8], big: bool, nano: bool, comments: &[String], o: &mut Vec<u8>) {
     let secs = u64::from(blocks::read_u32(rec, 0, big));
     let frac = u64::from(blocks::read_u32(rec, 4, big));
-    let caplen = blocks::read_u32(rec, 8, big);
     let len = blocks::read_u32(rec, 12, big);
     let ts = secs * if nano { 1_000_000_000 } else { 1_000_000 } + frac;
+    // The record's bytes (the strict reader hands whole records: `caplen` of them).
     let data = rec.get(16..).unwrap_or_default();
+    pcapng_epb(0, ts, len, data, comments, o);
+}
+
+/// An enhanced packet block (little-endian) into `o` (cleared first): `data` captured of a
+/// `len`-byte frame on `interface` at `ts` (in the interface's units), with `comments`.
+pub(crate) fn pcapng_epb(
+    interface: u32,
+    ts: u64,
+    len: u32,
+    data: &[u8],
+    comments: &[String],
+    o: &mut Vec<u8>,
+) {
+    let caplen = data.len() as u32;
     o.clear();
     put32(o, blocks::EPB, false);
     put32(o, 0, false);
-    put32(o, 0, false);
+    put32(o, interface, false);
     put32(o, (ts >> 32) as u32, false);
     put32(o, ts as u32, false);
     put32(o, caplen, false);

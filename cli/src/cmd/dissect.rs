@@ -86,13 +86,6 @@ impl DissectArgs {
             common,
         } = self;
         let mut input = input.several(taps)?;
-        if let (Some(f), Some(_)) = (input.files(), &write) {
-            return Err(InputError(format!(
-                "dissect -w writes one capture's frames, not {} files' yet (merge them first: \
-                 mergecap -w merged.pcapng FILES)",
-                f.len()
-            )));
-        }
         if print && write.as_deref() == Some(std::path::Path::new("-")) {
             return Err(InputError(
                 "-P prints to stdout, where -w - writes the capture: give -w a file".into(),

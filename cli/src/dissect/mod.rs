@@ -302,10 +302,15 @@ pub fn run(input: &Input, opts: &Options) -> Result<(), InputError> {
 
 /// [`run`] over several captures read as one, in time order (docs/taps.md): every frame of
 /// every file is shown, numbered in the merge, with its file and its number there; a copy of
-/// a packet another tap saw first says which frame it copies. One thread, no `-w` (refused
-/// by the command before this).
+/// a packet another tap saw first says which frame it copies. One thread. `-w` writes the
+/// frames kept as one pcapng ([`write::MergedWriter`]).
 fn run_taps(input: &Input, files: &[std::path::PathBuf], opts: &Options) -> Result<(), InputError> {
     let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
+    let mut writer = match &opts.write {
+        Some(name) => Some(write::MergedWriter::create(name, files).map_err(InputError)?),
+        None => None,
+    };
+    let text = writer.is_none() || opts.print;
     let stdout = io::stdout();
     let mut out = BufWriter::with_capacity(1 << 16, stdout.lock());
     let mut scratch = Scratch::default();
@@ -323,6 +328,12 @@ fn run_taps(input: &Input, files: &[std::path::PathBuf], opts: &Options) -> Resu
         if io_err.is_some() || !opts.filter.keeps(d) {
             return None;
         }
+        if let Some(w) = writer.as_mut() {
+            w.frame(d, copy_of);
+        }
+        if !text {
+            return None;
+        }
         let file = names.get(d.frame.source as usize).map_or("?", String::as_str);
         let source = Some(FrameSource { file, copy_of });
         let res = write_frame(d, source, opts, &mut clock, &mut scratch, &mut first, &mut out);
@@ -332,6 +343,13 @@ fn run_taps(input: &Input, files: &[std::path::PathBuf], opts: &Options) -> Resu
         }
         None
     })?;
+    // The frames saved so far stay saved (flushed) whatever stopped the writing.
+    if let Some(w) = writer {
+        w.finish().map_err(InputError)?;
+    }
+    if !text {
+        return Ok(());
+    }
     if io_err.is_none() {
         if let Err(e) = write_end(opts, first, &mut out) {
             io_err = Some(e);

@@ -398,3 +398,105 @@ fn pcap_file_header(o: &mut Vec<u8>, big: bool, nano: bool, network: u32, snaple
     put32(o, snaplen);
     put32(o, network);
 }
+
+/// `dissect -w FILE` over several captures read as one (docs/taps.md): the frames kept, in the
+/// merge's order, as one pcapng section. Their records cannot be copied byte for byte (they
+/// come from several files, pcap and pcapng mixed), so each is written anew: an interface
+/// per interface of each file met (its link type, named `FILE` or `FILE#N`, nanosecond
+/// timestamps), each frame an enhanced packet block with its bytes, lengths and timestamp on
+/// the merge's corrected clock, and a comment saying where it comes from (`from FILE:FRAME`,
+/// `a copy of frame N`). Written through crate::outfile as the copier's output is.
+pub struct MergedWriter {
+    out: BufWriter<OutFile>,
+    names: Vec<String>,
+    /// (file, its interface) to the output's interface number, in order of first use.
+    interfaces: Vec<((u32, u32), u32)>,
+    block: Vec<u8>,
+    frames: u64,
+    failed: Option<String>,
+}
+
+impl MergedWriter {
+    /// Opens `name` (`-` standard output), refusing any of the `files` read as one and a
+    /// name not ending in `.pcapng` (several files' interfaces need pcapng).
+    pub fn create(name: &Path, files: &[PathBuf]) -> Result<MergedWriter, String> {
+        let pcapng = name.extension().is_some_and(|e| e.eq_ignore_ascii_case("pcapng"));
+        if !pcapng && name != Path::new("-") {
+            return Err(format!(
+                "-w {}: several captures are written as pcapng (one interface per tap); name \
+                 it .pcapng, or - for stdout",
+                name.display()
+            ));
+        }
+        let inputs: Vec<&Path> = files.iter().map(PathBuf::as_path).collect();
+        let file = OutFile::create("-w", name, &inputs, Dash::Stdout).map_err(|e| e.0)?;
+        let mut out = BufWriter::with_capacity(1 << 16, file);
+        let shb = crate::annotate::pcapng_shb();
+        out.write_all(&shb).map_err(|e| werr(name, e))?;
+        Ok(MergedWriter {
+            out,
+            names: files.iter().map(|p| p.display().to_string()).collect(),
+            interfaces: Vec::new(),
+            block: Vec::with_capacity(4096),
+            frames: 0,
+            failed: None,
+        })
+    }
+
+    /// Whether its reader closed standard output (nothing more is written).
+    pub fn closed(&self) -> bool {
+        self.out.get_ref().closed()
+    }
+
+    /// Writes frame `d` (a copy of merged frame `copy_of`, if one); the first error is kept
+    /// for [`MergedWriter::finish`] and stops the writing.
+    pub fn frame(&mut self, d: &crate::input::Decoded<'_>, copy_of: Option<u64>) {
+        if self.failed.is_some() {
+            return;
+        }
+        let f = &d.frame;
+        let file = self.names.get(f.source as usize).map_or("?", String::as_str);
+        let key = (f.source, f.interface);
+        let id = match self.interfaces.iter().find(|(k, _)| *k == key) {
+            Some(&(_, id)) => id,
+            None => {
+                let id = self.interfaces.len() as u32;
+                let name = if f.interface == 0 {
+                    file.to_string()
+                } else {
+                    format!("{file}#{}", f.interface)
+                };
+                let link = u16::try_from(f.link_type.code()).unwrap_or(u16::MAX);
+                let idb = crate::annotate::pcapng_idb(link, &name);
+                if let Err(e) = self.out.write_all(&idb) {
+                    self.failed = Some(werr(self.out.get_ref().path(), e));
+                    return;
+                }
+                self.interfaces.push((key, id));
+                id
+            }
+        };
+        let mut comment = format!("from {file}:{}", f.source_number);
+        if let Some(n) = copy_of {
+            comment.push_str(&format!(", a copy of frame {n}"));
+        }
+        crate::annotate::pcapng_epb(id, f.ts_ns, f.len, f.data, &[comment], &mut self.block);
+        if let Err(e) = self.out.write_all(&self.block) {
+            self.failed = Some(werr(self.out.get_ref().path(), e));
+            return;
+        }
+        self.frames += 1;
+    }
+
+    /// Completes the file (it appears under its name now): the frames written, or the first
+    /// error (the name then left as it was).
+    pub fn finish(self) -> Result<u64, String> {
+        if let Some(e) = self.failed {
+            return Err(e);
+        }
+        let name = self.out.get_ref().path().to_path_buf();
+        let file = self.out.into_inner().map_err(|e| werr(&name, e.into_error()))?;
+        file.commit().map_err(|e| e.0)?;
+        Ok(self.frames)
+    }
+}
