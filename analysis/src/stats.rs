@@ -800,6 +800,12 @@ impl Stats {
         self.model.incarnation_of(key)
     }
 
+    /// The connection the flow `key` belongs to now, as findings name it (several taps: the
+    /// connection a packet lost between them is listed under, [`crate::Taps::attach`]).
+    pub fn connection_of(&self, key: &FlowKey) -> roce_conformance::ConnId {
+        self.model.connection_of(key)
+    }
+
     /// The CM exchanges the model logged.
     pub fn cm_exchanges(&self) -> &[CmExchange] {
         self.model.cm_exchanges()

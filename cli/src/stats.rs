@@ -69,14 +69,27 @@ pub fn run(
     let mut stats = Stats::new(model);
     stats.counters.nic_host = nic.map(|n| n.host);
     let mut selection = filter.map(crate::filter::Selection::new);
-    let summary = crate::threads::for_each_frame_on(threads, input, cfg, |d| {
-        if stats.frame(shard, d).is_none() {
-            return;
-        }
-        if let Some(sel) = &mut selection {
-            sel.observe(d, |k| stats.incarnation_of(k));
-        }
-    })?
+    let summary = if input.files().is_some() {
+        // Several captures: as below, and each packet's connection handed to the taps, so
+        // that a packet lost between them is listed under it (`drops_listed[].connection`).
+        crate::input::for_each_step(input, cfg, None, |step| {
+            let roce_analysis::TapStep::Frame(d) = step else { return None };
+            let own = stats.frame(shard, d)?.observation.map(|o| o.own);
+            if let Some(sel) = &mut selection {
+                sel.observe(d, |k| stats.incarnation_of(k));
+            }
+            own.map(|k| stats.connection_of(&k))
+        })?
+    } else {
+        crate::threads::for_each_frame_on(threads, input, cfg, |d| {
+            if stats.frame(shard, d).is_none() {
+                return;
+            }
+            if let Some(sel) = &mut selection {
+                sel.observe(d, |k| stats.incarnation_of(k));
+            }
+        })?
+    }
     .of_shard(shard);
     warn_undecoded(&summary.undecoded);
     if let Some(e) = stats.counters.nic_host_unseen(input) {

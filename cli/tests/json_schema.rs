@@ -396,10 +396,13 @@ fn several_taps_follow_the_schemas() {
     let stats = json(&run(&["stats", "--format", "json", a, b]), "stats of two taps");
     assert_valid(&s.stats, &stats, "stats of two taps");
     assert_eq!(stats["taps"]["drops"], 1, "{}", stats["taps"]);
+    // The loss is listed under its connection, as check lists it.
+    assert!(stats["taps"]["drops_listed"][0]["connection"].is_object(), "{}", stats["taps"]);
     let check = json(&run(&["check", "--format", "json", a, b]), "check of two taps");
     assert_valid(&s.check, &check, "check of two taps");
     let drop =
         check["findings"].as_array().unwrap().iter().find(|f| f["rule"] == "CAP-DROP-BETWEEN");
     assert!(drop.is_some_and(|f| f["connection"].is_object()), "{check}");
     assert!(check["taps"]["drops_listed"][0]["connection"].is_object(), "{}", check["taps"]);
+    assert_eq!(stats["taps"]["drops_listed"], check["taps"]["drops_listed"]);
 }
