@@ -579,21 +579,7 @@ fn a_quoted_glob_is_its_files_and_a_given_offset_is_used() {
 /// clock, and valid against the frame schema.
 #[test]
 fn dissect_shows_every_frame_of_every_tap_with_its_source() {
-    let dir = tmp("dissect-taps");
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let sample = root().join("pcaps/sample.pcap");
-    let recs = read(&sample);
-    let (t1, t2) = (dir.join("tap1.pcap"), dir.join("tap2.pcap"));
-    write(&t1, &recs);
-    // Tap 2 sees every frame 5 us later, but frame 20, lost before it.
-    let late: Vec<Rec> = recs
-        .iter()
-        .enumerate()
-        .filter(|&(i, _)| i != 19)
-        .map(|(_, r)| Rec { ts: r.ts + 5_000, data: r.data.clone(), ..*r })
-        .collect();
-    write(&t2, &late);
+    let (t1, t2, n) = two_taps("dissect-taps");
     let (a, b) = (t1.to_str().unwrap(), t2.to_str().unwrap());
     let lines = |args: &[&str]| {
         let out = Command::new(BIN).args(args).output().unwrap();
@@ -614,7 +600,7 @@ fn dissect_shows_every_frame_of_every_tap_with_its_source() {
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();
-    assert_eq!(merged.len(), recs.len() + late.len());
+    assert_eq!(merged.len(), 2 * n - 1);
     let schema: Value = serde_json::from_str(
         &std::fs::read_to_string(root().join("docs/schema/frame.schema.json")).unwrap(),
     )
@@ -651,7 +637,7 @@ fn dissect_shows_every_frame_of_every_tap_with_its_source() {
         want["frame"] = Value::Null;
         assert_eq!(got, want, "merged frame {n}");
     }
-    assert_eq!(at_tap1.len(), recs.len());
+    assert_eq!(at_tap1.len(), n);
     // The text says the same: `FILE:FRAME` after the merge's number, and the frame copied.
     let text = lines(&["dissect", "--tap-offset", "2=-5us", a, b]);
     let text: Vec<&str> = text.lines().collect();

@@ -290,13 +290,23 @@ pub fn run(input: &Input, opts: &Options) -> Result<(), InputError> {
     if !text {
         return Ok(());
     }
+    end_text(opts, first, io_err, &mut out)
+}
+
+/// Closes the text output (the JSON array's end) and flushes it; the first write error, if
+/// any, is the outcome. A closed pipe (`| head`) is not an error worth a message.
+fn end_text(
+    opts: &Options,
+    first: bool,
+    mut io_err: Option<io::Error>,
+    out: &mut impl Write,
+) -> Result<(), InputError> {
     if io_err.is_none() {
-        if let Err(e) = write_end(opts, first, &mut out) {
+        if let Err(e) = write_end(opts, first, out) {
             io_err = Some(e);
         }
     }
     let flushed = out.flush();
-    // A closed pipe (`| head`) is not an error worth a message.
     crate::output::written(io_err.map_or(flushed, Err))
 }
 
@@ -350,11 +360,5 @@ fn run_taps(input: &Input, files: &[std::path::PathBuf], opts: &Options) -> Resu
     if !text {
         return Ok(());
     }
-    if io_err.is_none() {
-        if let Err(e) = write_end(opts, first, &mut out) {
-            io_err = Some(e);
-        }
-    }
-    let flushed = out.flush();
-    crate::output::written(io_err.map_or(flushed, Err))
+    end_text(opts, first, io_err, &mut out)
 }
