@@ -879,6 +879,7 @@ impl Evidence {
             setup,
             findings: report.errors + report.warnings,
             warnings: m.warnings.to_vec(),
+            taps: None,
         }
     }
 }
@@ -908,6 +909,20 @@ impl Diagnosis {
         self.counters
             .add_with(&mut self.checker, &ev, |slot, which| slot.evidence.observe(&ev, which));
         Some(ev)
+    }
+
+    /// Several taps: the connection of the frame just given to [`Diagnosis::frame`], for
+    /// [`Taps::attach`](crate::Taps::attach) (a loss found later names it).
+    pub fn connection_fed(&self) -> Option<ConnId> {
+        let own = self.checker.last_observation()?.own;
+        Some(self.checker.connection_of(&own))
+    }
+
+    /// Several taps: a packet lost between two of them ([`TapStep::Drop`](crate::TapStep)),
+    /// a `CAP-DROP-BETWEEN` finding the `lossy_path` verdict cites; `names` are the files in
+    /// merge order.
+    pub fn tap_drop(&mut self, drop: &crate::TapDrop, names: &[String]) {
+        drop.report_to(&mut self.checker, names);
     }
 
     /// Counts the bad ICRCs of frames to `host` (`--nic-counters`' host: its NIC's counter
@@ -988,13 +1003,16 @@ impl Diagnosis {
             not_listed,
             cm: &cm,
             report: &report,
-            frames: summary.frames,
+            // Several taps: the frames the model took (each packet once), as `stats` and
+            // `check` count them; the taps' section counts every frame read.
+            frames: if summary.taps.is_some() { report.frames } else { summary.frames },
             roce_frames: self.counters.roce_frames(),
             infiniband: (self.counters.infiniband, self.counters.ib_unmodelled),
             duration_ns: self.counters.duration_ns(),
             warnings: &summary.warnings,
         };
-        let document = self.evidence.judge(&m, window_ns, keep);
+        let mut document = self.evidence.judge(&m, window_ns, keep);
+        document.taps = summary.taps.clone();
         Finished {
             document,
             connections,
@@ -1030,6 +1048,23 @@ fn rules_of(report: &Report, id: &ConnId, wanted: &[&str]) -> (Vec<&'static str>
             rules.push(f.rule);
         }
         if frames.len() < FRAMES_CITED {
+            frames.extend(f.frames.iter().take(2));
+        }
+    }
+    (rules, frames)
+}
+
+/// The rule of a packet seen at one tap and missing at the next: the loss it proves is the
+/// network's (or the mirror's), not the capture's.
+const CAP_DROP_BETWEEN: &str = "CAP-DROP-BETWEEN";
+
+/// [`rules_of`] for the capture's own rules (`CAP-*`) but [`CAP_DROP_BETWEEN`].
+fn capture_rules(report: &Report, id: &ConnId) -> (Vec<&'static str>, Vec<u64>) {
+    let (mut rules, _) = rules_of(report, id, &["CAP-"]);
+    rules.retain(|r| *r != CAP_DROP_BETWEEN);
+    let mut frames = Vec::new();
+    for f in report.findings.iter().filter(|f| f.connection.as_ref() == Some(id)) {
+        if rules.contains(&f.rule) && frames.len() < FRAMES_CITED {
             frames.extend(f.frames.iter().take(2));
         }
     }
@@ -1074,6 +1109,12 @@ fn judge_connection(
         }
     };
     let peer_packets: u64 = c.total.packets;
+    // Several taps: the packets of this connection lost between two of them.
+    let between: Vec<&roce_conformance::Finding> = report
+        .findings
+        .iter()
+        .filter(|f| f.connection.as_ref() == Some(id) && f.rule == CAP_DROP_BETWEEN)
+        .collect();
     for (k, e) in dirs {
         if e.requests == 0 {
             continue;
@@ -1250,7 +1291,7 @@ fn judge_connection(
         }
         // Lossy path: sequence error NAKs and go-back-N; in the capture or on the wire.
         if e.rare().seq_error_naks > 0 {
-            let (cap_rules, cap_frames) = rules_of(report, id, &["CAP-"]);
+            let (cap_rules, cap_frames) = capture_rules(report, id);
             let missing = report
                 .connections
                 .iter()
@@ -1260,7 +1301,7 @@ fn judge_connection(
             let mut v = Verdict::new(
                 VerdictKind::LossyPath,
                 format!(
-                    "{} PSN sequence error NAK(s) to {}, {} PSNs sent again (go-back-N), {:.2} % of its {} requests{}",
+                    "{} PSN sequence error NAK(s) to {}, {} PSNs sent again (go-back-N), {:.2} % of its {} requests{}{}",
                     e.rare().seq_error_naks,
                     k.src,
                     s.retransmissions,
@@ -1270,22 +1311,56 @@ fn judge_connection(
                         format!("; {missing} packet(s) missing from the capture as well ({}): part of the loss may be the capture's", cap_rules.join(", "))
                     } else {
                         "; the capture itself is complete here: the loss is on the wire".to_string()
-                    }
+                    },
+                    between.first().map_or(String::new(), |f| format!(
+                        "; {} packet(s) seen at one tap and missing at the next (CAP-DROP-BETWEEN), the first {}",
+                        between.len(),
+                        f.message
+                    ))
                 ),
             )
-            .frames(e.rare().seq_naks.iter().copied().chain(cap_frames))
+            .frames(
+                e.rare()
+                    .seq_naks
+                    .iter()
+                    .copied()
+                    .chain(cap_frames)
+                    .chain(between.iter().flat_map(|f| f.frames.iter().copied())),
+            )
             .with("requester", host_of(k))
             .with("sequence_error_naks", json!(e.rare().seq_error_naks))
             .with("retransmissions", json!(s.retransmissions))
             .with("requests", json!(e.requests))
             .with("retransmitted_percent", json!((rate * 100.0).round() / 100.0))
             .with("missing_from_capture", json!(missing));
+            if !between.is_empty() {
+                v = v.with("lost_between_taps", json!(between.len()));
+            }
             if let Some(&f) = e.rare().seq_naks.first() {
                 v.frame = Some(f);
             }
             v.rules = rules_of(report, id, &["REQ-GBN", "CAP-", "RSP-SEQ"]).0;
             out.push(v);
         }
+    }
+    // Lost between taps and no sequence error NAK said so: the loss is proven by the taps
+    // (seen at one, missing at the next), whether on the path or in the second tap's mirror.
+    let lossy = out.iter().any(|v| v.verdict == VerdictKind::LossyPath);
+    if let (Some(&first), false) = (between.first(), lossy) {
+        let mut v = Verdict::new(
+            VerdictKind::LossyPath,
+            format!(
+                "{} packet(s) seen at one tap and missing at the next, though that tap saw the connection's packets before and after them (CAP-DROP-BETWEEN); the first {}. No PSN sequence error NAK says the responder missed them: lost on the path between those taps (recovered by a timeout), or only by the second tap's mirror",
+                between.len(),
+                first.message
+            ),
+        )
+        .frames(between.iter().flat_map(|f| f.frames.iter().copied()))
+        .with("lost_between_taps", json!(between.len()))
+        .with("sequence_error_naks", json!(0));
+        v.frame = first.frames.first().copied();
+        v.rules = vec![first.rule];
+        out.push(v);
     }
     // Congestion control not working: data sent Not-ECT (both directions in one verdict).
     let not_ect: Vec<&(FlowKey, FlowEvidence)> =
@@ -1848,6 +1923,10 @@ pub struct DiagnoseDocument {
     pub findings: u64,
     /// The capture's warnings.
     pub warnings: Vec<String>,
+    /// Several captures read as one: the taps, their copies, latency and the packets lost
+    /// between them, as `stats` and `check` give it (absent for one capture).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub taps: Option<crate::TapsReport>,
 }
 
 #[cfg(test)]

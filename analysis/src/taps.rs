@@ -32,7 +32,7 @@ use std::net::IpAddr;
 
 use hdrhistogram::Histogram;
 use roce_conformance::internal::hash::FastHashMap;
-use roce_conformance::{host_pair, ConnId, FlowKey};
+use roce_conformance::{host_pair, Checker, ConnId, FlowKey};
 use serde::Serialize;
 
 use crate::frame::Decoded;
@@ -991,6 +991,28 @@ pub fn run_merged(
 }
 
 impl TapDrop {
+    /// Reports the loss to `checker` as a `CAP-DROP-BETWEEN` finding citing the frames of
+    /// its first and last sightings, on the connection the packet was first seen in (or the
+    /// one the model gives its flow now), with [`TapDrop::message`]'s sentence: what every
+    /// consumer of a merged pass (`check`, `report`, `diagnose`) does with a
+    /// [`TapStep::Drop`].
+    pub fn report_to<X: Default>(&self, checker: &mut Checker<X>, names: &[String]) {
+        let connection = match self.connection {
+            Some(c) => Some(c),
+            None if self.between_lids => None,
+            None => Some(checker.connection_of(&self.flow)),
+        };
+        let both = [self.first_frame, self.last_frame];
+        let frames = if both[0] == both[1] { &both[..1] } else { &both[..] };
+        checker.report_external(
+            &roce_conformance::internal::rules::CAP_DROP_BETWEEN,
+            connection,
+            frames,
+            Some(roce_conformance::Psn::new(self.psn)),
+            || self.message(names),
+        );
+    }
+
     /// The finding's sentence, naming the files (`names`, in merge order) and each frame's
     /// number in its own file.
     pub fn message(&self, names: &[String]) -> String {

@@ -106,7 +106,7 @@ fn check_one(
             TapStep::Copy(..) => return None,
             TapStep::Drop(drop) => {
                 if owns_drop(shard, drop) {
-                    report_drop(&mut checker, drop, &names);
+                    drop.report_to(&mut checker, &names);
                 }
                 return None;
             }
@@ -153,28 +153,6 @@ pub(crate) fn connection_fed<X: Default>(
 pub(crate) fn owns_drop(shard: Shard, drop: &roce_analysis::TapDrop) -> bool {
     let pair = (!drop.between_lids).then_some((drop.flow.src, drop.flow.dst));
     shard.is_all() || pair.map_or(0, |(a, b)| Shard::of_pair(a, b, shard.count())) == shard.index()
-}
-
-/// A packet lost between two taps, as a `CAP-DROP-BETWEEN` finding of the checker's.
-pub(crate) fn report_drop<X: Default>(
-    checker: &mut Checker<X>,
-    drop: &roce_analysis::TapDrop,
-    names: &[String],
-) {
-    let connection = match drop.connection {
-        Some(c) => Some(c),
-        None if drop.between_lids => None,
-        None => Some(checker.connection_of(&drop.flow)),
-    };
-    let both = [drop.first_frame, drop.last_frame];
-    let frames = if both[0] == both[1] { &both[..1] } else { &both[..] };
-    checker.report_external(
-        &roce_conformance::internal::rules::CAP_DROP_BETWEEN,
-        connection,
-        frames,
-        Some(roce_conformance::Psn::new(drop.psn)),
-        || drop.message(names),
-    );
 }
 
 /// The members of `check --format json` only the command line has, after the library's
@@ -523,7 +501,7 @@ fn run_live(
             TapStep::Copy(..) => return None,
             TapStep::Drop(drop) => {
                 if owns_drop(how.shard, drop) {
-                    report_drop(&mut checker, drop, &names);
+                    drop.report_to(&mut checker, &names);
                     live.findings(&held.now(checker.take_findings()));
                 }
                 return None;

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use roce_analysis::{DiagnoseDocument, Diagnosis, Severity, Verdict, VerdictKind};
+use roce_analysis::{DiagnoseDocument, Diagnosis, Severity, TapStep, Verdict, VerdictKind};
 use serde::Serialize;
 use serde_json::json;
 
@@ -113,14 +113,33 @@ pub fn diagnose(run: &Run<'_>) -> Result<Diagnosed, InputError> {
         d.set_nic_host(n.host);
     }
     let mut selection = run.filter.map(crate::filter::Selection::new);
-    let summary = crate::threads::for_each_frame_on(run.threads, run.input, run.cfg, |fr| {
-        if d.frame(Shard::ALL, fr).is_none() {
-            return;
-        }
-        if let Some(sel) = &mut selection {
-            sel.observe(fr, |k| d.incarnation_of(k));
-        }
-    })?;
+    let summary = if run.input.files().is_some() {
+        // Several taps: one merged pass, each packet once, its losses between taps found.
+        let names = crate::check::tap_names(run.input);
+        crate::input::for_each_step(run.input, run.cfg, None, |step| match step {
+            TapStep::Frame(fr) => {
+                d.frame(Shard::ALL, fr)?;
+                if let Some(sel) = &mut selection {
+                    sel.observe(fr, |k| d.incarnation_of(k));
+                }
+                d.connection_fed()
+            }
+            TapStep::Copy(..) => None,
+            TapStep::Drop(drop) => {
+                d.tap_drop(drop, &names);
+                None
+            }
+        })?
+    } else {
+        crate::threads::for_each_frame_on(run.threads, run.input, run.cfg, |fr| {
+            if d.frame(Shard::ALL, fr).is_none() {
+                return;
+            }
+            if let Some(sel) = &mut selection {
+                sel.observe(fr, |k| d.incarnation_of(k));
+            }
+        })?
+    };
     warn_undecoded(&summary.undecoded);
     let done = match &selection {
         Some(sel) => d.finish_parts(&summary, run.window_ns, |c| sel.selects(c)),
@@ -234,9 +253,13 @@ pub fn text(input: &Input, doc: &DiagnoseDocument, selected: Option<&str>) -> St
         (n, 0) => format!(", {n} native InfiniBand"),
         (n, lids) => format!(", {n} native InfiniBand of which {lids} between LIDs, not judged"),
     };
+    let copies = doc.taps.as_ref().map_or(String::new(), |r| {
+        let copies: u64 = r.taps.iter().map(|t| t.counts.copies).sum();
+        format!(" after {copies} copies at {} taps counted once", r.taps.len())
+    });
     let _ = writeln!(
         t,
-        "Frames    {} ({} RoCE{ib}), duration {}, {} connection(s), {} finding(s) (`check` lists them)",
+        "Frames    {}{copies} ({} RoCE{ib}), duration {}, {} connection(s), {} finding(s) (`check` lists them)",
         doc.frames,
         doc.roce_frames,
         secs(doc.duration_ns),
@@ -331,6 +354,10 @@ pub fn text(input: &Input, doc: &DiagnoseDocument, selected: Option<&str>) -> St
         }
     }
     network_line(&mut t, doc);
+    if let Some(taps) = &doc.taps {
+        t.push('\n');
+        crate::taps::write_text(&mut t, taps);
+    }
     for w in &doc.warnings {
         let _ = writeln!(t, "\nwarning: {w}");
     }

@@ -80,18 +80,6 @@ impl Input {
         }
     }
 
-    /// `Err` naming `what` when the input is several files, which it does not read.
-    pub fn one_file(&self, what: &str) -> Result<(), InputError> {
-        match self.files() {
-            Some(f) => Err(InputError(format!(
-                "{what} reads one capture, not {} files: stats, check and dissect read several as one \
-                 (or merge them first: mergecap -w merged.pcapng FILES)",
-                f.len()
-            ))),
-            None => Ok(()),
-        }
-    }
-
     /// The capture file, if the input is one (`-` included).
     pub fn path(&self) -> Option<&Path> {
         match &self.source {

@@ -365,8 +365,8 @@ fn the_schemas_enums_are_the_codes_of_the_parser_and_the_catalog() {
     assert_eq!(check["$defs"]["side"]["enum"].as_array().unwrap(), &sides, "check: sides");
 }
 
-/// `stats` and `check` of several taps (`taps` with copies, latency, drops and the
-/// `CAP-DROP-BETWEEN` findings) follow their schemas: the sample and a copy of it 3 us late
+/// `stats`, `check` and `diagnose` of several taps (`taps` with copies, latency, drops and
+/// the `CAP-DROP-BETWEEN` findings) follow their schemas: the sample and a copy of it 3 us late
 /// with one packet lost on the way.
 #[test]
 fn several_taps_follow_the_schemas() {
@@ -405,4 +405,7 @@ fn several_taps_follow_the_schemas() {
     assert!(drop.is_some_and(|f| f["connection"].is_object()), "{check}");
     assert!(check["taps"]["drops_listed"][0]["connection"].is_object(), "{}", check["taps"]);
     assert_eq!(stats["taps"]["drops_listed"], check["taps"]["drops_listed"]);
+    let diagnose = json(&run(&["diagnose", "--format", "json", a, b]), "diagnose of two taps");
+    assert_valid(&s.diagnose, &diagnose, "diagnose of two taps");
+    assert_eq!(diagnose["taps"], check["taps"]);
 }

@@ -217,7 +217,7 @@ fn assert_same(twice: &Value, once: &Value, what: &str) {
 
 /// Each shipped capture (and each real one) fed twice, the second copy 1.234567891 s late:
 /// the offset is found to the nanosecond, every frame of the second file is a copy, and
-/// `stats` and `check` say what they say of the capture alone, frame for frame.
+/// `stats`, `check` and `diagnose` say what they say of the capture alone, frame for frame.
 #[test]
 fn the_same_capture_twice_with_an_offset_is_the_capture_once() {
     const LATE: u64 = 1_234_567_891;
@@ -311,6 +311,15 @@ fn the_same_capture_twice_with_an_offset_is_the_capture_once() {
             &renumbered(&twice, &first),
             &renumbered(&once, &same),
             &format!("{name}: check"),
+        );
+        // diagnose: the same verdicts, sentences and evidence, frame for frame.
+        let once_diag = json(&["diagnose", "--format", "json", sa]);
+        let twice_diag = json(&["diagnose", "--format", "json", sa, sb]);
+        assert_eq!(offsets(&twice_diag), off, "{name}");
+        assert_same(
+            &renumbered(&twice_diag, &first),
+            &renumbered(&once_diag, &same),
+            &format!("{name}: diagnose"),
         );
         compared += 1;
         findings_compared += once["findings"].as_array().unwrap().len();
@@ -485,19 +494,30 @@ fn what_cannot_be_read_as_several_taps_is_refused_by_name() {
         let out = Command::new(BIN).args(args).output().unwrap();
         (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
     };
-    let out_dir = tmp("refused-out");
-    let o = out_dir.to_str().unwrap();
-    for (cmd, extra) in [
-        ("report", &["-o", o][..]),
-        ("graph", &["--conn", "x", "-o", o][..]),
-        ("diagnose", &[][..]),
-    ] {
+    // report and graph read the taps a second time: stdin cannot be one of them, and no
+    // tap may be the output (it is left as it was).
+    let tap = tmp("refused-tap.pcap");
+    std::fs::copy(&sample, &tap).unwrap();
+    let t = tap.to_str().unwrap();
+    let before = std::fs::read(&tap).unwrap();
+    for (cmd, extra) in [("report", &["-o", t][..]), ("graph", &["--conn", "x", "-o", t][..])] {
         let mut args = vec![cmd];
         args.extend_from_slice(extra);
-        args.extend_from_slice(&[s, s]);
+        args.extend_from_slice(&[s, t]);
         let (code, err) = run(&args);
         assert_eq!(code, Some(2), "{cmd}: {err}");
-        assert!(err.contains(&format!("{cmd} reads one capture, not 2 files")), "{cmd}: {err}");
+        assert!(err.contains("refused-tap.pcap: that is"), "{cmd}: {err}");
+        assert!(err.contains("which this command reads"), "{cmd}: {err}");
+        assert_eq!(std::fs::read(&tap).unwrap(), before, "{cmd} touched a tap");
+        let out = tmp(&format!("refused-{cmd}.out"));
+        let mut args = vec![cmd];
+        args.extend_from_slice(&extra[..extra.len() - 1]);
+        args.push(out.to_str().unwrap());
+        args.extend_from_slice(&[s, "-"]);
+        let (code, err) = run(&args);
+        assert_eq!(code, Some(2), "{cmd}: {err}");
+        assert!(err.contains("'-' (stdin) cannot be one of several captures"), "{cmd}: {err}");
+        assert!(!out.exists(), "{cmd} left an output");
     }
     let (code, err) = run(&["stats", s, "-"]);
     assert_eq!(code, Some(2), "{err}");
@@ -672,6 +692,135 @@ fn two_taps(name: &str) -> (PathBuf, PathBuf, usize) {
         .collect();
     write(&t2, &late);
     (t1, t2, recs.len())
+}
+
+/// `diagnose A B` and `report A B`: the sample and a second tap 5 us late without frame 20.
+/// diagnose gives the verdicts of the sample alone, connection for connection, and its
+/// `lossy_path` names the packet lost between the taps (the frame at tap 1, both files); the
+/// report's page, as Chromium renders it, has a Taps section with both files, the copies and
+/// the loss, and its findings table names the cited frame as `file:frame`, which an
+/// independent merge confirms; `graph` draws a connection of the merge.
+#[test]
+fn diagnose_and_report_of_two_taps_name_the_loss() {
+    let (t1, t2, n) = two_taps("taps-diagnose");
+    let (a, b) = (t1.to_str().unwrap(), t2.to_str().unwrap());
+    let once = json(&["diagnose", "--format", "json", a]);
+    let twice = json(&["diagnose", "--format", "json", a, b]);
+    // The same frames and connections, each with the same verdicts.
+    assert_eq!(twice["frames"], n as u64);
+    assert_eq!(twice["taps"]["taps"][1]["copies"], n as u64 - 1, "{}", twice["taps"]);
+    assert_eq!(twice["taps"]["drops"], 1, "{}", twice["taps"]);
+    let verdicts = |d: &Value| -> Vec<(String, Vec<String>)> {
+        d["connections"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| {
+                let v = c["verdicts"].as_array().unwrap();
+                (
+                    c["name"].as_str().unwrap().to_string(),
+                    v.iter().map(|v| v["verdict"].as_str().unwrap().to_string()).collect(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(verdicts(&twice), verdicts(&once));
+    // The merged number of tap 1's frame 20, by an independent merge with the offsets used.
+    let map = merge_map(&[&t1, &t2], &offsets(&twice));
+    let lost = map.iter().position(|&(f, k)| (f, k) == (0, 20)).unwrap() as u64 + 1;
+    let lossy: Vec<&Value> = twice["connections"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .flat_map(|c| c["verdicts"].as_array().unwrap())
+        .filter(|v| v["verdict"] == "lossy_path" && v["evidence"]["lost_between_taps"] == 1)
+        .collect();
+    assert_eq!(lossy.len(), 1, "{twice}");
+    let v = lossy[0];
+    assert!(v["frames"].as_array().unwrap().contains(&Value::from(lost)), "{v}");
+    let said = v["summary"].as_str().unwrap();
+    assert!(said.contains(&format!("seen at {a}:20, not at {b}")), "{said}");
+    assert!(said.contains("CAP-DROP-BETWEEN"), "{said}");
+    // Text: the frames after the copies, and the Taps section.
+    let out = Command::new(BIN).args(["diagnose", a, b]).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains(&format!("Frames    {n} after {} copies at 2 taps", n - 1)), "{text}");
+    assert!(text.contains("1 packet(s) lost between taps (CAP-DROP-BETWEEN)"), "{text}");
+
+    // The report.
+    let dir = common::browser::scratch("taps-report");
+    let page = dir.join("taps.html");
+    let out = Command::new(BIN).args(["report", "-o"]).arg(&page).args([a, b]).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("Taps (2 captures read as one)"), "no Taps section");
+    let cited = format!("{lost} ({a}:20)");
+    // The loss's row in the Taps section and the finding's frames both name the frame.
+    assert_eq!(html.matches(&cited).count(), 2, "{cited} in the page");
+    assert!(html.contains(&format!("{} read at 2 taps, {n} after", 2 * n - 1)), "frames line");
+    if let Some(chromium) = common::browser::chromium() {
+        let r = common::browser::dump_dom(chromium, &page, &dir);
+        assert!(r.console.is_empty(), "console: {:?}", r.console);
+        assert!(r.dom.contains("data-ready=\"1\""), "the page's script did not run");
+        let rows = table_rows(&r.dom);
+        let tap_row = |i: usize, file: &str, frames: usize| {
+            rows.iter().any(|c| {
+                c.len() == 6 && c[0] == i.to_string() && c[1] == file && c[2] == frames.to_string()
+            })
+        };
+        assert!(tap_row(1, a, n) && tap_row(2, b, n - 1), "tap rows: {rows:?}");
+        assert!(
+            rows.iter().any(|c| c.len() == 5
+                && c[0] == "1"
+                && c[1] == "2"
+                && c[2] == (n - 1).to_string()
+                && c[4] == "1"),
+            "pair row: {rows:?}"
+        );
+    }
+    // graph: a connection of the merge, with the loss's mark.
+    let svg = dir.join("g.svg");
+    let out = Command::new(BIN)
+        .args(["graph", "--conn", "10.0.0.1 QP 0x000dc1 <-> 10.0.0.2 QP 0x000d67", "-o"])
+        .arg(&svg)
+        .args([a, b])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let svg = std::fs::read_to_string(&svg).unwrap();
+    assert!(svg.contains("CAP-DROP-BETWEEN"), "the loss is not marked on the graph");
+}
+
+/// The cells' text of every table row of a serialized DOM (`<td>` only: header rows are
+/// left out).
+fn table_rows(dom: &str) -> Vec<Vec<String>> {
+    let mut rows = Vec::new();
+    for tr in dom.split("<tr").skip(1) {
+        let tr = tr.split("</tr>").next().unwrap_or("");
+        let cells: Vec<String> = tr
+            .split("<td")
+            .skip(1)
+            .map(|td| {
+                let td = td.split("</td>").next().unwrap_or("");
+                let inner = td.split_once('>').map_or("", |(_, t)| t);
+                let mut text = String::new();
+                let mut in_tag = false;
+                for c in inner.chars() {
+                    match c {
+                        '<' => in_tag = true,
+                        '>' => in_tag = false,
+                        c if !in_tag => text.push(c),
+                        _ => {}
+                    }
+                }
+                text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+            })
+            .collect();
+        if !cells.is_empty() {
+            rows.push(cells);
+        }
+    }
+    rows
 }
 
 /// `export A B`: packets.parquet holds every frame of both taps in the merge's order, each

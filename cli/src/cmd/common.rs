@@ -61,8 +61,8 @@ pub fn capped(n: roce_inspect::threads::Threads) -> roce_inspect::threads::Threa
 #[cfg_attr(not(feature = "live"), command(group(input_group(&["file", "read"]))))]
 #[cfg_attr(feature = "live", command(group(input_group(&["file", "read", "interface"]))))]
 pub struct InputArg {
-    /// Capture file (pcap or pcapng, optionally gzip-compressed), or '-' for stdin. stats,
-    /// check and dissect take several (or a quoted glob, 'taps/*.pcap'): the captures of
+    /// Capture file (pcap or pcapng, optionally gzip-compressed), or '-' for stdin. Every
+    /// command but gen takes several (or a quoted glob, 'taps/*.pcap'): the captures of
     /// several taps, read as one in time order, each packet's copies counted once
     /// (docs/taps.md)
     #[arg(id = "file", value_name = "FILE")]
@@ -82,8 +82,8 @@ pub struct InputArg {
     pub window: WindowArgs,
 }
 
-/// How several captures are read as one (roce_inspect::input::TapSetup): `stats`, `check`
-/// and `dissect`, the commands that take several files.
+/// How several captures are read as one (roce_inspect::input::TapSetup), for the commands
+/// that take several files.
 #[derive(Args, Clone)]
 #[group(skip)]
 pub struct TapArgs {

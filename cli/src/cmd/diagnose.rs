@@ -5,7 +5,7 @@ use std::process::ExitCode;
 use clap::Args;
 use roce_inspect::diagnose;
 
-use super::common::{parse_millis, Common, InputArg, JudgingArgs, ModelArgs, NicArgs};
+use super::common::{parse_millis, Common, InputArg, JudgingArgs, ModelArgs, NicArgs, TapArgs};
 use super::Outcome;
 
 // No doc comment here: the subcommand's help is the one on `Command::Diagnose` (main.rs).
@@ -13,6 +13,8 @@ use super::Outcome;
 pub struct DiagnoseArgs {
     #[command(flatten)]
     pub input: InputArg,
+    #[command(flatten)]
+    pub taps: TapArgs,
     /// Output format
     #[arg(long, value_enum, default_value_t = diagnose::Format::Text)]
     pub format: diagnose::Format,
@@ -34,10 +36,10 @@ pub struct DiagnoseArgs {
 
 impl DiagnoseArgs {
     pub fn run(self) -> Outcome {
-        let Self { input, format, cascade_window_ns, judging, model, nic, filter, common } = self;
+        let Self { input, taps, format, cascade_window_ns, judging, model, nic, filter, common } =
+            self;
         let nic = nic.input()?;
-        let input = input.input();
-        input.one_file("diagnose")?;
+        let input = input.several(taps)?;
         let (cfg, filter) = (common.config(), filter.filter());
         let run = diagnose::Run {
             input: &input,

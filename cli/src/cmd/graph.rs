@@ -6,15 +6,17 @@ use std::process::ExitCode;
 use clap::Args;
 use roce_inspect::report;
 
-use super::common::{CheckingArgs, Common, InputArg, ModelArgs};
+use super::common::{CheckingArgs, Common, InputArg, ModelArgs, TapArgs};
 use super::Outcome;
 
 // No doc comment here: the subcommand's help is the one on `Command::Graph` (main.rs).
 #[derive(Args)]
 pub struct GraphArgs {
-    /// (a file: not stdin, it is read twice)
+    /// (a file, or several taps' files: not stdin, each is read twice)
     #[command(flatten)]
     pub input: InputArg,
+    #[command(flatten)]
+    pub taps: TapArgs,
     /// The connection, as `stats` and `check` name it ("10.0.0.1 QP 0x000011 <-> 10.0.0.2
     /// QP 0x000012"), or a part of that name that only it has (e.g. "0x000011")
     #[arg(long, value_name = "NAME")]
@@ -32,9 +34,8 @@ pub struct GraphArgs {
 
 impl GraphArgs {
     pub fn run(self) -> Outcome {
-        let Self { input, conn, output, checking, model, common } = self;
-        let (input, cfg) = (input.input(), common.config());
-        input.one_file("graph")?;
+        let Self { input, taps, conn, output, checking, model, common } = self;
+        let (input, cfg) = (input.several(taps)?, common.config());
         let reading = report::Reading { input: &input, cfg: &cfg, filter: None };
         report::run_graph(&reading, &output, checking.options(&model), &conn)
             .map(|()| ExitCode::SUCCESS)

@@ -6,15 +6,17 @@ use std::process::ExitCode;
 use clap::Args;
 use roce_inspect::{check, output, report};
 
-use super::common::{CheckingArgs, Common, InputArg, ModelArgs};
+use super::common::{CheckingArgs, Common, InputArg, ModelArgs, TapArgs};
 use super::Outcome;
 
 // No doc comment here: the subcommand's help is the one on `Command::Report` (main.rs).
 #[derive(Args)]
 pub struct ReportArgs {
-    /// (a file: not stdin, it is read twice)
+    /// (a file, or several taps' files: not stdin, each is read twice)
     #[command(flatten)]
     pub input: InputArg,
+    #[command(flatten)]
+    pub taps: TapArgs,
     /// Output HTML file
     #[arg(short, long)]
     pub output: PathBuf,
@@ -33,9 +35,8 @@ pub struct ReportArgs {
 
 impl ReportArgs {
     pub fn run(self) -> Outcome {
-        let Self { input, output, graphs, checking, model, filter, common } = self;
-        let input = input.input();
-        input.one_file("report")?;
+        let Self { input, taps, output, graphs, checking, model, filter, common } = self;
+        let input = input.several(taps)?;
         let opts = checking.options(&model);
         let (cfg, filter) = (common.config(), filter.filter());
         let reading = report::Reading { input: &input, cfg: &cfg, filter: filter.as_ref() };

@@ -288,7 +288,7 @@ fn export_merged(
         let (d, judged, copy_of, fed) = match step {
             TapStep::Drop(drop) => {
                 if crate::check::owns_drop(shard, drop) {
-                    crate::check::report_drop(checker, drop, names);
+                    drop.report_to(checker, names);
                 }
                 return None;
             }

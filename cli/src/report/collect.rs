@@ -17,7 +17,7 @@ use roce_parser::{AethKind, IcrcStatus, NakCode, OpcodeInfo, Operation, Roce, Ro
 use crate::filter::{DisplayFilter, Selection};
 use crate::input::Decoded;
 use crate::stats::{Connection, Counters, FlowStats};
-use roce_analysis::{PacketEvent, SlotOf, DEFAULT_CASCADE_WINDOW_NS};
+use roce_analysis::{PacketEvent, SlotOf, TapStep, DEFAULT_CASCADE_WINDOW_NS};
 use roce_conformance::internal::timing::congestion::CnpScopesJson;
 
 /// Which connections get a graph.
@@ -158,6 +158,24 @@ impl<'f> Collector<'f> {
             last_ts: 0,
             evidence: roce_analysis::Evidence::new(max_flows),
             frames: 0,
+        }
+    }
+
+    /// One step of a pass over several taps (crate::input::for_each_step): a packet's
+    /// first sighting to [`Collector::frame`] (its connection returned, for the taps), a
+    /// copy ignored (counted by the taps), a packet lost between taps a `CAP-DROP-BETWEEN`
+    /// finding; `names` are the files in merge order.
+    pub fn step(&mut self, step: TapStep<'_, '_, '_>, names: &[String]) -> Option<ConnId> {
+        match step {
+            TapStep::Frame(d) => {
+                self.frame(d);
+                crate::check::connection_fed(true, &self.checker)
+            }
+            TapStep::Copy(..) => None,
+            TapStep::Drop(drop) => {
+                drop.report_to(&mut self.checker, names);
+                None
+            }
         }
     }
 

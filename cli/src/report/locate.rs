@@ -1,15 +1,17 @@
-//! The second, light pass: where the frames the findings cite are (time, flow, PSN, opcode),
-//! so each finding is marked on its connection's graph. Only cited frames of graphed
-//! connections are decoded, reading stops after the last; memory is bounded by the findings
-//! the checker keeps.
+//! The second, light pass: where the frames the findings cite are (time, flow, PSN, opcode,
+//! and over several taps the file and frame number each came from), so each finding is
+//! marked on its connection's graph and named in the findings table. Only cited frames are
+//! decoded, reading stops after the last; memory is bounded by the findings the checker
+//! keeps. Several taps are merged again as the first pass merged them (the same files, the
+//! same offsets: their estimate is deterministic), so the merged numbers agree.
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
+use roce_capture::ReadFrames;
 use roce_conformance::{ConnId, FlowKey};
-use roce_parser::Config;
 
 use super::collect::Graph;
+use super::Reading;
 use crate::input::{decode, InputError};
 
 /// A cited frame as found.
@@ -18,20 +20,31 @@ pub struct Located {
     pub ts: u64,
     /// The RoCE flow and PSN, when the frame is RoCE.
     pub flow: Option<(FlowKey, u32, &'static str)>,
+    /// Several taps: the tap (an index into the files) and the frame's number in its file.
+    pub source: Option<(u32, u64)>,
 }
 
-/// Where the cited frames of findings on graphed connections are.
+/// Which findings' frames to place.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cited {
+    /// Those of findings on the graphed connections (their marks).
+    Graphed,
+    /// Every finding's (several taps: the table names each frame's file).
+    All,
+}
+
+/// Where the cited frames of findings (`which`) are.
 pub fn locate(
-    path: &Path,
-    cfg: &Config,
+    r: &Reading<'_>,
     findings: &[roce_conformance::Finding],
     graphs: &[Graph],
+    which: Cited,
 ) -> Result<BTreeMap<u64, Located>, InputError> {
     let graphed: std::collections::HashSet<ConnId> =
         graphs.iter().map(|g| g.info.connection).collect();
     let mut want: BTreeMap<u64, Option<Located>> = BTreeMap::new();
     for f in findings {
-        if f.connection.is_some_and(|c| graphed.contains(&c)) {
+        if which == Cited::All || f.connection.is_some_and(|c| graphed.contains(&c)) {
             for &n in &f.frames {
                 want.insert(n, None);
             }
@@ -40,11 +53,30 @@ pub fn locate(
     if want.is_empty() {
         return Ok(BTreeMap::new());
     }
+    match r.input.files() {
+        Some(files) => {
+            let (merge, _) = crate::taps::open(files, &r.input.taps, r.cfg)?;
+            scan(merge, r, &mut want, true);
+        }
+        None => {
+            let path = r.file("report")?;
+            let cap = roce_capture::open(path).map_err(|e| InputError(e.to_string()))?;
+            scan(cap, r, &mut want, false);
+        }
+    }
+    Ok(want.into_iter().filter_map(|(n, l)| Some((n, l?))).collect())
+}
+
+/// Reads `frames` up to the last wanted one, directly and quietly: the first pass reported
+/// the capture's damage already.
+fn scan(
+    mut frames: impl ReadFrames,
+    r: &Reading<'_>,
+    want: &mut BTreeMap<u64, Option<Located>>,
+    merged: bool,
+) {
     let last = want.keys().next_back().copied().unwrap_or(0);
-    // Read directly, quietly: the first pass reported the capture's damage already. Only the
-    // cited frames are decoded, and reading stops after the last one.
-    let mut cap = roce_capture::open(path).map_err(|e| InputError(e.to_string()))?;
-    while let Some(next) = cap.next_frame() {
+    while let Some(next) = frames.next_frame() {
         let frame = match next {
             Ok(f) => f,
             Err(e) if e.is_fatal() => break,
@@ -55,12 +87,12 @@ pub fn locate(
             break;
         }
         let Some(slot) = want.get_mut(&n) else { continue };
-        let d = decode(frame, cfg);
+        let source = merged.then_some((frame.source, frame.source_number));
+        let d = decode(frame, r.cfg);
         let flow = d.packet.as_ref().ok().and_then(|p| {
-            let r = p.roce.as_ref()?;
-            Some((FlowKey::of(p, r), r.bth.psn, r.opcode_name()))
+            let roce = p.roce.as_ref()?;
+            Some((FlowKey::of(p, roce), roce.bth.psn, roce.opcode_name()))
         });
-        *slot = Some(Located { ts: d.frame.ts_ns, flow });
+        *slot = Some(Located { ts: d.frame.ts_ns, flow, source });
     }
-    Ok(want.into_iter().filter_map(|(n, l)| Some((n, l?))).collect())
 }

@@ -25,15 +25,16 @@ pub mod svg;
 pub mod timers;
 
 use std::fmt::Write as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use roce_conformance::Options;
 use roce_parser::Config;
 
 use crate::filter::DisplayFilter;
-use crate::input::{for_each_frame, warn_undecoded, Input, InputError};
+use crate::input::{for_each_frame, for_each_step, warn_undecoded, Input, InputError};
 use crate::outfile::{Dash, OutFile};
 use collect::{Collected, Collector, Select};
+use locate::Cited;
 
 /// Graphs a report draws by default (`--graphs`).
 pub const DEFAULT_GRAPHS: usize = 16;
@@ -63,28 +64,55 @@ impl Reading<'_> {
     fn file(&self, what: &str) -> Result<&Path, InputError> {
         self.input.twice(what)
     }
+
+    /// What is read: the file, or the files of several taps (each read again to place
+    /// the frames findings cite, so none may be stdin: crate::taps::open refuses it).
+    fn inputs(&self, what: &str) -> Result<Vec<&Path>, InputError> {
+        match self.input.files() {
+            Some(files) => Ok(files.iter().map(PathBuf::as_path).collect()),
+            None => Ok(vec![self.file(what)?]),
+        }
+    }
+
+    /// The names the findings give the taps (several files), in merge order.
+    fn tap_names(&self) -> Vec<String> {
+        crate::check::tap_names(self.input)
+    }
 }
 
-/// Reads the capture once through the collector.
+/// Reads the capture once through the collector (several taps: merged, each packet once,
+/// the packets lost between taps as findings).
 fn collect(
     r: &Reading<'_>,
     opts: Options,
     select: Select,
 ) -> Result<(Collected, crate::input::ReadSummary), InputError> {
     let mut c = Collector::new(opts, select, r.filter);
-    let summary = for_each_frame(r.input, r.cfg, |d| c.frame(d))?;
+    let summary = if r.input.files().is_some() {
+        let names = r.tap_names();
+        for_each_step(r.input, r.cfg, None, |step| c.step(step, &names))?
+    } else {
+        for_each_frame(r.input, r.cfg, |d| c.frame(d))?
+    };
     warn_undecoded(&summary.undecoded);
     Ok((c.finish(), summary))
 }
 
-fn format_of(path: &Path) -> String {
-    roce_capture::open(path).map(|c| c.format().to_string()).unwrap_or_default()
+fn format_of(paths: &[&Path]) -> String {
+    let mut formats: Vec<String> = Vec::new();
+    for p in paths {
+        let f = roce_capture::open(p).map(|c| c.format().to_string()).unwrap_or_default();
+        if !formats.contains(&f) {
+            formats.push(f);
+        }
+    }
+    formats.join(", ")
 }
 
-/// Opens `out` for the page or graph of `input` (crate::outfile: `-` is stdout, the input
+/// Opens `out` for the page or graph of `inputs` (crate::outfile: `-` is stdout, an input
 /// is refused, a file appears when complete).
-fn open_out(input: &Path, out: &Path) -> Result<OutFile, InputError> {
-    OutFile::create("-o", out, &[input], Dash::Stdout)
+fn open_out(inputs: &[&Path], out: &Path) -> Result<OutFile, InputError> {
+    OutFile::create("-o", out, inputs, Dash::Stdout)
 }
 
 /// Writes `text` whole into `f` and completes it.
@@ -100,20 +128,27 @@ pub fn report_html(
     opts: Options,
     graphs: usize,
 ) -> Result<(String, Collected), InputError> {
-    let path = r.file("report")?;
+    let paths = r.inputs("report")?;
     let (c, summary) = collect(r, opts, Select::Busiest(graphs))?;
-    let located = locate::locate(path, r.cfg, &c.check.findings, &c.graphs)?;
-    let meta = crate::annotate::meta::read_file(path);
-    let file = path.display().to_string();
+    // Several taps: every cited frame placed, so the findings table names its file.
+    let cited = if r.input.files().is_some() { Cited::All } else { Cited::Graphed };
+    let located = locate::locate(r, &c.check.findings, &c.graphs, cited)?;
+    let meta = match paths.as_slice() {
+        [one] => crate::annotate::meta::read_file(one),
+        _ => crate::annotate::meta::Meta::default(),
+    };
+    let file = r.input.to_string();
     let p = page::Page {
         file: &file,
-        format: format_of(path),
+        format: format_of(&paths),
         frames: summary.frames,
         warnings: &summary.warnings,
         window: r.input.window.describe(),
         c: &c,
         located: &located,
         meta: &meta,
+        taps: summary.taps.as_ref(),
+        tap_names: &r.tap_names(),
     };
     let mut html = String::with_capacity(1 << 16);
     page::render(&p, &mut html);
@@ -127,7 +162,7 @@ pub fn run_report(
     opts: Options,
     graphs: usize,
 ) -> Result<Done, InputError> {
-    let f = open_out(r.file("report")?, out)?;
+    let f = open_out(&r.inputs("report")?, out)?;
     let (html, c) = report_html(r, opts, graphs)?;
     write_out(f, &html)?;
     Ok(Done {
@@ -141,8 +176,8 @@ pub fn run_report(
 /// The standalone SVG of the connection `sel` names (its full name as `stats` and `check`
 /// print it, or a part of it that names one connection).
 pub fn graph_svg(r: &Reading<'_>, opts: Options, sel: &str) -> Result<String, InputError> {
-    let path = r.file("graph")?;
-    let cfg = r.cfg;
+    r.inputs("graph")?;
+    let path = r.input.to_string();
     let (c, _) = collect(r, opts, Select::Named(sel.to_string()))?;
     let names = |v: &mut dyn Iterator<Item = String>| {
         let list: Vec<String> = v.take(20).collect();
@@ -154,8 +189,7 @@ pub fn graph_svg(r: &Reading<'_>, opts: Options, sel: &str) -> Result<String, In
     match c.graphs.len() {
         0 => {
             return Err(InputError(format!(
-                "{}: no RC/UC/XRC connection named '{sel}'; connections:\n  {}",
-                path.display(),
+                "{path}: no RC/UC/XRC connection named '{sel}'; connections:\n  {}",
                 names(&mut c.connections.iter().map(|(i, _)| i.connection.to_string()))
             )))
         }
@@ -163,26 +197,25 @@ pub fn graph_svg(r: &Reading<'_>, opts: Options, sel: &str) -> Result<String, In
         n => {
             if let Some(exact) = c.graphs.iter().position(|g| g.info.connection.to_string() == sel)
             {
-                return one_svg(path, cfg, &c, exact);
+                return one_svg(r, &c, exact);
             }
             return Err(InputError(format!(
-                "{}: '{sel}' names {} connections{}; give one of:\n  {}",
-                path.display(),
+                "{path}: '{sel}' names {} connections{}; give one of:\n  {}",
                 n,
                 if n > collect::NAMED_MAX { " or more" } else { "" },
                 names(&mut c.graphs.iter().map(|g| g.info.connection.to_string()))
             )));
         }
     }
-    one_svg(path, cfg, &c, 0)
+    one_svg(r, &c, 0)
 }
 
-fn one_svg(path: &Path, cfg: &Config, c: &Collected, i: usize) -> Result<String, InputError> {
+fn one_svg(r: &Reading<'_>, c: &Collected, i: usize) -> Result<String, InputError> {
     let Some(g) = c.graphs.get(i) else {
         return Err(InputError("no graph".into()));
     };
     let only = std::slice::from_ref(g);
-    let located = locate::locate(path, cfg, &c.check.findings, only)?;
+    let located = locate::locate(r, &c.check.findings, only, Cited::Graphed)?;
     let marks = page::marks_of(g, &c.check.findings, &located);
     let cm: Vec<&collect::CmEvent> = c
         .cm_events
@@ -207,7 +240,7 @@ fn one_svg(path: &Path, cfg: &Config, c: &Collected, i: usize) -> Result<String,
 
 /// `graph FILE --conn SEL -o OUT`.
 pub fn run_graph(r: &Reading<'_>, out: &Path, opts: Options, sel: &str) -> Result<(), InputError> {
-    let f = open_out(r.file("graph")?, out)?;
+    let f = open_out(&r.inputs("graph")?, out)?;
     let svg = graph_svg(r, opts, sel)?;
     write_out(f, &svg)
 }

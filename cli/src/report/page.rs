@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use roce_analysis::series::Kind;
+use roce_analysis::TapsReport;
 use roce_conformance::{ConnectionReport, Finding, Severity};
 
 use super::collect::{CmEvent, Collected, Graph, WIDE_BAD_ICRC, WIDE_CE, WIDE_CNP, WIDE_NAK};
@@ -30,6 +31,24 @@ pub struct Page<'a> {
     pub c: &'a Collected,
     pub located: &'a BTreeMap<u64, Located>,
     pub meta: &'a Meta,
+    /// Several captures read as one: the taps' figures (absent for one capture).
+    pub taps: Option<&'a TapsReport>,
+    /// The taps' files, in merge order (empty for one capture).
+    pub tap_names: &'a [String],
+}
+
+impl Page<'_> {
+    /// A cited frame as the page names it: its number, and over several taps the file and
+    /// number it has there (`39 (b.pcap:19)`).
+    fn frame_name(&self, n: u64) -> String {
+        match self.located.get(&n).and_then(|l| l.source) {
+            Some((tap, k)) => {
+                let file = self.tap_names.get(tap as usize).map_or("?", String::as_str);
+                format!("{n} ({file}:{k})")
+            }
+            None => n.to_string(),
+        }
+    }
 }
 
 fn sev(s: Severity) -> &'static str {
@@ -48,6 +67,7 @@ pub fn render(p: &Page<'_>, out: &mut String) {
     let _ = writeln!(out, "<h1>RoCE report: {}</h1>", esc(p.file));
     diagnosis(p, out);
     summary(p, out);
+    taps(p, out);
     metadata(p.meta, out);
     findings(p, out);
     wide(p, out);
@@ -125,9 +145,20 @@ fn summary(p: &Page<'_>, out: &mut String) {
         c.icrc[0], c.icrc[1], c.icrc[2], c.icrc[3]
     );
     let lines: [(&str, String); 8] = [
-        ("file", p.file.to_string()),
+        (if p.taps.is_some() { "files" } else { "file" }, p.file.to_string()),
         ("format", p.format.clone()),
-        ("frames", p.frames.to_string()),
+        (
+            "frames",
+            match p.taps {
+                Some(t) => format!(
+                    "{} read at {} taps, {} after their copies are counted once",
+                    p.frames,
+                    t.taps.len(),
+                    r.frames
+                ),
+                None => p.frames.to_string(),
+            },
+        ),
         ("RoCE frames", r.roce_frames.to_string()),
         ("ICRC", icrc),
         ("duration", dur(duration)),
@@ -158,6 +189,115 @@ fn summary(p: &Page<'_>, out: &mut String) {
     }
     for w in p.warnings {
         let _ = writeln!(out, "<p class=\"warning\">capture warning: {}</p>", esc(w));
+    }
+}
+
+/// Drops the taps section lists (the JSON of `stats` and `check` lists up to 1,000).
+const TAP_DROP_ROWS: usize = 100;
+
+/// Several taps: each tap's file, clock and frames; per pair of taps the copies, their
+/// one-way latency and the packets lost between them; the first of those packets.
+fn taps(p: &Page<'_>, out: &mut String) {
+    let Some(r) = p.taps else { return };
+    let _ = writeln!(
+        out,
+        "<h2 id=\"taps\">Taps ({} captures read as one)</h2>\n<p class=\"muted\">Frames are numbered in time order across the files, on the clocks corrected by each tap's offset; a packet seen at another tap within {} us of its first sighting is a copy, counted once (docs/taps.md).</p>",
+        r.taps.len(),
+        r.window_ns as f64 / 1e3
+    );
+    out.push_str("<table class=\"taps\"><thead><tr><th>tap</th><th>file</th><th>frames</th><th>first seen here</th><th>copies</th><th>clock offset</th></tr></thead><tbody>\n");
+    for (i, t) in r.taps.iter().enumerate() {
+        let clock = match t.info.offset_from {
+            "reference" => "the reference".to_string(),
+            "given" => format!("{:+} ns (given)", t.info.offset_ns),
+            "estimated" => {
+                format!(
+                    "{:+} ns (estimated from {} copies)",
+                    t.info.offset_ns, t.info.offset_copies
+                )
+            }
+            _ => "not estimated (no copy of the first file's packets)".to_string(),
+        };
+        row(
+            out,
+            "",
+            &[
+                &(i + 1).to_string(),
+                &t.info.file,
+                &t.counts.frames.to_string(),
+                &t.counts.first.to_string(),
+                &t.counts.copies.to_string(),
+                &clock,
+            ],
+        );
+    }
+    out.push_str("</tbody></table>\n");
+    if !r.pairs.is_empty() {
+        out.push_str("<table class=\"taps\"><thead><tr><th>from tap</th><th>to tap</th><th>copies</th><th>one-way latency min / p50 / p99 / max (ns)</th><th>lost between</th></tr></thead><tbody>\n");
+        for pair in &r.pairs {
+            let latency = pair.latency_ns.map_or_else(String::new, |l| {
+                format!("{} / {} / {} / {}", l.min, l.p50, l.p99, l.max)
+            });
+            let class = if pair.drops > 0 { " class=\"warning\"" } else { "" };
+            row(
+                out,
+                class,
+                &[
+                    &(pair.from + 1).to_string(),
+                    &(pair.to + 1).to_string(),
+                    &pair.copies.to_string(),
+                    &latency,
+                    &pair.drops.to_string(),
+                ],
+            );
+        }
+        out.push_str("</tbody></table>\n");
+    }
+    if r.drops_listed.is_empty() {
+        let _ = writeln!(out, "<p>No packet lost between taps.</p>");
+    } else {
+        let _ = writeln!(
+            out,
+            "<p>{} packet(s) lost between taps (each a CAP-DROP-BETWEEN finding):</p>",
+            r.drops
+        );
+        out.push_str("<table class=\"taps\"><thead><tr><th>connection</th><th>PSN</th><th>last seen at</th><th>missing at</th><th>frames</th></tr></thead><tbody>\n");
+        for d in r.drops_listed.iter().take(TAP_DROP_ROWS) {
+            let tap = |t: u32| p.tap_names.get(t as usize).map_or("?", String::as_str);
+            let conn = d.connection.map_or_else(String::new, |c| c.to_string());
+            let frames = [d.first_frame, d.last_frame];
+            let frames: Vec<String> = if frames[0] == frames[1] {
+                vec![p.frame_name(frames[0])]
+            } else {
+                frames.iter().map(|&n| p.frame_name(n)).collect()
+            };
+            row(
+                out,
+                "",
+                &[
+                    &conn,
+                    &d.psn.to_string(),
+                    tap(d.last_seen),
+                    tap(d.missing_at),
+                    &frames.join(", "),
+                ],
+            );
+        }
+        out.push_str("</tbody></table>\n");
+        if r.drops_listed.len() > TAP_DROP_ROWS {
+            let _ = writeln!(
+                out,
+                "<p class=\"muted\">{} more: <code>roce-inspect check --format json</code> lists them.</p>",
+                r.drops_listed.len() - TAP_DROP_ROWS
+            );
+        }
+    }
+    if r.unconfirmed > 0 {
+        let _ = writeln!(
+            out,
+            "<p class=\"muted\">{} packet(s) missing at a tap that saw no later packet of their connection: not judged.</p>",
+            r.unconfirmed
+        );
     }
 }
 
@@ -213,7 +353,7 @@ fn findings(p: &Page<'_>, out: &mut String) {
     out.push_str("</select> (click a column to sort)</p>\n<div class=\"scroll\"><table id=\"ftable\"><thead><tr><th>rule</th><th>severity</th><th>side</th><th>frames</th><th>PSN</th><th>connection</th><th>message</th></tr></thead><tbody>\n");
     for f in fs.iter().take(FINDING_ROWS) {
         let side = roce_conformance::find_rule(f.rule).map_or("", |r| r.side.as_str());
-        let frames: Vec<String> = f.frames.iter().map(u64::to_string).collect();
+        let frames: Vec<String> = f.frames.iter().map(|&n| p.frame_name(n)).collect();
         let conn = conn_name(f);
         let attrs = format!(
             " class=\"{}\" data-rule=\"{}\" data-conn=\"{}\"",
