@@ -107,7 +107,7 @@ pub use stats::{
     TunnelCounts, NIC_HOSTS_MAX, NIC_HOSTS_SHOWN, TUNNEL_IDS_MAX,
 };
 pub use taps::{
-    estimate_offsets, run_merged, ConnectionPair, ConnectionTaps, Latency, OffsetEstimate,
-    PairReport, TapCount, TapDrop, TapFrame, TapInfo, TapOptions, TapReport, TapStep, TapVerdict,
-    Taps, TapsReport, CONNECTIONS_LISTED, MAX_TAPS, OFFSET_SAMPLE,
+    estimate_offsets, run_merged, CitedFrame, ConnectionPair, ConnectionTaps, Latency,
+    OffsetEstimate, PairReport, TapCount, TapDrop, TapFrame, TapInfo, TapOptions, TapReport,
+    TapStep, TapVerdict, Taps, TapsReport, CONNECTIONS_LISTED, MAX_TAPS, OFFSET_SAMPLE,
 };

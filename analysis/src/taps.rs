@@ -705,6 +705,7 @@ impl Taps {
             unconfirmed: self.unconfirmed,
             settled_early: self.settled_early,
             flows_not_followed: self.flows_not_followed,
+            frames_cited: Vec::new(),
         }
     }
 }
@@ -829,6 +830,22 @@ pub struct TapsReport {
     pub settled_early: u64,
     /// RoCE packets of flows beyond [`TapOptions::max_flows`], not followed.
     pub flows_not_followed: u64,
+    /// The frames the findings (or verdicts) cite, each with the tap and the number it has
+    /// there, in merged order: filled by the caller after the pass (a second read of the
+    /// merge, [`CitedFrame`]); absent when empty.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub frames_cited: Vec<CitedFrame>,
+}
+
+/// A frame of a merged pass as its own file numbers it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct CitedFrame {
+    /// Its number in the merge (what findings cite).
+    pub frame: u64,
+    /// The tap it was read from (an index into [`TapsReport::taps`]).
+    pub tap: u32,
+    /// Its number in that tap's file.
+    pub source_frame: u64,
 }
 
 /// A tap's clock offset estimated from the copies it shares with the first file.

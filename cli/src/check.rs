@@ -195,10 +195,14 @@ pub fn run(input: &Input, cfg: &Config, opts: Options, how: &Output<'_>) -> Resu
         None => None,
     };
     let mut selection = how.filter.map(Selection::new);
-    let (mut report, summary) =
+    let (mut report, mut summary) =
         check_file_selected(input, cfg, opts, shard, how.threads, selection.as_mut())?;
     if let Some(sel) = &selection {
         sel.retain(&mut report);
+    }
+    // Several taps: each cited frame's file and number there (text and `taps.frames_cited`).
+    if let (Some(files), Some(taps)) = (input.files(), summary.taps.as_mut()) {
+        crate::taps::cite(files, taps, report.findings.iter().flat_map(|f| f.frames.clone()))?;
     }
     // `--annotate -`: the capture is standard output, the report is not printed.
     let report_to_stdout = annotate.as_ref().is_none_or(|(_, out)| !out.is_stdout());
@@ -227,7 +231,7 @@ pub fn run(input: &Input, cfg: &Config, opts: Options, how: &Output<'_>) -> Resu
                 .and_then(|()| writeln!(out))
         }
         Format::Text => {
-            let mut t = text(input, &report, &summary.warnings, &how.view);
+            let mut t = text(input, &report, &summary.warnings, &how.view, summary.taps.as_ref());
             if let (Some(taps), false) = (&summary.taps, how.view.quiet) {
                 t.push('\n');
                 crate::taps::write_text(&mut t, taps);
@@ -363,8 +367,14 @@ fn listed(r: &Report, max: Option<usize>) -> Vec<&Finding> {
         .collect()
 }
 
-/// One finding as the text report lists it: `  error   RULE  frames F PSN P: message`.
-fn finding_line(t: &mut String, f: &Finding, paint: Paint) {
+/// One finding as the text report lists it: `  error   RULE  frames F PSN P: message`
+/// (over several taps each frame with its file and number there, when cited).
+fn finding_line(
+    t: &mut String,
+    f: &Finding,
+    paint: Paint,
+    taps: Option<&roce_analysis::TapsReport>,
+) {
     let sev = match f.severity {
         Severity::Error => "error  ",
         Severity::Warning => "warning",
@@ -375,7 +385,14 @@ fn finding_line(t: &mut String, f: &Finding, paint: Paint) {
         "  {} {:<16} frames {}{psn}: {}",
         paint.severity(f.severity, sev),
         f.rule,
-        frames(&f.frames),
+        match taps {
+            Some(_) => {
+                let v: Vec<String> =
+                    f.frames.iter().map(|&n| crate::taps::frame_name(taps, n)).collect();
+                v.join(",")
+            }
+            None => frames(&f.frames),
+        },
         f.message
     );
 }
@@ -400,7 +417,7 @@ impl<W: Write> Live<W> {
             }
             *n += 1;
             self.line.clear();
-            finding_line(&mut self.line, f, self.paint);
+            finding_line(&mut self.line, f, self.paint, None);
             let conn = f.connection.map_or("capture".to_string(), |c| c.to_string());
             let _ = writeln!(self.line, "      on {conn}");
             let res = self.out.write_all(self.line.as_bytes()).and_then(|()| self.out.flush());
@@ -536,7 +553,7 @@ fn run_live(
     if !end.is_empty() || live.printed.values().any(|&n| n > 0) {
         end.push('\n');
     }
-    end.push_str(&text(input, &report, &summary.warnings, &how.view));
+    end.push_str(&text(input, &report, &summary.warnings, &how.view, summary.taps.as_ref()));
     if let (Some(taps), false) = (&summary.taps, how.view.quiet) {
         end.push('\n');
         crate::taps::write_text(&mut end, taps);
@@ -555,7 +572,13 @@ fn run_live(
 
 /// The text report: the per-rule summary, findings grouped by connection (at most
 /// `view.max_per_rule` of each rule), then how complete each connection's capture looked.
-pub fn text(input: &Input, r: &Report, warnings: &[String], view: &TextView) -> String {
+pub fn text(
+    input: &Input,
+    r: &Report,
+    warnings: &[String],
+    view: &TextView,
+    taps: Option<&roce_analysis::TapsReport>,
+) -> String {
     let paint = view.paint;
     let mut t = String::new();
     let errors = format!("{} error(s)", r.errors);
@@ -599,7 +622,7 @@ pub fn text(input: &Input, r: &Report, warnings: &[String], view: &TextView) -> 
             }
         }
         for f in fs {
-            finding_line(&mut t, f, paint);
+            finding_line(&mut t, f, paint, taps);
         }
     }
     let mut shown_of: BTreeMap<&str, u64> = BTreeMap::new();

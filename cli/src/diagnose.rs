@@ -5,7 +5,9 @@
 use std::fmt::Write as _;
 use std::io::{self, Write};
 
-use roce_analysis::{DiagnoseDocument, Diagnosis, Severity, TapStep, Verdict, VerdictKind};
+use roce_analysis::{
+    DiagnoseDocument, Diagnosis, Severity, TapStep, TapsReport, Verdict, VerdictKind,
+};
 use serde::Serialize;
 use serde_json::json;
 
@@ -146,6 +148,13 @@ pub fn diagnose(run: &Run<'_>) -> Result<Diagnosed, InputError> {
         None => d.finish_parts(&summary, run.window_ns, |_| true),
     };
     let mut doc = done.document;
+    // Several taps: each frame a verdict cites, with its file and number there.
+    if let (Some(files), Some(taps)) = (run.input.files(), doc.taps.as_mut()) {
+        let verdicts = doc.connections.iter().flat_map(|c| &c.verdicts);
+        let setups = doc.setup.iter().flat_map(|s| &s.verdicts);
+        let cited = verdicts.chain(setups).flat_map(|v| v.frames.iter().copied());
+        crate::taps::cite(files, taps, cited)?;
+    }
     let selected = selection.as_ref().map(|s| s.describe(doc.connections.len()));
     let (mut nic_rec, mut nic_lines) = (None, Vec::new());
     if let Some(n) = run.nic {
@@ -207,18 +216,24 @@ fn tag(s: Severity) -> &'static str {
     }
 }
 
-fn frames(v: &Verdict) -> String {
-    v.frames.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+/// A verdict's frames (over several taps each with its file and number there).
+fn frames(v: &Verdict, taps: Option<&TapsReport>) -> String {
+    v.frames.iter().map(|&n| crate::taps::frame_name(taps, n)).collect::<Vec<_>>().join(", ")
 }
 
 /// One verdict; its next step once per kind (`told`: the kinds already told).
-fn verdict(t: &mut String, v: &Verdict, told: &mut Vec<roce_analysis::VerdictKind>) {
+fn verdict(
+    t: &mut String,
+    v: &Verdict,
+    told: &mut Vec<roce_analysis::VerdictKind>,
+    taps: Option<&TapsReport>,
+) {
     let _ = writeln!(t, "    {} {}: {}", tag(v.severity), v.verdict.title(), v.summary);
     if v.severity == Severity::Ok {
         return;
     }
     if !v.frames.is_empty() {
-        let _ = writeln!(t, "             frames {}", frames(v));
+        let _ = writeln!(t, "             frames {}", frames(v, taps));
     }
     if let Some(serde_json::Value::Array(found)) = v.evidence.get("findings") {
         for f in found.iter().take(FINDINGS_SHOWN) {
@@ -334,7 +349,7 @@ pub fn text(input: &Input, doc: &DiagnoseDocument, selected: Option<&str>) -> St
             c.name, c.transport, c.packets, c.first_frame, c.last_frame
         );
         for v in &c.verdicts {
-            verdict(&mut t, v, &mut told);
+            verdict(&mut t, v, &mut told, doc.taps.as_ref());
         }
     }
     if healthy > HEALTHY_SHOWN {
@@ -349,7 +364,7 @@ pub fn text(input: &Input, doc: &DiagnoseDocument, selected: Option<&str>) -> St
         for s in &doc.setup {
             let _ = writeln!(t, "  {}  ({})", s.connection.a, s.outcome);
             for v in &s.verdicts {
-                verdict(&mut t, v, &mut told);
+                verdict(&mut t, v, &mut told, doc.taps.as_ref());
             }
         }
     }

@@ -5,7 +5,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use roce_analysis::{estimate_offsets, TapInfo, TapsReport};
+use roce_analysis::{estimate_offsets, CitedFrame, TapInfo, TapsReport};
 use roce_capture::{Capture, Merge};
 use roce_parser::Config;
 
@@ -64,6 +64,69 @@ pub fn open(
         infos.push(TapInfo { file, offset_ns, offset_from, offset_copies });
     }
     Ok((Merge::new(caps, &offsets), infos))
+}
+
+/// The merge of a pass over `files` again, with the clock offsets that pass used (its
+/// report's): the same frames in the same order under the same numbers, without estimating
+/// the offsets a second time.
+pub fn reopen(files: &[PathBuf], report: &TapsReport) -> Result<Merge, InputError> {
+    let offsets: Vec<i64> = report.taps.iter().map(|t| t.info.offset_ns).collect();
+    let caps = files
+        .iter()
+        .map(|p| roce_capture::open(p).map_err(|e| InputError(e.to_string())))
+        .collect::<Result<Vec<Capture>, InputError>>()?;
+    Ok(Merge::new(caps, &offsets))
+}
+
+/// Fills `report.frames_cited` with the tap and the number there of each frame of `wanted`
+/// (merged numbers, as findings cite them): the files read again ([`reopen`]) up to the last
+/// frame wanted, records only (nothing decoded). Memory: the frames wanted.
+pub fn cite(
+    files: &[PathBuf],
+    report: &mut TapsReport,
+    wanted: impl IntoIterator<Item = u64>,
+) -> Result<(), InputError> {
+    let mut want: Vec<u64> = wanted.into_iter().collect();
+    want.sort_unstable();
+    want.dedup();
+    let Some(&last) = want.last() else { return Ok(()) };
+    let mut merge = reopen(files, report)?;
+    let mut out = Vec::with_capacity(want.len());
+    let mut at = 0;
+    // Quietly: the pass reported the files' damage already.
+    while let Some(next) = merge.next_frame() {
+        let f = match next {
+            Ok(f) => f,
+            Err(e) if e.is_fatal() => break,
+            Err(_) => continue,
+        };
+        if f.number > last {
+            break;
+        }
+        while want.get(at).is_some_and(|&w| w < f.number) {
+            at += 1;
+        }
+        if want.get(at) == Some(&f.number) {
+            out.push(CitedFrame { frame: f.number, tap: f.source, source_frame: f.source_number });
+            at += 1;
+        }
+    }
+    report.frames_cited = out;
+    Ok(())
+}
+
+/// A frame number as text names it: over several taps, with its file and its number there
+/// when the pass cited it ([`cite`]): `39 (a.pcap:20)`.
+pub fn frame_name(taps: Option<&TapsReport>, n: u64) -> String {
+    let cited = taps.and_then(|r| {
+        let i = r.frames_cited.binary_search_by_key(&n, |c| c.frame).ok()?;
+        let c = r.frames_cited.get(i)?;
+        Some((r.taps.get(c.tap as usize)?.info.file.as_str(), c.source_frame))
+    });
+    match cited {
+        Some((file, k)) => format!("{n} ({file}:{k})"),
+        None => n.to_string(),
+    }
 }
 
 /// `--tap-offset` resolved to each file (by its 1-based place or its name as given).

@@ -678,10 +678,15 @@ fn dissect_shows_every_frame_of_every_tap_with_its_source() {
 
 /// Tap 1: the sample; tap 2: the sample 5 us later, without frame 20 (lost between them).
 fn two_taps(name: &str) -> (PathBuf, PathBuf, usize) {
+    two_taps_of(name, &root().join("pcaps/sample.pcap"))
+}
+
+/// [`two_taps`] of `capture`: tap 1 the capture, tap 2 its frames 5 us later but frame 20.
+fn two_taps_of(name: &str, capture: &Path) -> (PathBuf, PathBuf, usize) {
     let dir = tmp(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
-    let recs = read(&root().join("pcaps/sample.pcap"));
+    let recs = read(capture);
     let (t1, t2) = (dir.join("tap1.pcap"), dir.join("tap2.pcap"));
     write(&t1, &recs);
     let late: Vec<Rec> = recs
@@ -789,6 +794,78 @@ fn diagnose_and_report_of_two_taps_name_the_loss() {
     assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
     let svg = std::fs::read_to_string(&svg).unwrap();
     assert!(svg.contains("CAP-DROP-BETWEEN"), "the loss is not marked on the graph");
+}
+
+/// `check A B` and `diagnose A B` name every frame they cite with its file and its number
+/// there (text: `39 (a.pcap:20)`; JSON: `taps.frames_cited`), as an independent merge with
+/// the offsets they report numbers them; on captures whose findings cite many frames.
+#[test]
+fn check_and_diagnose_name_each_cited_frame_with_its_file() {
+    let mut cited_in_all = 0;
+    for cap in ["pcaps/conformance/pkt-rules.pcap", "pcaps/conformance/req-gbn-retx-same.pcap"] {
+        let name = Path::new(cap).file_stem().unwrap().to_str().unwrap();
+        let (t1, t2, _) = two_taps_of(&format!("taps-cited-{name}"), &root().join(cap));
+        let (a, b) = (t1.to_str().unwrap(), t2.to_str().unwrap());
+        let check = json(&["check", "--format", "json", a, b]);
+        let map = merge_map(&[&t1, &t2], &offsets(&check));
+        let names = [a, b];
+        let mut wanted: Vec<u64> = check["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|f| f["frames"].as_array().unwrap().iter().map(|n| n.as_u64().unwrap()))
+            .collect();
+        wanted.sort_unstable();
+        wanted.dedup();
+        assert!(wanted.len() >= 2, "{cap}: {} frames cited", wanted.len());
+        let expect: Vec<Value> = wanted
+            .iter()
+            .map(|&n| {
+                let (tap, k) = map[(n - 1) as usize];
+                serde_json::json!({"frame": n, "tap": tap, "source_frame": k})
+            })
+            .collect();
+        assert_eq!(check["taps"]["frames_cited"], Value::Array(expect), "{cap}");
+        // Text: each finding's frames, named.
+        let out = Command::new(BIN).args(["check", a, b]).output().unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        for f in check["findings"].as_array().unwrap() {
+            let named: Vec<String> = f["frames"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|n| {
+                    let n = n.as_u64().unwrap();
+                    let (tap, k) = map[(n - 1) as usize];
+                    format!("{n} ({}:{k})", names[tap as usize])
+                })
+                .collect();
+            let line = format!("{:<16} frames {}", f["rule"].as_str().unwrap(), named.join(","));
+            assert!(text.contains(&line), "{cap}: no '{line}' in\n{text}");
+            cited_in_all += named.len();
+        }
+        // diagnose: the frames its verdicts cite.
+        let diag = json(&["diagnose", "--format", "json", a, b]);
+        let cited = diag["taps"]["frames_cited"].as_array().unwrap();
+        assert!(!cited.is_empty(), "{cap}: diagnose cites nothing");
+        for c in cited {
+            let n = c["frame"].as_u64().unwrap();
+            let (tap, k) = map[(n - 1) as usize];
+            assert_eq!(
+                (c["tap"].as_u64().unwrap(), c["source_frame"].as_u64().unwrap()),
+                (u64::from(tap), k),
+                "{cap}: frame {n}"
+            );
+        }
+        let out = Command::new(BIN).args(["diagnose", a, b]).output().unwrap();
+        let text = String::from_utf8(out.stdout).unwrap();
+        let c = &cited[0];
+        let n = c["frame"].as_u64().unwrap();
+        let tap = c["tap"].as_u64().unwrap() as usize;
+        let shown = format!("{n} ({}:{})", names[tap], c["source_frame"]);
+        assert!(text.contains(&shown), "{cap}: no '{shown}' in\n{text}");
+    }
+    println!("{cited_in_all} cited frames named with their file");
 }
 
 /// The cells' text of every table row of a serialized DOM (`<td>` only: header rows are

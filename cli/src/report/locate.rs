@@ -3,7 +3,7 @@
 //! marked on its connection's graph and named in the findings table. Only cited frames are
 //! decoded, reading stops after the last; memory is bounded by the findings the checker
 //! keeps. Several taps are merged again as the first pass merged them (the same files, the
-//! same offsets: their estimate is deterministic), so the merged numbers agree.
+//! offsets it used: crate::taps::reopen), so the merged numbers agree.
 
 use std::collections::BTreeMap;
 
@@ -36,6 +36,7 @@ pub enum Cited {
 /// Where the cited frames of findings (`which`) are.
 pub fn locate(
     r: &Reading<'_>,
+    taps: Option<&roce_analysis::TapsReport>,
     findings: &[roce_conformance::Finding],
     graphs: &[Graph],
     which: Cited,
@@ -53,12 +54,16 @@ pub fn locate(
     if want.is_empty() {
         return Ok(BTreeMap::new());
     }
-    match r.input.files() {
-        Some(files) => {
+    match (r.input.files(), taps) {
+        (Some(files), Some(taps)) => {
+            let merge = crate::taps::reopen(files, taps)?;
+            scan(merge, r, &mut want, true);
+        }
+        (Some(files), None) => {
             let (merge, _) = crate::taps::open(files, &r.input.taps, r.cfg)?;
             scan(merge, r, &mut want, true);
         }
-        None => {
+        (None, _) => {
             let path = r.file("report")?;
             let cap = roce_capture::open(path).map_err(|e| InputError(e.to_string()))?;
             scan(cap, r, &mut want, false);

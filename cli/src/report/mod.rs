@@ -132,7 +132,7 @@ pub fn report_html(
     let (c, summary) = collect(r, opts, Select::Busiest(graphs))?;
     // Several taps: every cited frame placed, so the findings table names its file.
     let cited = if r.input.files().is_some() { Cited::All } else { Cited::Graphed };
-    let located = locate::locate(r, &c.check.findings, &c.graphs, cited)?;
+    let located = locate::locate(r, summary.taps.as_ref(), &c.check.findings, &c.graphs, cited)?;
     let meta = match paths.as_slice() {
         [one] => crate::annotate::meta::read_file(one),
         _ => crate::annotate::meta::Meta::default(),
@@ -178,7 +178,8 @@ pub fn run_report(
 pub fn graph_svg(r: &Reading<'_>, opts: Options, sel: &str) -> Result<String, InputError> {
     r.inputs("graph")?;
     let path = r.input.to_string();
-    let (c, _) = collect(r, opts, Select::Named(sel.to_string()))?;
+    let (c, summary) = collect(r, opts, Select::Named(sel.to_string()))?;
+    let taps = summary.taps.as_ref();
     let names = |v: &mut dyn Iterator<Item = String>| {
         let list: Vec<String> = v.take(20).collect();
         if list.is_empty() {
@@ -197,7 +198,7 @@ pub fn graph_svg(r: &Reading<'_>, opts: Options, sel: &str) -> Result<String, In
         n => {
             if let Some(exact) = c.graphs.iter().position(|g| g.info.connection.to_string() == sel)
             {
-                return one_svg(r, &c, exact);
+                return one_svg(r, taps, &c, exact);
             }
             return Err(InputError(format!(
                 "{path}: '{sel}' names {} connections{}; give one of:\n  {}",
@@ -207,15 +208,20 @@ pub fn graph_svg(r: &Reading<'_>, opts: Options, sel: &str) -> Result<String, In
             )));
         }
     }
-    one_svg(r, &c, 0)
+    one_svg(r, taps, &c, 0)
 }
 
-fn one_svg(r: &Reading<'_>, c: &Collected, i: usize) -> Result<String, InputError> {
+fn one_svg(
+    r: &Reading<'_>,
+    taps: Option<&roce_analysis::TapsReport>,
+    c: &Collected,
+    i: usize,
+) -> Result<String, InputError> {
     let Some(g) = c.graphs.get(i) else {
         return Err(InputError("no graph".into()));
     };
     let only = std::slice::from_ref(g);
-    let located = locate::locate(r, &c.check.findings, only, Cited::Graphed)?;
+    let located = locate::locate(r, taps, &c.check.findings, only, Cited::Graphed)?;
     let marks = page::marks_of(g, &c.check.findings, &located);
     let cm: Vec<&collect::CmEvent> = c
         .cm_events
