@@ -81,6 +81,7 @@ mod pass;
 pub mod rows;
 pub mod series;
 mod stats;
+mod tap_files;
 mod taps;
 
 pub use diagnose::{
@@ -105,6 +106,10 @@ pub use pass::{Pass, WarningSink, PROGRESS_EVERY};
 pub use stats::{
     Connection, Counters, Direction, FlowStats, IdCount, NakCounts, SlotOf, Stats, TunnelCount,
     TunnelCounts, NIC_HOSTS_MAX, NIC_HOSTS_SHOWN, TUNNEL_IDS_MAX,
+};
+pub use tap_files::{
+    cite_frames, open_taps, parse_tap_offset, parse_tap_window, parse_time_ns, reopen_taps,
+    run_taps, TapSetup, TapsError,
 };
 pub use taps::{
     estimate_offsets, run_merged, CitedFrame, ConnectionPair, ConnectionTaps, Latency,

@@ -55,6 +55,11 @@ impl<'a> Pass<'a> {
         Pass { cfg, window: None, last: None, on_warning: None, on_progress: None }
     }
 
+    /// How frames are parsed.
+    pub fn config(&self) -> &'a Config {
+        self.cfg
+    }
+
     /// Only the frames whose number `window` accepts are decoded and handed on (the others
     /// are as if the capture did not hold them); reading stops after frame `last`.
     pub fn frames(mut self, window: &'a dyn Fn(u64) -> bool, last: Option<u64>) -> Self {

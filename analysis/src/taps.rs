@@ -1008,6 +1008,16 @@ pub fn run_merged(
 }
 
 impl TapDrop {
+    /// Whether the loss belongs to `shard`: its host pair's (a packet between LIDs, which
+    /// has none, is shard 0's, as its frames are), so that the shards of a run report each
+    /// loss once.
+    pub fn in_shard(&self, shard: roce_conformance::Shard) -> bool {
+        let pair = (!self.between_lids).then_some((self.flow.src, self.flow.dst));
+        shard.is_all()
+            || pair.map_or(0, |(a, b)| roce_conformance::Shard::of_pair(a, b, shard.count()))
+                == shard.index()
+    }
+
     /// Reports the loss to `checker` as a `CAP-DROP-BETWEEN` finding citing the frames of
     /// its first and last sightings, on the connection the packet was first seen in (or the
     /// one the model gives its flow now), with [`TapDrop::message`]'s sentence: what every

@@ -151,8 +151,7 @@ pub(crate) fn connection_fed<X: Default>(
 /// LIDs, which has none, is shard 0's, as its frames are), so that the shards of a run
 /// report each loss once.
 pub(crate) fn owns_drop(shard: Shard, drop: &roce_analysis::TapDrop) -> bool {
-    let pair = (!drop.between_lids).then_some((drop.flow.src, drop.flow.dst));
-    shard.is_all() || pair.map_or(0, |(a, b)| Shard::of_pair(a, b, shard.count())) == shard.index()
+    drop.in_shard(shard)
 }
 
 /// The members of `check --format json` only the command line has, after the library's

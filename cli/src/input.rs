@@ -34,20 +34,7 @@ pub struct Input {
 }
 
 /// How several captures are read as one (`--tap-window`, `--tap-offset`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct TapSetup {
-    /// A copy at another tap within this many nanoseconds of the first sighting.
-    pub window_ns: u64,
-    /// Clock offsets given, by file (its 1-based place in the list, or its name as given):
-    /// nanoseconds added to its timestamps. The others are estimated from the copies.
-    pub offsets: Vec<(String, i64)>,
-}
-
-impl Default for TapSetup {
-    fn default() -> Self {
-        TapSetup { window_ns: roce_analysis::TapOptions::default().window_ns, offsets: Vec::new() }
-    }
-}
+pub use roce_analysis::TapSetup;
 
 /// Where frames come from: a capture file (`-` for stdin) or, with the `live` feature, a
 /// network interface (`-i IFACE`).

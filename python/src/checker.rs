@@ -4,16 +4,19 @@
 //! them with the same options, so `check(path)` is `check --format json` member for member.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyList};
+use pyo3::types::{PyBytes, PyDict, PyList, PyTuple};
 use serde::Serialize;
 
 use roce_analysis::filter::{Selection, SelectionJson};
 use roce_analysis::rows::{self, RowGroup};
 use roce_analysis::{
-    count_undecoded, decode, CheckDocument, Pass, ReadSummary, Stats, StatsDocument,
+    cite_frames, count_undecoded, decode, run_taps, CheckDocument, Pass, ReadSummary, Stats,
+    StatsDocument, TapStep, TapsError,
 };
+use roce_capture::Capture;
 use roce_conformance::{Checker, Finding, FrameInfo, Options, Report, Shard};
 use roce_parser::Config;
+use std::path::PathBuf;
 
 use crate::options::{self, Takes};
 
@@ -29,12 +32,49 @@ fn to_json<T: Serialize>(doc: &T) -> PyResult<Vec<u8>> {
     serde_json::to_vec(doc).map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))
 }
 
-/// Runs `f` without the GIL, turning a capture error into a `CaptureError`.
-fn pass<T: Send>(
-    py: Python<'_>,
-    f: impl Send + FnOnce() -> Result<T, roce_capture::CaptureError>,
-) -> PyResult<T> {
-    py.detach(f).map_err(|e| crate::capture_error(py, &e))
+/// Runs `f` without the GIL, turning a capture error into a `CaptureError` and taps that
+/// cannot be read as one (an offset for no file, `-` among them) into an `OptionError`.
+fn pass<T: Send>(py: Python<'_>, f: impl Send + FnOnce() -> Result<T, TapsError>) -> PyResult<T> {
+    py.detach(f).map_err(|e| match e {
+        TapsError::Capture(e) => crate::capture_error(py, &e),
+        TapsError::Setup(s) => {
+            crate::OptionError::new_err(s.replacen("--tap-offset", "tap_offset", 1))
+        }
+    })
+}
+
+/// What `stats()` and `check()` read: one capture (a path or a binary file object, opened
+/// here), or several taps' files (a list or tuple of two or more paths, opened in the pass).
+enum Source {
+    One(Box<Capture>),
+    Taps(Vec<PathBuf>),
+}
+
+impl Source {
+    fn open(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<Source> {
+        if !(source.is_instance_of::<PyList>() || source.is_instance_of::<PyTuple>()) {
+            return Ok(Source::One(Box::new(crate::frames::open(py, source)?.0)));
+        }
+        let items: Vec<Bound<'_, PyAny>> = source.try_iter()?.collect::<PyResult<_>>()?;
+        if let [one] = items.as_slice() {
+            return Ok(Source::One(Box::new(crate::frames::open(py, one)?.0)));
+        }
+        if items.is_empty() {
+            return Err(crate::OptionError::new_err(
+                "source: an empty list; give a capture, or a list of several taps' captures",
+            ));
+        }
+        let mut files = Vec::with_capacity(items.len());
+        for p in &items {
+            let path = crate::frames::path_of(py, p)?;
+            if path.is_dir() {
+                let name = path.display().to_string();
+                return Err(crate::open_error(py, &name, "is a directory, not a capture".into()));
+            }
+            files.push(path);
+        }
+        Ok(Source::Taps(files))
+    }
 }
 
 /// `stats --format json` of a capture, as a dict.
@@ -46,22 +86,33 @@ pub fn stats<'py>(
     options: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let o = options::parse(Takes::Stats, options)?;
-    let (cap, _) = crate::frames::open(py, source)?;
+    let source = Source::open(py, source)?;
     let model = o.model();
-    let (cfg, shard, filter) = (o.cfg, o.shard, o.filter);
+    let (cfg, shard, filter, setup) = (o.cfg, o.shard, o.filter, o.taps);
     let json = pass(py, move || {
         let mut stats = Stats::new(model);
         let mut selection = filter.as_ref().map(Selection::new);
-        let summary = Pass::new(&cfg)
-            .run(cap, |d| {
+        let summary = match source {
+            Source::One(cap) => Pass::new(&cfg).run(*cap, |d| {
                 if stats.frame(shard, d).is_none() {
                     return;
                 }
                 if let Some(sel) = &mut selection {
                     sel.observe(d, |k| stats.incarnation_of(k));
                 }
-            })?
-            .of_shard(shard);
+            })?,
+            // Several taps: as the command line, each packet's connection handed to the
+            // taps, so that a loss between them is listed under it.
+            Source::Taps(files) => run_taps(Pass::new(&cfg), &files, &setup, |step| {
+                let TapStep::Frame(d) = step else { return None };
+                let own = stats.frame(shard, d)?.observation.map(|o| o.own);
+                if let Some(sel) = &mut selection {
+                    sel.observe(d, |k| stats.incarnation_of(k));
+                }
+                own.map(|k| stats.connection_of(&k))
+            })?,
+        }
+        .of_shard(shard);
         let (mut connections, not_listed) = stats.connections();
         if let Some(sel) = &selection {
             connections.retain(|c| sel.selects(&c.info.connection));
@@ -83,24 +134,57 @@ pub fn check<'py>(
     options: Option<&Bound<'py, PyDict>>,
 ) -> PyResult<Bound<'py, PyAny>> {
     let o = options::parse(Takes::Check, options)?;
-    let (cap, _) = crate::frames::open(py, source)?;
-    let (cfg, shard, filter, opts) = (o.cfg, o.shard, o.filter, o.check);
+    let source = Source::open(py, source)?;
+    let (cfg, shard, filter, opts, setup) = (o.cfg, o.shard, o.filter, o.check, o.taps);
     let json = pass(py, move || {
         let mut checker = Checker::new(opts);
         let mut selection = filter.as_ref().map(Selection::new);
-        let summary = Pass::new(&cfg)
-            .run(cap, |d| {
+        let files = match &source {
+            Source::Taps(files) => files.clone(),
+            Source::One(_) => Vec::new(),
+        };
+        let summary = match source {
+            Source::One(cap) => Pass::new(&cfg).run(*cap, |d| {
                 if roce_analysis::feed(&mut checker, shard, d).is_none() {
                     return;
                 }
                 if let Some(sel) = selection.as_mut() {
                     sel.observe(d, |k| checker.incarnation_of(k));
                 }
-            })?
-            .of_shard(shard);
+            })?,
+            // Several taps: as the command line, copies left to the taps, losses between
+            // taps as findings (each in its host pair's shard), each packet's connection
+            // handed back.
+            Source::Taps(_) => {
+                let names: Vec<String> = files.iter().map(|p| p.display().to_string()).collect();
+                run_taps(Pass::new(&cfg), &files, &setup, |step| {
+                    let d = match step {
+                        TapStep::Frame(d) => d,
+                        TapStep::Copy(..) => return None,
+                        TapStep::Drop(drop) => {
+                            if drop.in_shard(shard) {
+                                drop.report_to(&mut checker, &names);
+                            }
+                            return None;
+                        }
+                    };
+                    roce_analysis::feed(&mut checker, shard, d)?;
+                    if let Some(sel) = selection.as_mut() {
+                        sel.observe(d, |k| checker.incarnation_of(k));
+                    }
+                    let own = checker.last_observation()?.own;
+                    Some(checker.connection_of(&own))
+                })?
+            }
+        };
+        let mut summary = summary.of_shard(shard);
         let mut report = checker.finish();
         if let Some(sel) = &selection {
             sel.retain(&mut report);
+        }
+        // Several taps: each cited frame's file and number there (`taps.frames_cited`).
+        if let Some(taps) = summary.taps.as_mut() {
+            cite_frames(&files, taps, report.findings.iter().flat_map(|f| f.frames.clone()))?;
         }
         let extra =
             Selected { selection: selection.as_ref().map(|s| s.json(report.connections.len())) };

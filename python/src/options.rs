@@ -8,6 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 
 use roce_analysis::filter::DisplayFilter;
+use roce_analysis::TapSetup;
 use roce_conformance::{CnpPacing, ModelOptions, Options, RuleSet, Shard};
 use roce_parser::Config;
 
@@ -32,11 +33,14 @@ pub struct Opts {
     pub filter: Option<DisplayFilter>,
     pub shard: Shard,
     pub check: Options,
+    /// Several captures (a list of paths): how their copies are matched and their clocks
+    /// set (`tap_window`, `tap_offset`).
+    pub taps: TapSetup,
 }
 
 const FRAMES: &[&str] = &["port", "filter", "conn"];
 const MODEL: &[&str] = &["pmtu", "max_flows", "reconnect_idle_ms"];
-const STATS: &[&str] = &["shard"];
+const STATS: &[&str] = &["shard", "tap_window", "tap_offset"];
 const CHECK: &[&str] = &[
     "assume_complete",
     "reorder_window_us",
@@ -169,11 +173,59 @@ pub fn port_config(list: &[u16]) -> PyResult<Config> {
     Ok(cfg)
 }
 
+/// A time as the command line writes it (`"1.5ms"`, `"300us"`; ns without a unit) or an
+/// int of nanoseconds.
+fn time_ns(name: &str, v: &Bound<'_, PyAny>) -> PyResult<i64> {
+    if v.is_instance_of::<PyString>() {
+        let s = string(name, v)?;
+        return roce_analysis::parse_time_ns(&s).map_err(|e| bad(format!("{name}: {e}")));
+    }
+    int(name, v, i128::from(i64::MIN), i128::from(i64::MAX))
+}
+
+/// `tap_window`: the time within which a packet at another tap is a copy (positive).
+fn tap_window(v: &Bound<'_, PyAny>) -> PyResult<u64> {
+    match time_ns("tap_window", v)? {
+        n if n > 0 => Ok(n.unsigned_abs()),
+        n => Err(bad(format!("tap_window: {n} ns: the window must be longer than 0"))),
+    }
+}
+
+/// `tap_offset`: a dict from a file (its 1-based place as an int, or its path as given) to
+/// its clock offset (a time as [`time_ns`] takes).
+fn tap_offsets(v: &Bound<'_, PyAny>) -> PyResult<Vec<(String, i64)>> {
+    let d = v.cast::<PyDict>().map_err(|_| {
+        bad(format!(
+            "tap_offset: expected a dict {{file: time}} (file its place from 1 or its path), got {}",
+            type_name(v)
+        ))
+    })?;
+    let mut out = Vec::with_capacity(d.len());
+    for (k, t) in d.iter() {
+        let which = if k.is_instance_of::<PyString>() {
+            string("tap_offset", &k)?
+        } else if let Ok(n) = int::<u64>("tap_offset", &k, 1, i128::from(u32::MAX)) {
+            n.to_string()
+        } else {
+            let p = crate::frames::path_of(k.py(), &k)
+                .map_err(|_| bad(format!("tap_offset: a key is a {}", type_name(&k))))?;
+            p.display().to_string()
+        };
+        out.push((which, time_ns("tap_offset", &t)?));
+    }
+    Ok(out)
+}
+
 /// Converts the keyword options of a function that takes `takes`.
 pub fn parse(takes: Takes, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Opts> {
     let known = known(takes);
-    let mut o =
-        Opts { cfg: Config::default(), filter: None, shard: Shard::ALL, check: Options::default() };
+    let mut o = Opts {
+        cfg: Config::default(),
+        filter: None,
+        shard: Shard::ALL,
+        check: Options::default(),
+        taps: TapSetup::default(),
+    };
     let (mut filter, mut conn) = (None::<String>, None::<String>);
     let (mut enable, mut disable) = (Vec::new(), Vec::new());
     let Some(kwargs) = kwargs else { return Ok(o) };
@@ -210,6 +262,8 @@ pub fn parse(takes: Takes, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Opts>
                 let s = string("shard", v)?;
                 o.shard = s.parse().map_err(|e| bad(format!("shard: {e}")))?;
             }
+            "tap_window" => o.taps.window_ns = tap_window(v)?,
+            "tap_offset" => o.taps.offsets = tap_offsets(v)?,
             "assume_complete" => o.check.assume_complete = boolean(&name, v)?,
             "reorder_window_us" => o.check.reorder_window_ns = scaled(&name, v, 1000)?,
             "retx_timeout_us" => o.check.retx_timeout_ns = scaled(&name, v, 1000)?,

@@ -130,3 +130,62 @@ def test_the_version_is_the_crates():
         text = (ROOT / crate / "Cargo.toml").read_text()
         assert re.search(r'^version = "([^"]+)"', text, re.M).group(1) == ri.__version__, crate
     assert cli("--version").split()[1] == ri.__version__
+
+
+def _late_copy(src, dst, late_ns, drop_index):
+    """`src` (the sample: a big-endian nanosecond pcap) with every record `late_ns` later and
+    record `drop_index` (0-based) gone: a second tap that lost one packet."""
+    import struct
+
+    data = src.read_bytes()
+    assert data[:4] == bytes.fromhex("a1b23c4d")
+    out, at, i = bytearray(data[:24]), 24, 0
+    while at + 16 <= len(data):
+        sec, ns, caplen, length = struct.unpack(">IIII", data[at : at + 16])
+        if i != drop_index:
+            t = sec * 1_000_000_000 + ns + late_ns
+            out += struct.pack(">IIII", t // 1_000_000_000, t % 1_000_000_000, caplen, length)
+            out += data[at + 16 : at + 16 + caplen]
+        at += 16 + caplen
+        i += 1
+    dst.write_bytes(bytes(out))
+
+
+def test_several_taps_are_the_command_lines(tmp_path):
+    # The sample and a second tap 4 us late that lost frame 20: stats() and check() of the
+    # list are `stats A B` and `check A B`, the loss between the taps a finding with its
+    # frame named in the tap's file; the options are the command line's.
+    a = PCAPS / "sample.pcap"
+    b = tmp_path / "tap2.pcap"
+    _late_copy(a, b, 4_000, 19)
+    assert ri.stats([a, b]) == cli_json("stats", "--format", "json", str(a), str(b))
+    got = ri.check((str(a), b))
+    assert got == cli_json("check", "--format", "json", str(a), str(b))
+    assert got["taps"]["drops"] == 1 and got["taps"]["taps"][1]["offset_ns"] == -4_000
+    drop = [f for f in got["findings"] if f["rule"] == "CAP-DROP-BETWEEN"]
+    assert len(drop) == 1
+    cited = {c["frame"]: (c["tap"], c["source_frame"]) for c in got["taps"]["frames_cited"]}
+    assert cited[drop[0]["frames"][0]] == (0, 20)
+    flags = ["--tap-offset", "2=-4us", "--tap-window", "10us"]
+    opts = {"tap_offset": {2: "-4us"}, "tap_window": "10us"}
+    assert ri.check([a, b], **opts) == cli_json("check", "--format", "json", *flags, str(a), str(b))
+    assert ri.stats([a, b], tap_offset={str(b): -4_000}, tap_window=10_000) == cli_json(
+        "stats", "--format", "json", *flags, str(a), str(b)
+    )
+    # One path in a list is that capture.
+    assert ri.check([a]) == ri.check(a)
+
+
+def test_several_taps_refuse_what_the_command_line_refuses(tmp_path):
+    a = PCAPS / "sample.pcap"
+    with pytest.raises(ri.OptionError, match="there is no file 3 among the 2 given"):
+        ri.check([a, a], tap_offset={3: "1ms"})
+    with pytest.raises(ri.OptionError, match="tap_window"):
+        ri.stats([a, a], tap_window="0")
+    with pytest.raises(ri.OptionError, match="empty list"):
+        ri.stats([])
+    with pytest.raises(ri.CaptureError) as e:
+        ri.check([a, tmp_path / "missing.pcap"])
+    assert "missing.pcap" in str(e.value)
+    with pytest.raises(ri.OptionError, match="tap_offset"):
+        ri.check([a, a], tap_offset=[1, 2])
