@@ -223,14 +223,77 @@ fn pair_entry(pairs: &mut Vec<FlowPair>, pair: usize) -> Option<&mut FlowPair> {
 
 const PENDING_PER_FLOW: usize = 16;
 
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Default)]
 struct FlowPair {
     /// `first * taps + copy`.
     pair: u32,
     copies: u64,
     sum_ns: u128,
+    min_ns: u64,
     max_ns: u64,
+    /// The copies' latencies, for the connection's p50 and p99.
+    sketch: Sketch,
     drops: u64,
+}
+
+/// One connection's latencies between two taps, counted in log-linear buckets: exact below
+/// 16 ns, then 8 buckets per power of two, so a quantile is within 1/16 of the latency (the
+/// bucket's middle, held within the smallest and largest seen). Kept sparse, a short sorted
+/// list of (bucket, count): a connection's copies fall in a few buckets (a latency that
+/// varies by 2x spans 8), so a flow pays bytes for the buckets it uses, not a histogram of
+/// the whole range (the pair of taps' overall figures have that, `Histogram`, one per pair).
+#[derive(Clone, Default)]
+struct Sketch {
+    buckets: Vec<(u16, u32)>,
+}
+
+impl Sketch {
+    fn bucket(v: u64) -> u16 {
+        if v < 16 {
+            return v as u16;
+        }
+        let e = 63 - v.leading_zeros(); // 4..=63
+        let sub = (v >> (e - 3)) & 7;
+        (16 + (e - 4) * 8 + sub as u32) as u16
+    }
+
+    /// The bucket's lowest value and its width.
+    fn range(b: u16) -> (u64, u64) {
+        if b < 16 {
+            return (u64::from(b), 1);
+        }
+        let (e, sub) = (u32::from(b - 16) / 8 + 4, u64::from(b - 16) % 8);
+        ((8 + sub) << (e - 3), 1 << (e - 3))
+    }
+
+    fn add(&mut self, v: u64) {
+        let b = Self::bucket(v);
+        match self.buckets.binary_search_by_key(&b, |x| x.0) {
+            Ok(i) => {
+                if let Some(x) = self.buckets.get_mut(i) {
+                    x.1 = x.1.saturating_add(1);
+                }
+            }
+            Err(i) => self.buckets.insert(i, (b, 1)),
+        }
+    }
+
+    /// The `q` quantile (0 < q <= 1) of `total` values within [`lo`, `hi`].
+    fn quantile(&self, q: f64, total: u64, lo: u64, hi: u64) -> Option<u64> {
+        if total == 0 {
+            return None;
+        }
+        let rank = ((q * total as f64).ceil() as u64).clamp(1, total);
+        let mut seen = 0u64;
+        for &(b, n) in &self.buckets {
+            seen += u64::from(n);
+            if seen >= rank {
+                let (low, width) = Self::range(b);
+                return Some((low + width / 2).clamp(lo, hi));
+            }
+        }
+        Some(hi)
+    }
 }
 
 /// A packet lost between two taps (a `CAP-DROP-BETWEEN` finding).
@@ -477,9 +540,11 @@ impl Taps {
         }
         if let Some((pair, latency)) = copy {
             if let Some(p) = pair_entry(&mut f.pairs, pair) {
+                p.min_ns = if p.copies == 0 { latency } else { p.min_ns.min(latency) };
                 p.copies += 1;
                 p.sum_ns += u128::from(latency);
                 p.max_ns = p.max_ns.max(latency);
+                p.sketch.add(latency);
             }
         }
         if f.pending.is_empty() {
@@ -680,6 +745,8 @@ impl Taps {
                         latency_mean_ns: (p.copies > 0).then(|| {
                             u64::try_from(p.sum_ns / u128::from(p.copies)).unwrap_or(u64::MAX)
                         }),
+                        latency_p50_ns: p.sketch.quantile(0.5, p.copies, p.min_ns, p.max_ns),
+                        latency_p99_ns: p.sketch.quantile(0.99, p.copies, p.min_ns, p.max_ns),
                         latency_max_ns: (p.copies > 0).then_some(p.max_ns),
                         drops: p.drops,
                     })
@@ -800,6 +867,10 @@ pub struct ConnectionPair {
     pub copies: u64,
     /// Mean latency of the copies.
     pub latency_mean_ns: Option<u64>,
+    /// Median latency of the copies (within 1/16 of it: a log-linear sketch per connection).
+    pub latency_p50_ns: Option<u64>,
+    /// 99th percentile of the copies' latency (within 1/16, as the median).
+    pub latency_p99_ns: Option<u64>,
     /// Largest latency of the copies.
     pub latency_max_ns: Option<u64>,
     /// Packets lost between the two.
@@ -1065,5 +1136,60 @@ impl TapDrop {
             name(self.last_seen),
             name(self.missing_at),
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::indexing_slicing)]
+    use super::Sketch;
+
+    /// Every value falls in a bucket whose range holds it, buckets grow with the value, and
+    /// a bucket is at most 1/8 of its lowest value wide.
+    #[test]
+    fn a_value_is_in_its_bucket() {
+        let mut values: Vec<u64> = (0..5000).collect();
+        for e in 4..64 {
+            let p = 1u64 << e;
+            values.extend([p - 1, p, p + 1, p + p / 3, p.saturating_mul(2).saturating_sub(1)]);
+        }
+        values.push(u64::MAX);
+        let mut last = 0;
+        values.sort_unstable();
+        for v in values {
+            let b = Sketch::bucket(v);
+            let (low, width) = Sketch::range(b);
+            assert!(low <= v && v - low < width, "{v}: bucket {b} [{low}, +{width})");
+            assert!(b >= last, "{v}: bucket {b} after {last}");
+            assert!(v < 16 || width * 8 <= low, "{v}: width {width} of {low}");
+            last = b;
+        }
+    }
+
+    /// p50 and p99 of a skewed set of latencies against the exact ones: within 1/16.
+    #[test]
+    fn quantiles_are_within_a_sixteenth() {
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut v = Vec::new();
+        let mut s = Sketch::default();
+        for _ in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Most near 1.5 us, a tail up to ~400 us.
+            let lat = 1_200 + x % 600 + if x % 97 == 0 { x % 400_000 } else { 0 };
+            v.push(lat);
+            s.add(lat);
+        }
+        v.sort_unstable();
+        let (lo, hi) = (v[0], v[v.len() - 1]);
+        for q in [0.5, 0.99, 0.999, 1.0] {
+            let exact = v[((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1];
+            let got = s.quantile(q, v.len() as u64, lo, hi).unwrap();
+            let err = got.abs_diff(exact) as f64 / exact as f64;
+            assert!(err <= 1.0 / 16.0, "q {q}: {got} against {exact}");
+        }
+        assert!(s.buckets.len() < 80, "{} buckets", s.buckets.len());
+        assert_eq!(Sketch::default().quantile(0.5, 0, 0, 0), None);
     }
 }

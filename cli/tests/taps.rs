@@ -47,6 +47,8 @@ struct Rec {
     data: Vec<u8>,
     addrs: Option<(IpAddr, IpAddr)>,
     roce: bool,
+    /// The BTH's DestQP, when RoCE.
+    dest_qp: Option<u32>,
 }
 
 fn read(path: &Path) -> Vec<Rec> {
@@ -61,6 +63,7 @@ fn read(path: &Path) -> Vec<Rec> {
                 data: d.frame.data.to_vec(),
                 addrs: p.and_then(roce_conformance::host_pair),
                 roce: p.is_some_and(|p| p.roce.is_some()),
+                dest_qp: p.and_then(|p| p.roce.as_ref()).map(|r| r.bth.dest_qp),
             });
         })
         .unwrap();
@@ -486,6 +489,79 @@ fn two_taps_give_the_latency_each_way_and_where_packets_were_lost() {
     assert!(text.contains("packet(s) lost between them"), "{text}");
 }
 
+/// Per connection, the latency between the taps: tap B sees each connection's packets a
+/// wire time after tap A, a different one per connection, every 10th packet 20 us later
+/// still (a tail); the clocks are the same (`--tap-offset 2=0`). Each connection's p50 and
+/// p99 are the exact quantiles of what was sent, within 1/16; mean and max exact.
+#[test]
+fn each_connections_latency_quantiles_are_its_own() {
+    let bench = tmp("taps-quantiles-bench.pcap");
+    let s = Command::new(BIN)
+        .args(["gen", "bench", "--frames", "6000", "--connections", "4", "-o"])
+        .arg(&bench)
+        .status()
+        .unwrap();
+    assert!(s.success());
+    let recs = read(&bench);
+    let mut flows: Vec<(IpAddr, IpAddr, u32)> = Vec::new();
+    let mut sent: std::collections::BTreeMap<(IpAddr, IpAddr, u32), Vec<u64>> = Default::default();
+    let (mut at_a, mut at_b) = (Vec::new(), Vec::new());
+    for (i, r) in recs.iter().enumerate() {
+        at_a.push(Rec { data: r.data.clone(), ..*r });
+        let (Some((src, dst)), Some(qp), true) = (r.addrs, r.dest_qp, r.roce) else {
+            at_b.push(Rec { data: r.data.clone(), ..*r });
+            continue;
+        };
+        let key = (src, dst, qp);
+        let k = flows.iter().position(|f| *f == key).unwrap_or_else(|| {
+            flows.push(key);
+            flows.len() - 1
+        }) as u64;
+        let wire = 700 + 900 * k + if i % 10 == 0 { 20_000 } else { 0 } + (i as u64 * 37) % 50;
+        sent.entry(key).or_default().push(wire);
+        at_b.push(Rec { ts: r.ts + wire, data: r.data.clone(), ..*r });
+    }
+    at_b.sort_by_key(|r| r.ts);
+    let (a, b) = (tmp("quantiles-a.pcap"), tmp("quantiles-b.pcap"));
+    write(&a, &at_a);
+    write(&b, &at_b);
+    let (sa, sb) = (a.to_str().unwrap(), b.to_str().unwrap());
+    let stats = json(&["stats", "--format", "json", "--tap-offset", "2=0", sa, sb]);
+    let listed = stats["taps"]["connections"].as_array().unwrap();
+    assert_eq!(listed.len(), sent.len(), "{}", stats["taps"]);
+    let quantile =
+        |v: &[u64], q: f64| v[((q * v.len() as f64).ceil() as usize).clamp(1, v.len()) - 1];
+    let mut spreads = Vec::new();
+    for c in listed {
+        let key = (
+            c["src"].as_str().unwrap().parse().unwrap(),
+            c["dst"].as_str().unwrap().parse().unwrap(),
+            c["dest_qp"].as_u64().unwrap() as u32,
+        );
+        let mut want = sent[&key].clone();
+        want.sort_unstable();
+        let p = &c["pairs"][0];
+        assert_eq!((p["from"].as_u64(), p["to"].as_u64()), (Some(0), Some(1)), "{c}");
+        assert_eq!(p["copies"], want.len() as u64, "{c}");
+        let mean = want.iter().sum::<u64>() / want.len() as u64;
+        assert_eq!(p["latency_mean_ns"], mean, "{c}");
+        assert_eq!(p["latency_max_ns"], want[want.len() - 1], "{c}");
+        for (q, name) in [(0.5, "latency_p50_ns"), (0.99, "latency_p99_ns")] {
+            let (exact, got) = (quantile(&want, q), p[name].as_u64().unwrap());
+            assert!(got.abs_diff(exact) * 16 <= exact, "{key:?} {name}: {got} against {exact}");
+        }
+        spreads
+            .push((p["latency_p50_ns"].as_u64().unwrap(), p["latency_p99_ns"].as_u64().unwrap()));
+    }
+    // Four connections, each way: eight medians (900 ns apart), each with its tail at p99.
+    spreads.sort_unstable();
+    assert_eq!(spreads.len(), 8);
+    for w in spreads.windows(2) {
+        assert!(w[1].0 > w[0].0 + 500, "{spreads:?}");
+    }
+    assert!(spreads.iter().all(|(p50, p99)| *p99 > p50 + 15_000), "{spreads:?}");
+}
+
 #[test]
 fn what_cannot_be_read_as_several_taps_is_refused_by_name() {
     let sample = root().join("pcaps/sample.pcap");
@@ -674,6 +750,33 @@ fn dissect_shows_every_frame_of_every_tap_with_its_source() {
     // -V: the tree of a copy opens with where it comes from.
     let tree = lines(&["dissect", "-V", "--tap-offset", "2=-5us", "--frames", "2", a, b]);
     assert!(tree.starts_with(&format!("Frame 2: from {b}:1 (copy of 1)\n")), "{tree}");
+    // -T fields: the source.* columns are the JSON's source, empty for a first sighting's
+    // copy_of; one capture has none of them.
+    let fields = ["-e", "frame", "-e", "source.file", "-e", "source.tap", "-e", "source.frame"];
+    let mut args = vec!["dissect", "-T", "fields", "-E", "separator=|"];
+    args.extend_from_slice(&fields);
+    args.extend_from_slice(&["-e", "source.copy_of", "-e", "bth.psn", "--tap-offset", "2=-5us"]);
+    let table = lines(&[&args[..], &[a, b]].concat());
+    let table: Vec<&str> = table.lines().collect();
+    assert_eq!(table.len(), merged.len());
+    for (line, doc) in table.iter().zip(&merged) {
+        let src = &doc["source"];
+        let copy_of = src["copy_of"].as_u64().map_or(String::new(), |n| n.to_string());
+        let want = format!(
+            "{}|{}|{}|{}|{copy_of}|{}",
+            doc["frame"],
+            src["file"].as_str().unwrap(),
+            src["tap"],
+            src["frame"],
+            doc["roce"]["bth"]["psn"]
+        );
+        assert_eq!(*line, want);
+    }
+    let one = lines(&[&args[..], &[a]].concat());
+    assert!(one.lines().next().is_some_and(|l| l.starts_with("1||||")), "{one}");
+    let out =
+        Command::new(BIN).args(["dissect", "-T", "fields", "-e", "source", a]).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("source.file"), "{out:?}");
 }
 
 /// Tap 1: the sample; tap 2: the sample 5 us later, without frame 20 (lost between them).

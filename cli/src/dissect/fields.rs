@@ -9,28 +9,67 @@
 //! decimal, the fields of kind `Hex64` as `0x` and 16 hex digits, booleans `true`/`false`,
 //! addresses as text); a field the frame does not have is empty; a field with several values
 //! in one frame (`vlan.vid`, `problem`) joins them with the aggregator. `-E` takes tshark's `header=y|n`,
-//! `separator=/t|/s|C`, `aggregator=/s|C` and `quote=d|s|n`.
+//! `separator=/t|/s|C`, `aggregator=/s|C` and `quote=d|s|n`. Over several captures read as
+//! one, `source.file`, `source.tap`, `source.frame` and `source.copy_of` say where each frame
+//! was read (the JSON's `source` member).
 
 use std::fmt::Write as _;
 
 use crate::input::Decoded;
 use roce_analysis::filter::{hint, lookup};
 use roce_analysis::{
-    FieldGet as Get, FieldKind as Kind, FieldValue as Value, FilterField as Field, FILTER_FIELDS,
+    FieldGet as Get, FieldKind as Kind, FieldValue as Value, FilterField as Field, FrameSource,
+    FILTER_FIELDS,
 };
 
 /// One `-e FIELD`.
 #[derive(Clone, Copy, Debug)]
 pub struct Column {
-    field: &'static Field,
+    field: Of,
     /// The name as given (the header shows it).
     given: &'static str,
 }
 
+/// Where a column's value comes from.
+#[derive(Clone, Copy, Debug)]
+enum Of {
+    /// A field of the decoded frame (the filter's table).
+    Frame(&'static Field),
+    /// Several captures read as one: where the frame was read (`source.file`, `source.tap`,
+    /// `source.frame`, `source.copy_of`), empty for one capture. Not the filter's: the
+    /// decoded frame does not know its file's name nor whether it is a copy.
+    Source(SourceField),
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum SourceField {
+    File,
+    Tap,
+    Frame,
+    CopyOf,
+}
+
+/// The `source.*` fields, as the catalog names them (roce_analysis::FIELDS).
+const SOURCE_FIELDS: [(&str, SourceField); 4] = [
+    ("source.file", SourceField::File),
+    ("source.tap", SourceField::Tap),
+    ("source.frame", SourceField::Frame),
+    ("source.copy_of", SourceField::CopyOf),
+];
+
 impl Column {
     /// Parses `-e NAME`: a field of the filter's table that holds a value (a header such as
-    /// `aeth` holds members, not a value).
+    /// `aeth` holds members, not a value), or one of the `source.*` fields.
     pub fn parse(name: &str) -> Result<Column, String> {
+        if let Some(&(given, which)) = SOURCE_FIELDS.iter().find(|(n, _)| *n == name) {
+            return Ok(Column { field: Of::Source(which), given });
+        }
+        if name == "source" {
+            return Err(format!(
+                "'{name}' is a header, not a value: give one of its fields (source.file, \
+                 source.tap, source.frame, source.copy_of)"
+            ));
+        }
         let Some(field) = lookup(name) else {
             return Err(format!("'{name}' is not a field: {}", hint(name)));
         };
@@ -51,7 +90,7 @@ impl Column {
         } else {
             field.name.strip_prefix("roce.").unwrap_or(field.name)
         };
-        Ok(Column { field, given })
+        Ok(Column { field: Of::Frame(field), given })
     }
 }
 
@@ -142,13 +181,28 @@ impl Fields {
         out.push('\n');
     }
 
-    /// One frame's line.
-    pub fn line(&self, d: &Decoded<'_>, out: &mut String) {
+    /// One frame's line; `source`: where it was read, when several captures are read as
+    /// one (the `source.*` columns are empty without).
+    pub fn line(&self, d: &Decoded<'_>, source: Option<FrameSource<'_>>, out: &mut String) {
         for (i, c) in self.columns.iter().enumerate() {
             if i > 0 {
                 out.push_str(&self.separator);
             }
-            self.quoted(out, |o| self.values(c.field, d, o));
+            match c.field {
+                Of::Frame(field) => self.quoted(out, |o| self.values(field, d, o)),
+                Of::Source(which) => self.quoted(out, |o| {
+                    let Some(src) = source else { return };
+                    let _ = match which {
+                        SourceField::File => write!(o, "{}", src.file),
+                        SourceField::Tap => write!(o, "{}", u64::from(d.frame.source) + 1),
+                        SourceField::Frame => write!(o, "{}", d.frame.source_number),
+                        SourceField::CopyOf => match src.copy_of {
+                            Some(n) => write!(o, "{n}"),
+                            None => Ok(()),
+                        },
+                    };
+                }),
+            }
         }
         out.push('\n');
     }

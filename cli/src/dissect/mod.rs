@@ -179,7 +179,7 @@ fn write_frame(
                 if std::mem::take(first) {
                     f.header(&mut s.line);
                 }
-                f.line(d, &mut s.line);
+                f.line(d, source, &mut s.line);
             }
             out.write_all(s.line.as_bytes())
         }
