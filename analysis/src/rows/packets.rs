@@ -154,7 +154,7 @@ table! {
         "source_file" Str false "The frame's capture file, as given (the JSON `source.file`); `frame` is then the frame's number in the merge, in time order across the files" => |r| r.source.file;
         "source_tap" Int false "The file's place in the list given, from 1 (the JSON `source.tap`)" => |r| u64::from(r.d.frame.source) + 1;
         "source_frame" Int false "The frame's number in its own file (the JSON `source.frame`)" => |r| r.d.frame.source_number;
-        "source_copy_of" Int true "For a copy of a packet another tap saw first, the `frame` of that first sighting; null for a first sighting (the JSON `source.copy_of`). The connection model sees first sightings only: a copy's `retransmission` and `incarnation` are null" => |r| r.source.copy_of;
+        "source_copy_of" Int true "For a copy of a packet another tap saw first, the `frame` of that first sighting; null for a first sighting (the JSON `source.copy_of`). The connection model sees first sightings only: a copy's `retransmission` and `incarnation` are its first sighting's" => |r| r.source.copy_of;
     }
 }
 

@@ -284,6 +284,7 @@ fn export_merged(
     out: &mut TableWriter,
 ) -> Result<(roce_analysis::ReadSummary, Option<InputError>), InputError> {
     let mut failed: Option<InputError> = None;
+    let mut recent = Judged::new(input.taps.window_ns);
     let summary = crate::input::for_each_step(input, cfg, None, |step| {
         let (d, judged, copy_of, fed) = match step {
             TapStep::Drop(drop) => {
@@ -298,7 +299,9 @@ fn export_merged(
                 if !mine || failed.is_some() {
                     return None;
                 }
-                (d, (None, None), Some(of), None)
+                // A copy is judged as its first sighting was (its incarnation, whether it
+                // was a retransmission): the model saw that one.
+                (d, recent.of(of, d.frame.ts_ns), Some(of), None)
             }
             TapStep::Frame(d) => {
                 if failed.is_some() {
@@ -309,6 +312,7 @@ fn export_merged(
                 stats.settle(checker);
                 stats.add(checker, &ev);
                 let retransmission = ev.observation.and(checker.last_retransmission());
+                recent.push(d.frame.number, d.frame.ts_ns, (ev.incarnation, retransmission));
                 let fed = crate::check::connection_fed(true, checker);
                 let sel = selection.as_mut();
                 if !sel.is_none_or(|s| s.observe(d, |k| checker.incarnation_of(k))) {
@@ -328,6 +332,42 @@ fn export_merged(
         fed
     })?;
     Ok((summary, failed))
+}
+
+/// The model's judgement of the first sightings of the last tap window, for their copies'
+/// rows: (merged frame, time, (incarnation, retransmission)) in merge order. A copy comes
+/// within the window of its first sighting, so older entries go; at most
+/// [`Judged::MAX`] (the taps' own bound on sightings held; beyond, the oldest goes and its
+/// copies' rows say nothing).
+struct Judged {
+    window_ns: u64,
+    held: std::collections::VecDeque<(u64, u64, (Option<u32>, Option<bool>))>,
+}
+
+impl Judged {
+    const MAX: usize = 1 << 20;
+
+    fn new(window_ns: u64) -> Self {
+        Judged { window_ns, held: std::collections::VecDeque::new() }
+    }
+
+    fn push(&mut self, frame: u64, ts: u64, judged: (Option<u32>, Option<bool>)) {
+        if self.held.len() >= Self::MAX {
+            self.held.pop_front();
+        }
+        self.held.push_back((frame, ts, judged));
+    }
+
+    /// The judgement of merged frame `of`, seen at `now` (a copy's time).
+    fn of(&mut self, of: u64, now: u64) -> (Option<u32>, Option<bool>) {
+        while self.held.front().is_some_and(|f| f.1.saturating_add(self.window_ns) < now) {
+            self.held.pop_front();
+        }
+        match self.held.binary_search_by_key(&of, |f| f.0) {
+            Ok(i) => self.held.get(i).map_or((None, None), |f| f.2),
+            Err(_) => (None, None),
+        }
+    }
 }
 
 /// Removes the regular files `packets-NNNNNN.parquet` of `dir` numbered `parts` or more (a
