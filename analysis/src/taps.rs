@@ -1177,7 +1177,7 @@ mod tests {
             x ^= x >> 7;
             x ^= x << 17;
             // Most near 1.5 us, a tail up to ~400 us.
-            let lat = 1_200 + x % 600 + if x % 97 == 0 { x % 400_000 } else { 0 };
+            let lat = 1_200 + x % 600 + if x.is_multiple_of(97) { x % 400_000 } else { 0 };
             v.push(lat);
             s.add(lat);
         }

@@ -341,8 +341,11 @@ fn export_merged(
 /// copies' rows say nothing).
 struct Judged {
     window_ns: u64,
-    held: std::collections::VecDeque<(u64, u64, (Option<u32>, Option<bool>))>,
+    held: std::collections::VecDeque<(u64, u64, Judgement)>,
 }
+
+/// A packet row's `incarnation` and `retransmission`.
+type Judgement = (Option<u32>, Option<bool>);
 
 impl Judged {
     const MAX: usize = 1 << 20;
@@ -351,7 +354,7 @@ impl Judged {
         Judged { window_ns, held: std::collections::VecDeque::new() }
     }
 
-    fn push(&mut self, frame: u64, ts: u64, judged: (Option<u32>, Option<bool>)) {
+    fn push(&mut self, frame: u64, ts: u64, judged: Judgement) {
         if self.held.len() >= Self::MAX {
             self.held.pop_front();
         }
@@ -359,7 +362,7 @@ impl Judged {
     }
 
     /// The judgement of merged frame `of`, seen at `now` (a copy's time).
-    fn of(&mut self, of: u64, now: u64) -> (Option<u32>, Option<bool>) {
+    fn of(&mut self, of: u64, now: u64) -> Judgement {
         while self.held.front().is_some_and(|f| f.1.saturating_add(self.window_ns) < now) {
             self.held.pop_front();
         }
