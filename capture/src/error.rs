@@ -3,7 +3,8 @@
 //! Every error names the place precisely enough that a user can open the file in a hex editor
 //! or Wireshark and see the damage. `nothing_read` tells the command line whether the input
 //! could not be read at all (exit code 2) or was damaged after some frames (warn, exit 0), and
-//! `effect` what the reader did about it: stopped, skipped a block, or read on (a warning).
+//! `effect` what the reader did about it: stopped, skipped a block, read on (a warning), or, in
+//! a merge of several files, dropped the damaged one and read the others on.
 
 use std::fmt;
 use std::io;
@@ -37,6 +38,11 @@ pub enum Effect {
     /// Nothing was lost: the record is read as it is and comes next; this only warns, once
     /// per capture or interface, not once per record.
     Warning,
+    /// Reading of this file ends (what was [`Effect::Fatal`] for the file alone), but not
+    /// the read it is part of: a [`crate::Merge`] drops the file and reads the others on. Only
+    /// a merge hands it out, and only when something follows; a file's fatal damage that
+    /// ends the merge (nothing else is left to read) stays [`Effect::Fatal`].
+    Dropped,
 }
 
 /// An error met while reading a capture. Boxed, so that the `Result` every frame travels in
@@ -63,6 +69,13 @@ impl CaptureError {
     pub(crate) fn with_progress(mut self, frames_before: u64, effect: Effect) -> Self {
         self.0.frames_before = frames_before;
         self.0.effect = effect;
+        self
+    }
+
+    /// The same error, for a file a [`crate::Merge`] drops while reading the others on:
+    /// [`Effect::Dropped`] instead of [`Effect::Fatal`].
+    pub(crate) fn dropped(mut self) -> Self {
+        self.0.effect = Effect::Dropped;
         self
     }
 
@@ -105,13 +118,15 @@ impl CaptureError {
     }
 
     /// True when iteration ends with this error; false when reading goes on, past a skipped
-    /// block (pcapng blocks with a sound length but a bad body) or with nothing lost (a
-    /// warning): see `effect`.
+    /// block (pcapng blocks with a sound length but a bad body), with nothing lost (a
+    /// warning), or, in a [`crate::Merge`], with the other files (the damaged one dropped):
+    /// see `effect`.
     pub fn is_fatal(&self) -> bool {
         self.0.effect == Effect::Fatal
     }
 
-    /// What the reader did: stopped, skipped the block, or read on.
+    /// What the reader did: stopped, skipped the block, read on, or (a merge) dropped the file
+    /// and read the others on.
     pub fn effect(&self) -> Effect {
         self.0.effect
     }
@@ -119,15 +134,19 @@ impl CaptureError {
 
 impl fmt::Display for CaptureError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let Inner { file, frame, offset, kind, .. } = &*self.0;
+        let Inner { file, frame, offset, kind, effect, .. } = &*self.0;
         match frame {
-            Some(n) => write!(f, "{file}: frame {n} at byte offset {offset}: {kind}"),
+            Some(n) => write!(f, "{file}: frame {n} at byte offset {offset}: {kind}")?,
             // Whole-file problems have no useful offset.
             None if matches!(kind, ErrorKind::Io(_) | ErrorKind::Empty) => {
-                write!(f, "{file}: {kind}")
+                write!(f, "{file}: {kind}")?
             }
-            None => write!(f, "{file}: at byte offset {offset}: {kind}"),
+            None => write!(f, "{file}: at byte offset {offset}: {kind}")?,
         }
+        if *effect == Effect::Dropped {
+            write!(f, "; the rest of this file is left out, the other captures are read on")?;
+        }
+        Ok(())
     }
 }
 

@@ -15,6 +15,18 @@
 //! (taps whose clocks differ): the frames handed out carry the corrected time. Within one
 //! file the order is the file's own, even where its timestamps go backwards; between files,
 //! equal times go in the order the files were given.
+//!
+//! Damage is handed out where the merge meets it: right after the damaged file's last good
+//! frame (or before any frame, for damage in a file's first record), naming the file, its
+//! frame and byte offset. Damage a file reads on past (a skipped block, a warning) is handed
+//! out as it is. Damage that ends a file ([`CaptureError::is_fatal`] for the file alone) ends
+//! only that file: it is dropped, and the other files are read on to their ends, their frames
+//! in the order they would have without it. Such an error is handed out once, as
+//! [`Effect::Dropped`](crate::Effect::Dropped) (not fatal) when anything follows it; when
+//! nothing does (every other file is read to its end or dropped already, as for a merge of
+//! one file), it stays fatal, and the merge ends with it. So a merge's error is fatal exactly when it is the last thing
+//! the merge hands out, as a capture's is; and one for which `nothing_read()` is also true
+//! means that no file gave a frame.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -93,9 +105,13 @@ pub struct Merge {
     /// (corrected time, file) of every file with a frame ready, earliest on top.
     heap: BinaryHeap<Reverse<(u64, u32)>>,
     /// Files whose next frame is still to be read (every file at the start; the file of the
-    /// frame handed out last, after). Reading stops at an error, which is handed out first:
-    /// the same file is read on at the next call.
+    /// frame handed out last, after). Reading stops at an error a file reads on past, which is
+    /// handed out first: the same file is read on at the next call.
     pending: Vec<u32>,
+    /// The error that ended a file (dropped from `pending`), held until the other pending
+    /// files are read: then it is known whether anything follows it (it is handed out as
+    /// dropped) or the merge ends with it (handed out as it is, fatal). At most one.
+    ended: Option<CaptureError>,
     numbered: u64,
 }
 
@@ -113,6 +129,7 @@ impl Merge {
             heads: vec![None; n],
             heap: BinaryHeap::with_capacity(n),
             pending,
+            ended: None,
             numbered: 0,
         }
     }
@@ -133,13 +150,17 @@ impl Merge {
     }
 
     /// The next frame of all the captures by time (numbered in that order), an error of one
-    /// of them (it names its file; reading goes on unless the file cannot be read further,
-    /// and the other files are read on in any case), or `None` when every file is read.
+    /// of them (it names its file), or `None` when every file is read. A file whose damage
+    /// ends it is dropped and the others are read on: its error is not fatal then, unless
+    /// nothing follows it (see the module's documentation).
     pub fn next_frame(&mut self) -> Option<Result<Frame<'_>, CaptureError>> {
         while let Some(&i) = self.pending.last() {
             let at = i as usize;
             let offset = self.offsets.get(at).copied().unwrap_or(0);
-            let cap = self.caps.get_mut(at)?;
+            let Some(cap) = self.caps.get_mut(at) else {
+                self.pending.pop();
+                continue;
+            };
             match cap.next_frame() {
                 Some(Ok(f)) => {
                     let ts = shift(f.ts_ns, offset);
@@ -158,11 +179,25 @@ impl Merge {
                     self.heap.push(Reverse((ts, i)));
                     self.pending.pop();
                 }
+                Some(Err(e)) if e.is_fatal() => {
+                    // The file ends here (its reader stays ended): dropped. Whether the merge
+                    // ends with it is known once the other pending files are read.
+                    self.pending.pop();
+                    if let Some(earlier) = self.ended.replace(e) {
+                        // The error just met follows it: not the end.
+                        return Some(Err(earlier.dropped()));
+                    }
+                }
                 Some(Err(e)) => return Some(Err(e)),
                 None => {
                     self.pending.pop();
                 }
             }
+        }
+        if let Some(e) = self.ended.take() {
+            // Every file is read up to its next frame: a frame ready follows the error, or
+            // nothing does and the merge ends with it.
+            return Some(Err(if self.heap.is_empty() { e } else { e.dropped() }));
         }
         let Reverse((_, i)) = self.heap.pop()?;
         self.pending.push(i);
@@ -219,6 +254,7 @@ fn shift(ts: u64, offset: i64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{Effect, ErrorKind};
 
     /// A pcap file (nanosecond magic) with one 60-byte frame per time, its first byte `tag`.
     fn pcap(times: &[u64], tag: u8) -> Vec<u8> {
@@ -308,5 +344,127 @@ mod tests {
         assert_eq!(errors.len(), 1, "{errors:?}");
         assert!(errors[0].contains("b.pcap"), "{}", errors[0]);
         assert_eq!(m.name(1), "b.pcap");
+    }
+
+    /// A pcap file of `times` whose first record claims 300,000 bytes: beyond the snap
+    /// length and `MAX_RECORD_LEN`, damage that ends the file before its first frame.
+    fn broken_first_record(times: &[u64], tag: u8) -> Vec<u8> {
+        let mut f = pcap(times, tag);
+        f[32..36].copy_from_slice(&300_000u32.to_le_bytes());
+        f[36..40].copy_from_slice(&300_000u32.to_le_bytes());
+        f
+    }
+
+    /// Everything a merge hands out: frames as (file, number there), errors as they are.
+    fn read_all(m: &mut Merge) -> (Vec<(u32, u64)>, Vec<CaptureError>, Vec<bool>) {
+        let (mut frames, mut errors, mut order) = (Vec::new(), Vec::new(), Vec::new());
+        while let Some(f) = m.next_frame() {
+            match f {
+                Ok(f) => {
+                    frames.push((f.source, f.source_number));
+                    order.push(true);
+                }
+                Err(e) => {
+                    errors.push(e);
+                    order.push(false);
+                }
+            }
+        }
+        assert!(m.next_frame().is_none(), "the merge restarted after its end");
+        (frames, errors, order)
+    }
+
+    #[test]
+    fn a_file_broken_before_its_first_frame_is_a_warning_and_the_others_read_on() {
+        // The real bytes: b's header is sound, its first record is not.
+        let b_bytes = broken_first_record(&[15, 25], 2);
+        let mut alone = Capture::from_bytes("b.pcap", b_bytes.clone()).unwrap();
+        let e = alone.next_frame().unwrap().unwrap_err();
+        assert!(e.is_fatal() && e.nothing_read(), "b alone: {e}");
+        assert!(alone.next_frame().is_none());
+
+        let a = Capture::from_bytes("a.pcap", pcap(&[10, 20, 30], 1)).unwrap();
+        let b = Capture::from_bytes("b.pcap", b_bytes).unwrap();
+        let mut m = Merge::new(vec![a, b], &[]);
+        let (frames, errors, order) = read_all(&mut m);
+        // Every frame of a, in its order, numbered 1..3 in the merge.
+        assert_eq!(frames, [(0, 1), (0, 2), (0, 3)]);
+        // b's damage once, before any frame (where it is met), not fatal: the read went on.
+        assert_eq!(order, [false, true, true, true]);
+        assert_eq!(errors.len(), 1);
+        let e = &errors[0];
+        assert_eq!((e.effect(), e.is_fatal(), e.nothing_read()), (Effect::Dropped, false, true));
+        assert_eq!((e.file(), e.frame(), e.offset()), ("b.pcap", Some(1), 24));
+        assert!(matches!(e.kind(), ErrorKind::RecordTooLong { caplen: 300_000 }), "{e:?}");
+        let text = e.to_string();
+        assert!(
+            text.starts_with("b.pcap: frame 1 at byte offset 24: record length 300000"),
+            "{text}"
+        );
+        assert!(
+            text.ends_with("; the rest of this file is left out, the other captures are read on"),
+            "{text}"
+        );
+
+        // The same with the damaged file first: a's frames all the same.
+        let a = Capture::from_bytes("a.pcap", pcap(&[10, 20, 30], 1)).unwrap();
+        let b = Capture::from_bytes("b.pcap", broken_first_record(&[15, 25], 2)).unwrap();
+        let (frames, errors, order) = read_all(&mut Merge::new(vec![b, a], &[]));
+        assert_eq!(frames, [(1, 1), (1, 2), (1, 3)]);
+        assert_eq!(order, [false, true, true, true]);
+        assert_eq!(errors.iter().map(CaptureError::effect).collect::<Vec<_>>(), [Effect::Dropped]);
+    }
+
+    #[test]
+    fn fatal_damage_after_frames_drops_the_file_and_the_others_read_on() {
+        let a = Capture::from_bytes("a", pcap(&[10, 20, 30, 40], 1)).unwrap();
+        // b's second record claims more bytes than the file holds: b ends after frame 1.
+        let mut bb = pcap(&[15, 25, 35], 2);
+        bb.truncate(bb.len() - 86);
+        let b = Capture::from_bytes("b.pcap", bb).unwrap();
+        let (frames, errors, order) = read_all(&mut Merge::new(vec![a, b], &[]));
+        assert_eq!(frames, [(0, 1), (1, 1), (0, 2), (0, 3), (0, 4)]);
+        // Met when b's next record is read, right after b's frame 1 is handed out.
+        assert_eq!(order, [true, true, false, true, true, true]);
+        let e = &errors[0];
+        assert_eq!(
+            (e.effect(), e.file(), e.frame(), e.nothing_read()),
+            (Effect::Dropped, "b.pcap", Some(2), false)
+        );
+    }
+
+    #[test]
+    fn fatal_damage_that_nothing_follows_stays_fatal() {
+        // Every file broken before its first frame: the first met is dropped, the last ends
+        // the merge (nothing could be read: fatal, nothing read, as one broken capture's).
+        let a = Capture::from_bytes("a", broken_first_record(&[10], 1)).unwrap();
+        let b = Capture::from_bytes("b", broken_first_record(&[20], 2)).unwrap();
+        let (frames, errors, _) = read_all(&mut Merge::new(vec![a, b], &[]));
+        assert!(frames.is_empty());
+        let said: Vec<_> =
+            errors.iter().map(|e| (e.file(), e.effect(), e.nothing_read())).collect();
+        assert_eq!(said, [("a", Effect::Dropped, true), ("b", Effect::Fatal, true)]);
+
+        // A broken file and an empty one: nothing follows the damage either.
+        let a = Capture::from_bytes("a", broken_first_record(&[10], 1)).unwrap();
+        let empty = Capture::from_bytes("empty", pcap(&[], 3)).unwrap();
+        let (frames, errors, _) = read_all(&mut Merge::new(vec![a, empty], &[]));
+        assert!(frames.is_empty());
+        assert_eq!(errors.iter().map(CaptureError::effect).collect::<Vec<_>>(), [Effect::Fatal]);
+
+        // One file: its errors as the capture alone gives them.
+        let a = Capture::from_bytes("a", broken_first_record(&[10], 1)).unwrap();
+        let (_, errors, _) = read_all(&mut Merge::new(vec![a], &[]));
+        assert_eq!(errors.iter().map(CaptureError::effect).collect::<Vec<_>>(), [Effect::Fatal]);
+
+        // The last file to end does so with damage after its frames, the others done: fatal.
+        let a = Capture::from_bytes("a", pcap(&[10], 1)).unwrap();
+        let mut bb = pcap(&[15, 25], 2);
+        bb.truncate(bb.len() - 10);
+        let b = Capture::from_bytes("b", bb).unwrap();
+        let (frames, errors, order) = read_all(&mut Merge::new(vec![a, b], &[]));
+        assert_eq!(frames, [(0, 1), (1, 1)]);
+        assert_eq!(order, [true, true, false]);
+        assert_eq!((errors[0].effect(), errors[0].nothing_read()), (Effect::Fatal, false));
     }
 }

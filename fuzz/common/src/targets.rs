@@ -1946,7 +1946,11 @@ fn ib_raw(data: &[u8], erf_exts: u8, reach: &mut Reach) {
         let st = c::parse_infiniband_into(data, c::roce_options::default(), &mut out);
         let l = out.lrh;
         assert!(l.present, "C: no LRH");
-        assert_eq!((l.vl, l.sl, l.lnh, l.dlid, l.slid, l.pkt_len), (lrh.vl, lrh.sl, lrh.lnh.bits(), lrh.dlid, lrh.slid, lrh.pkt_len), "C LRH");
+        assert_eq!(
+            (l.vl, l.sl, l.lnh, l.dlid, l.slid, l.pkt_len),
+            (lrh.vl, lrh.sl, lrh.lnh.bits(), lrh.dlid, lrh.slid, lrh.pkt_len),
+            "C LRH"
+        );
         let v = p.vcrc.expect("a VCRC verdict");
         assert_eq!((l.vcrc_present, l.vcrc), (v.stored.is_some(), v.stored.unwrap_or(0)), "C VCRC");
         assert_eq!(out.problems, p.problems.bits(), "C problems");
@@ -1954,7 +1958,11 @@ fn ib_raw(data: &[u8], erf_exts: u8, reach: &mut Reach) {
             Some(r) => {
                 assert_eq!(st, c::roce_status::ROCE_OK as i32, "C status");
                 assert_eq!(out.roce_version, c::ROCE_VERSION_INFINIBAND);
-                assert_eq!((out.bth.psn, out.bth.dest_qp, out.bth_offset), (r.bth.psn, r.bth.dest_qp, r.bth_offset), "C BTH");
+                assert_eq!(
+                    (out.bth.psn, out.bth.dest_qp, out.bth_offset),
+                    (r.bth.psn, r.bth.dest_qp, r.bth_offset),
+                    "C BTH"
+                );
                 assert_eq!(out.grh.present, r.grh.is_some(), "C GRH");
             }
             None => assert_eq!(out.roce_version, 0, "C: a packet the parse has not"),
@@ -1992,7 +2000,8 @@ fn ib_raw(data: &[u8], erf_exts: u8, reach: &mut Reach) {
         Ok(Some(pr)) => {
             assert_eq!(lrh.lnh, Lnh::Global);
             if let Some(g) = p.roce.and_then(|r| r.grh) {
-                let pair = (core::net::IpAddr::V6(g.sgid_addr()), core::net::IpAddr::V6(g.dgid_addr()));
+                let pair =
+                    (core::net::IpAddr::V6(g.sgid_addr()), core::net::IpAddr::V6(g.dgid_addr()));
                 assert_eq!(pr.host_pair(), pair, "IB prefix against the parse's GRH");
             }
         }
@@ -2129,12 +2138,12 @@ struct AloneFrame {
     data: Vec<u8>,
 }
 
-/// What a capture read alone hands out: a frame, or an error (its message, and whether it
-/// ends a pass: fatal before any frame of its file).
+/// What a capture read alone hands out: a frame, or an error (its message, what the reader
+/// did, whether no frame came before it).
 #[derive(Clone, Debug, PartialEq, Eq)]
 enum AloneItem {
     Frame(AloneFrame),
-    Error { text: String, ends_pass: bool },
+    Error { text: String, effect: Effect, nothing_read: bool },
 }
 
 impl AloneItem {
@@ -2178,10 +2187,14 @@ impl TapFile {
                     offset: f.offset,
                     data: f.data.to_vec(),
                 }),
-                Err(e) => AloneItem::Error {
-                    text: e.to_string(),
-                    ends_pass: e.nothing_read() && e.is_fatal(),
-                },
+                Err(e) => {
+                    assert_ne!(e.effect(), Effect::Dropped, "a capture alone dropped: {e}");
+                    AloneItem::Error {
+                        text: e.to_string(),
+                        effect: e.effect(),
+                        nothing_read: e.nothing_read(),
+                    }
+                }
             });
         }
         Some(TapFile { name, bytes, items })
@@ -2194,6 +2207,12 @@ impl TapFile {
     fn frames(&self) -> impl Iterator<Item = &AloneFrame> {
         self.items.iter().filter_map(AloneItem::frame)
     }
+
+    /// Whether the file read alone ends with damage (before any frame or after some): the
+    /// merge drops it there.
+    fn damaged(&self) -> bool {
+        matches!(self.items.last(), Some(AloneItem::Error { effect: Effect::Fatal, .. }))
+    }
 }
 
 /// Several captures read as one (`roce_capture::Merge`) and the taps stage over them
@@ -2204,16 +2223,25 @@ impl TapFile {
 ///
 /// The merge: every file's frames and errors, each file's in its own order and nothing else
 /// (number in the file, time plus the offset, lengths, link type, interface, offset, bytes;
-/// the error's message), numbered 1..N; each frame handed out is the earliest (time, file) of
-/// the frames every file holds ready (so the merged times never go back when no file's do),
-/// a file's error only while no frame of it is ready. The taps: every frame is one step, a
-/// Frame or a Copy of an earlier Frame at another tap (same host pair, DestQP, PSN, opcode
-/// and payload length; within the window); a drop names a Frame, the tap that saw it last and
-/// one that did not, with the connection attached to it; a fatal error before any frame of a
-/// file ends the pass with that error after the frames before it; the report's counts are the
-/// steps' and it serialises. The same capture twice, nothing left out, the offset given or
-/// estimated (an estimate is exactly the shift): file 0's frames are the Frames (its RoCE
-/// frames all of them), file 1's the copies (but frames the taps cannot key), no drop.
+/// the error's message, file, frame, offset and whether no frame of its file came before),
+/// numbered 1..N; each frame handed out is the earliest (time, file) of the frames every
+/// file holds ready (so the merged times never go back when no file's do), a file's error
+/// only while no frame of it is ready. Damage that ends a file alone (fatal, before its first
+/// frame or after some) ends only that file: handed out once, where it is met, naming the
+/// file; nothing of the file after it; the other files read to their ends, so the merged
+/// frames are exactly the k-way merge of the frames each file gives alone (a damaged file's
+/// up to its damage), and the frames of the others are exactly those of a merge without the
+/// damaged file. That error is not fatal (`Effect::Dropped`, its message the file's with a
+/// note added) when anything follows it, and fatal (as it is) when the merge ends with it: a
+/// merge's error is fatal exactly when it is the last thing handed out. The taps: every
+/// frame is one step, a Frame or a Copy of an earlier Frame at another tap (same host pair,
+/// DestQP, PSN, opcode and payload length; within the window); a drop names a Frame, the tap
+/// that saw it last and one that did not, with the connection attached to it; the pass ends
+/// with an error only when no file gave a frame (the merge's last, fatal error); the
+/// report's counts are the steps' and it serialises. The same capture twice, nothing left
+/// out, the offset given or estimated (an estimate is exactly the shift): file 0's frames are
+/// the Frames (its RoCE frames all of them), file 1's the copies (but frames the taps cannot
+/// key), no drop.
 pub fn merge(data: &[u8], reach: &mut Reach) {
     use crate::multi::MergeInput;
     let Some(input) = MergeInput::decode(data) else { return };
@@ -2449,6 +2477,28 @@ struct TapSteps {
     drops: u64,
 }
 
+/// The k-way merge of the frames each file gives alone, written plainly: (file, number there)
+/// in the order of the earliest (time plus offset, file) of the files' next frames.
+fn reference_merge(taps: &[TapFile], offsets: &[i64]) -> Vec<(u32, u64)> {
+    let frames: Vec<Vec<&AloneFrame>> = taps.iter().map(|t| t.frames().collect()).collect();
+    let mut next = vec![0usize; taps.len()];
+    let mut out = Vec::new();
+    loop {
+        let mut best: Option<(u64, usize)> = None;
+        for (j, fs) in frames.iter().enumerate() {
+            if let Some(f) = fs.get(next[j]) {
+                let key = (f.ts_ns.saturating_add_signed(offsets[j]), j);
+                if best.is_none_or(|b| key < b) {
+                    best = Some(key);
+                }
+            }
+        }
+        let Some((_, j)) = best else { return out };
+        out.push((j as u32, frames[j][next[j]].number));
+        next[j] += 1;
+    }
+}
+
 /// The checks every merge input gets (see [`merge`]); returns the taps pass's steps.
 fn merge_checks(
     taps: &[TapFile],
@@ -2476,14 +2526,31 @@ fn merge_checks(
     // The first error that ends a pass: its message and the frames before it.
     let mut ending: Option<(String, usize)> = None;
     let mut steps = 0usize;
+    // What the merge handed out last was a fatal error (nothing may follow), a dropped
+    // file's error (something must follow).
+    let mut after_fatal: Option<String> = None;
+    let mut after_dropped: Option<String> = None;
+    // The files whose damage ended them, and the effect the merge gave it.
+    let mut ended: Vec<Option<Effect>> = vec![None; n];
     while let Some(item) = m.next_frame() {
         steps += 1;
         assert!(steps <= total, "the merge hands out more than its files hold");
+        if let Some(text) = &after_fatal {
+            let what = match &item {
+                Ok(f) => format!("frame {} of file {}", f.source_number, f.source),
+                Err(e) => format!("the error {e}"),
+            };
+            panic!("the merge handed out {what} after its fatal error {text}");
+        }
+        after_dropped = None;
         match item {
             Ok(f) => {
                 let s = f.source as usize;
                 assert!(s < n, "frame of file {s} of {n}");
                 assert_eq!(f.number, merged.len() as u64 + 1, "merge numbers not 1..N");
+                if let Some(effect) = ended[s] {
+                    panic!("frame {} of file {s} after its damage ({effect:?})", f.source_number);
+                }
                 let Some(AloneItem::Frame(a)) = taps[s].items.get(at[s]) else {
                     panic!(
                         "frame {} of file {s} where it holds {:?}",
@@ -2523,26 +2590,75 @@ fn merge_checks(
             }
             Err(e) => {
                 let text = e.to_string();
-                let ends = e.nothing_read() && e.is_fatal();
+                let effect = e.effect();
+                // The file's message read alone; a dropped file's with a note after it.
+                let same = |alone: &str| match effect {
+                    Effect::Dropped => text.strip_prefix(alone).is_some_and(|r| !r.is_empty()),
+                    _ => text == alone,
+                };
                 let mut whose = (0..n).filter(|&j| {
-                    matches!(taps[j].items.get(at[j]), Some(AloneItem::Error { text: t, .. }) if *t == text)
+                    matches!(taps[j].items.get(at[j]), Some(AloneItem::Error { text: t, .. }) if same(t))
                 });
                 let Some(j) = whose.next() else { panic!("an error no file gives next: {text}") };
                 assert!(whose.next().is_none(), "an error of two files: {text}");
-                let Some(AloneItem::Error { ends_pass, .. }) = taps[j].items.get(at[j]) else {
+                let Some(AloneItem::Error { effect: alone, nothing_read, .. }) =
+                    taps[j].items.get(at[j])
+                else {
                     unreachable!()
                 };
-                assert_eq!(ends, *ends_pass, "{text}: fatal before any frame, or not");
-                if ends && ending.is_none() {
+                let name = &taps[j].name;
+                assert_eq!(e.file(), name, "{text}: not its file's name");
+                assert!(text.starts_with(name.as_str()), "{text}: does not name {name}");
+                assert_eq!(e.nothing_read(), *nothing_read, "{text}: frames of its file before");
+                match (alone, effect) {
+                    (Effect::Fatal, Effect::Fatal) => after_fatal = Some(text.clone()),
+                    (Effect::Fatal, Effect::Dropped) => after_dropped = Some(text.clone()),
+                    (a, b) => assert_eq!(a, &b, "{text}: the merge changed what the reader did"),
+                }
+                if alone == &Effect::Fatal {
+                    assert_eq!(at[j] + 1, taps[j].items.len(), "{text}: file {j} read on alone");
+                    ended[j] = Some(effect);
+                }
+                if e.nothing_read() && e.is_fatal() && ending.is_none() {
                     ending = Some((text, merged.len()));
                 }
                 at[j] += 1;
             }
         }
     }
+    if let Some(text) = after_dropped {
+        panic!("the merge ended with a dropped file's error (nothing follows it: fatal): {text}");
+    }
     assert!(m.next_frame().is_none(), "the merge restarted after its end");
     for (j, t) in taps.iter().enumerate() {
         assert_eq!(at[j], t.items.len(), "file {j}: not everything handed out");
+        assert_eq!(ended[j].is_some(), t.damaged(), "file {j}: its damage handed out");
+    }
+    // The merged frames are the k-way merge of each file's frames read alone (a damaged
+    // file's up to its damage): healthy files lose nothing, a damaged one gives nothing past it.
+    let reference = reference_merge(taps, offsets);
+    let got: Vec<(u32, u64)> = merged.iter().map(|&(s, k, _)| (s, k)).collect();
+    assert!(got == reference, "merged {got:?}, the files' frames merge as {reference:?}");
+    // A pass fails only when the merge's last thing is the fatal damage of a file before
+    // its first frame: no file gave a frame.
+    if let Some((text, _)) = &ending {
+        assert!(merged.is_empty(), "the pass ends at {text} after {} frames", merged.len());
+    }
+    // The frames of the other files are those of a merge without a damaged file.
+    for j in (0..n).filter(|&j| n > 1 && taps[j].damaged()) {
+        let others: Vec<usize> = (0..n).filter(|&k| k != j).collect();
+        let caps = others.iter().map(|&k| taps[k].capture()).collect();
+        let offs: Vec<i64> = others.iter().map(|&k| offsets[k]).collect();
+        let mut without = Merge::new(caps, &offs);
+        let mut alone_frames = Vec::new();
+        while let Some(item) = without.next_frame() {
+            if let Ok(f) = item {
+                alone_frames.push((others[f.source as usize] as u32, f.source_number, f.ts_ns));
+            }
+        }
+        let kept: Vec<(u32, u64, u64)> =
+            merged.iter().copied().filter(|&(s, _, _)| s as usize != j).collect();
+        assert!(kept == alone_frames, "without file {j}: {alone_frames:?}, with it {kept:?}");
     }
     if let Some(total) = m.bytes_total() {
         assert!(m.bytes_read() <= total, "read more than the files");
@@ -2675,6 +2791,7 @@ fn merge_checks(
         }
     });
     let frames_before = match (&read, &ending) {
+        // (Damage that ends a pass comes before any frame: see above.)
         (Ok(summary), None) => {
             assert_eq!(summary.frames, merged.len() as u64, "frames the pass read");
             merged.len()

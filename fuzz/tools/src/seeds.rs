@@ -375,6 +375,10 @@ pub fn merge_seeds() -> Vec<(String, Vec<u8>)> {
     let cnp = read("conformance/cc-cnp.pcap", 6);
     let mix = read("conformance/clean-rc-mix.pcap", 6);
     let dup = read("conformance/rsp-dup.pcap", 6);
+    let broken_gbn = broken_first_record(&gbn);
+    let broken_cnp = broken_first_record(&cnp);
+    // The last record cut 10 bytes short: damage after five frames.
+    let cut_sample = sample[..sample.len().saturating_sub(10)].to_vec();
     fn files<'a>(fs: &[&'a Vec<u8>], offsets: &[i64], estimate: bool) -> MergeInput<'a> {
         Files { files: fs.iter().map(|f| &f[..]).collect(), offsets: offsets.to_vec(), estimate }
     }
@@ -402,11 +406,33 @@ pub fn merge_seeds() -> Vec<(String, Vec<u8>)> {
         ("merge-twice-sample-left-out", twice(&sample, 3_000_000_000, Some(0b0100_1001), true)),
         ("merge-twice-dup-left-out", twice(&dup, -7, Some(0b10), false)),
         ("merge-twice-erspan", twice(&erspan, 0, None, true)),
+        // Damaged taps: a sound header and a broken first record (the file is dropped, the
+        // others read on), a record cut short after some frames, every file broken.
+        ("merge-files-2-sample-broken-first", files(&[&sample, &broken_gbn], &[0, 0], false)),
+        (
+            "merge-files-3-broken-first-cut",
+            files(&[&broken_cnp, &cut_sample, &mix], &[0, 1_000_000, 0], false),
+        ),
+        ("merge-files-2-all-broken", files(&[&broken_cnp, &broken_gbn], &[0, 0], false)),
     ];
     inputs
         .into_iter()
         .map(|(label, i)| (label.to_string(), i.encode().expect("a seed input encodes")))
         .collect()
+}
+
+/// A pcap file whose first record claims 300,000 bytes, past `MAX_RECORD_LEN` (its header
+/// sound): damage that ends the file before its first frame. Other bytes are left as they are.
+fn broken_first_record(pcap: &[u8]) -> Vec<u8> {
+    let mut out = pcap.to_vec();
+    let big_endian =
+        matches!(pcap.get(..4), Some([0xa1, 0xb2, 0xc3, 0xd4] | [0xa1, 0xb2, 0x3c, 0x4d]));
+    let len = if big_endian { 300_000u32.to_be_bytes() } else { 300_000u32.to_le_bytes() };
+    if out.len() >= 40 {
+        out[32..36].copy_from_slice(&len);
+        out[36..40].copy_from_slice(&len);
+    }
+    out
 }
 
 /// `infiniband` seeds: native packets from the builder (the raw half: a 0 byte, then the
