@@ -17,7 +17,7 @@ root=$(pwd)
 export CARGO_TERM_COLOR=never
 export RUSTC_BOOTSTRAP=1
 seconds=${FUZZ_SECONDS:-30}
-all_targets="ethernet udp_payload rocev1 roundtrip icrc cm_mad capture conformance sharded_checker expect_file ffi annotate segments frame_list nic_counters filter write_capture encap infiniband merge"
+all_targets="ethernet udp_payload rocev1 roundtrip icrc cm_mad capture conformance sharded_checker expect_file ffi annotate segments frame_list nic_counters filter write_capture encap infiniband merge tap_options"
 targets=${FUZZ_TARGETS:-$all_targets}
 start=$(date +%s)
 

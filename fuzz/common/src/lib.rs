@@ -45,4 +45,5 @@ pub const TARGETS: &[(&str, Target)] = &[
     ("encap", targets::encap),
     ("infiniband", targets::infiniband),
     ("merge", targets::merge),
+    ("tap_options", targets::tap_options),
 ];

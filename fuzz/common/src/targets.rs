@@ -1655,6 +1655,55 @@ pub fn frame_list(data: &[u8], _reach: &mut Reach) {
     }
 }
 
+/// `--tap-offset FILE=TIME` and `--tap-window TIME` (`roce_inspect::taps::parse_offset`,
+/// `parse_window`, clap's value parsers for them: `roce_analysis::parse_tap_offset`,
+/// `parse_tap_window`, whose TIME grammar Python's `tap_offset` / `tap_window` read too) on
+/// the input as text (read lossily: the command line hands them strings only). Never a panic. An accepted window is longer than
+/// 0 and reads back from `<ns>ns`. An accepted offset's FILE is not empty and is the text
+/// before the input's last `=` (a name may hold `=`, a TIME not), its TIME read alone as a
+/// window gives the same nanoseconds when positive (one grammar for both), and `<FILE>=<ns>ns`
+/// reads back as the same pair. A refusal says something and quotes the input: the whole
+/// argument, or for an offset's TIME that TIME (clap's message quotes the whole argument
+/// before it).
+pub fn tap_options(data: &[u8], _reach: &mut Reach) {
+    use roce_inspect::taps::{parse_offset, parse_window};
+    let text = String::from_utf8_lossy(data);
+    let s: &str = &text;
+    let quoted = |msg: &str, what: &str| msg.contains(&format!("'{what}'"));
+    match parse_window(s) {
+        Ok(ns) => {
+            assert!(ns > 0, "window {ns} ns from {s:?}");
+            assert_eq!(parse_window(&format!("{ns}ns")), Ok(ns), "window {ns} ns from {s:?}");
+        }
+        Err(msg) => {
+            assert!(!msg.is_empty(), "an empty refusal of the window {s:?}");
+            assert!(quoted(&msg, s), "the refusal of the window {s:?} does not quote it: {msg}");
+        }
+    }
+    let time = s.rsplit_once('=').map(|(_, t)| t);
+    match parse_offset(s) {
+        Ok((file, ns)) => {
+            assert!(!file.is_empty(), "an offset for no file from {s:?}");
+            assert_eq!(s.rsplit_once('=').map(|(f, _)| f), Some(file.as_str()), "FILE of {s:?}");
+            if let Some(t) = time {
+                match parse_window(t) {
+                    Ok(w) => assert_eq!(i64::try_from(w), Ok(ns), "TIME {t:?} as a window"),
+                    Err(_) => assert!(ns <= 0, "TIME {t:?}: offset {ns} ns, refused as a window"),
+                }
+            }
+            let again = format!("{file}={ns}ns");
+            assert_eq!(parse_offset(&again), Ok((file.clone(), ns)), "{s:?} written as {again:?}");
+        }
+        Err(msg) => {
+            assert!(!msg.is_empty(), "an empty refusal of the offset {s:?}");
+            assert!(
+                quoted(&msg, s) || time.is_some_and(|t| quoted(&msg, t)),
+                "the refusal of the offset {s:?} quotes neither it nor its TIME: {msg}"
+            );
+        }
+    }
+}
+
 /// `stats --nic-counters` snapshot files: `Snapshot::parse` never panics; an error has a
 /// message and, when it names a line, one of the input's lines; an accepted snapshot holds
 /// no more counters than the input has lines, each name and value read back from its line
