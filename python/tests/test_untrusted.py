@@ -71,7 +71,7 @@ NAMES = st.sampled_from(
         "port", "filter", "conn", "pmtu", "max_flows", "reconnect_idle_ms", "shard",
         "assume_complete", "reorder_window_us", "retx_timeout_us", "qp_timeout",
         "cnp_min_interval", "rnr_timer", "expect_dscp", "expect_cnp_dscp", "expect_pcp",
-        "enable", "disable", "nope", "retx_timeout",
+        "enable", "disable", "nope", "retx_timeout", "tap_window", "tap_offset",
     ]
 )
 
@@ -86,6 +86,29 @@ def test_random_options(kwargs):
         return
     assert doc["schema"] == ri.SCHEMA_CHECK
     assert doc["summary"]["frames"] == 39 or "shard" in kwargs or kwargs.get("filter")
+
+
+TAP_VALUES = st.one_of(
+    VALUES,
+    st.dictionaries(
+        st.one_of(st.integers(-3, 5), st.text(max_size=8), st.booleans(), st.none()),
+        st.one_of(st.integers(-(2**70), 2**70), st.text(max_size=10), st.floats(), st.none()),
+        max_size=3,
+    ),
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from(["tap_window", "tap_offset", "shard", "nope"]), TAP_VALUES, max_size=3))
+def test_random_tap_options(kwargs):
+    # Several taps (the sample twice): a document with its taps, or a Python exception.
+    sample = ROOT / "pcaps" / "sample.pcap"
+    try:
+        doc = ri.check([sample, sample], **kwargs)
+    except (ri.OptionError, ri.CaptureError, TypeError, OverflowError):
+        return
+    assert doc["schema"] == ri.SCHEMA_CHECK
+    assert len(doc["taps"]["taps"]) == 2
 
 
 @settings(max_examples=100, deadline=None)
