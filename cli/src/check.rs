@@ -105,7 +105,7 @@ fn check_one(
             TapStep::Frame(d) => d,
             TapStep::Copy(..) => return None,
             TapStep::Drop(drop) => {
-                if owns_drop(shard, drop) {
+                if drop.in_shard(shard) {
                     drop.report_to(&mut checker, &names);
                 }
                 return None;
@@ -145,13 +145,6 @@ pub(crate) fn connection_fed<X: Default>(
     }
     let own = checker.last_observation()?.own;
     Some(checker.connection_of(&own))
-}
-
-/// Whether a packet lost between taps belongs to `shard`: its host pair's (a packet between
-/// LIDs, which has none, is shard 0's, as its frames are), so that the shards of a run
-/// report each loss once.
-pub(crate) fn owns_drop(shard: Shard, drop: &roce_analysis::TapDrop) -> bool {
-    drop.in_shard(shard)
 }
 
 /// The members of `check --format json` only the command line has, after the library's
@@ -516,7 +509,7 @@ fn run_live(
             TapStep::Frame(d) => d,
             TapStep::Copy(..) => return None,
             TapStep::Drop(drop) => {
-                if owns_drop(how.shard, drop) {
+                if drop.in_shard(how.shard) {
                     drop.report_to(&mut checker, &names);
                     live.findings(&held.now(checker.take_findings()));
                 }

@@ -288,7 +288,7 @@ fn export_merged(
     let summary = crate::input::for_each_step(input, cfg, None, |step| {
         let (d, judged, copy_of, fed) = match step {
             TapStep::Drop(drop) => {
-                if crate::check::owns_drop(shard, drop) {
+                if drop.in_shard(shard) {
                     drop.report_to(checker, names);
                 }
                 return None;

@@ -54,15 +54,14 @@ pub fn locate(
     if want.is_empty() {
         return Ok(BTreeMap::new());
     }
+    // Several files: the merge again, with the offsets the pass used (its taps report,
+    // which every merged pass has).
     match (r.input.files(), taps) {
         (Some(files), Some(taps)) => {
             let merge = crate::taps::reopen(files, taps)?;
             scan(merge, r, &mut want, true);
         }
-        (Some(files), None) => {
-            let (merge, _) = crate::taps::open(files, &r.input.taps, r.cfg)?;
-            scan(merge, r, &mut want, true);
-        }
+        (Some(_), None) => {}
         (None, _) => {
             let path = r.file("report")?;
             let cap = roce_capture::open(path).map_err(|e| InputError(e.to_string()))?;
