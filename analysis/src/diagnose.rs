@@ -914,8 +914,7 @@ impl Diagnosis {
     /// Several taps: the connection of the frame just given to [`Diagnosis::frame`], for
     /// [`Taps::attach`](crate::Taps::attach) (a loss found later names it).
     pub fn connection_fed(&self) -> Option<ConnId> {
-        let own = self.checker.last_observation()?.own;
-        Some(self.checker.connection_of(&own))
+        self.checker.connection_fed()
     }
 
     /// Several taps: a packet lost between two of them ([`TapStep::Drop`](crate::TapStep)),

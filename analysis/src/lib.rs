@@ -109,7 +109,7 @@ pub use stats::{
 };
 pub use tap_files::{
     cite_frames, open_taps, parse_tap_offset, parse_tap_window, parse_time_ns, reopen_taps,
-    run_taps, TapSetup, TapsError,
+    run_open_taps, run_taps, TapSetup, TapsError,
 };
 pub use taps::{
     estimate_offsets, run_merged, CitedFrame, ConnectionPair, ConnectionTaps, Latency,

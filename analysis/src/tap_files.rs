@@ -152,8 +152,20 @@ pub fn run_taps(
     consume: impl FnMut(TapStep<'_, '_, '_>) -> Option<ConnId>,
 ) -> Result<ReadSummary, TapsError> {
     let (merge, infos) = open_taps(files, setup, pass.config())?;
+    Ok(run_open_taps(pass, merge, infos, setup, consume)?)
+}
+
+/// [`run_taps`] over taps already open ([`open_taps`]: a caller that wants the merge's size
+/// first, for a progress bar, opens them itself).
+pub fn run_open_taps(
+    pass: Pass<'_>,
+    merge: Merge,
+    infos: Vec<TapInfo>,
+    setup: &TapSetup,
+    consume: impl FnMut(TapStep<'_, '_, '_>) -> Option<ConnId>,
+) -> Result<ReadSummary, CaptureError> {
     let opts = TapOptions { window_ns: setup.window_ns, ..TapOptions::default() };
-    let mut taps = Taps::new(files.len(), opts);
+    let mut taps = Taps::new(infos.len(), opts);
     let mut summary = run_merged(pass, merge, &mut taps, consume)?;
     summary.taps = Some(taps.report(infos));
     Ok(summary)

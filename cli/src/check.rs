@@ -136,15 +136,12 @@ pub(crate) fn tap_names(input: &Input) -> Vec<String> {
 
 /// For several taps: the connection the checker put the frame just fed in (a drop of that
 /// packet found later names it); nothing to look up for one capture.
-pub(crate) fn connection_fed<X: Default>(
-    merged: bool,
-    checker: &Checker<X>,
-) -> Option<roce_conformance::ConnId> {
-    if !merged {
-        return None;
+fn connection_fed<X: Default>(merged: bool, checker: &Checker<X>) -> Option<ConnId> {
+    if merged {
+        checker.connection_fed()
+    } else {
+        None
     }
-    let own = checker.last_observation()?.own;
-    Some(checker.connection_of(&own))
 }
 
 /// The members of `check --format json` only the command line has, after the library's

@@ -14,7 +14,7 @@ pub use roce_analysis::{
     count_undecoded, decode, decode_into, Decoded, ReadSummary, Undecoded, UndecodedGroup,
     UNSUPPORTED_LINK_TYPE,
 };
-use roce_analysis::{Pass, TapStep, Taps};
+use roce_analysis::{Pass, TapStep};
 use roce_parser::Config;
 
 use roce_capture::Capture;
@@ -240,17 +240,9 @@ pub fn for_each_step(
         });
     };
     let (merge, infos) = crate::taps::open(files, &input.taps, cfg)?;
-    let opts = roce_analysis::TapOptions {
-        window_ns: input.taps.window_ns,
-        ..roce_analysis::TapOptions::default()
-    };
-    let mut taps = Taps::new(files.len(), opts);
-    let total = merge.bytes_total();
-    let mut summary = with_pass(total, &input.window, cfg, last, |pass| {
-        roce_analysis::run_merged(pass, merge, &mut taps, f)
-    })?;
-    summary.taps = Some(taps.report(infos));
-    Ok(summary)
+    with_pass(merge.bytes_total(), &input.window, cfg, last, |pass| {
+        roce_analysis::run_open_taps(pass, merge, infos, &input.taps, f)
+    })
 }
 
 /// The pass over the frames of `window` up to `last` ([`roce_analysis::Pass`]), with a

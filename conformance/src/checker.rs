@@ -443,6 +443,14 @@ impl<X: Default> Checker<X> {
         self.model.conn_id(key)
     }
 
+    /// The connection of the packet [`Checker::feed`] took last, as findings name it (`None`
+    /// when it was not a RoCE packet): what several taps' merge tells the copies of that
+    /// packet seen by the other taps.
+    pub fn connection_fed(&self) -> Option<ConnId> {
+        let own = self.last_observation?.own;
+        Some(self.connection_of(&own))
+    }
+
     /// Findings proved since the last call (connections named as known so far: one not yet
     /// paired names one QPN; [`Checker::finish`] gives final names to what it returns).
     pub fn take_findings(&mut self) -> Vec<Finding> {

@@ -172,8 +172,7 @@ pub fn check<'py>(
                     if let Some(sel) = selection.as_mut() {
                         sel.observe(d, |k| checker.incarnation_of(k));
                     }
-                    let own = checker.last_observation()?.own;
-                    Some(checker.connection_of(&own))
+                    checker.connection_fed()
                 })?
             }
         };

@@ -313,7 +313,7 @@ fn export_merged(
                 stats.add(checker, &ev);
                 let retransmission = ev.observation.and(checker.last_retransmission());
                 recent.push(d.frame.number, d.frame.ts_ns, (ev.incarnation, retransmission));
-                let fed = crate::check::connection_fed(true, checker);
+                let fed = checker.connection_fed();
                 let sel = selection.as_mut();
                 if !sel.is_none_or(|s| s.observe(d, |k| checker.incarnation_of(k))) {
                     return fed;

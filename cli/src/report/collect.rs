@@ -169,7 +169,7 @@ impl<'f> Collector<'f> {
         match step {
             TapStep::Frame(d) => {
                 self.frame(d);
-                crate::check::connection_fed(true, &self.checker)
+                self.checker.connection_fed()
             }
             TapStep::Copy(..) => None,
             TapStep::Drop(drop) => {
