@@ -95,7 +95,8 @@ pub use documents::{
 };
 pub use event::{feed, feed_packet, PacketEvent};
 pub use fields::{
-    find_field, FieldGet, FieldInfo, FieldKind, FieldValue, FilterField, FIELDS, FILTER_FIELDS,
+    find_field, write_ext_header_tree, FieldGet, FieldInfo, FieldKind, FieldValue, FilterField,
+    FIELDS, FILTER_FIELDS,
 };
 pub use frame::{
     count_undecoded, decode, decode_into, Decoded, ReadSummary, Undecoded, UndecodedGroup,
