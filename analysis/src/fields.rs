@@ -6,15 +6,20 @@
 //! comparison proves equal to it and its member in the C interface's `roce_packet`.
 //!
 //! Nothing else lists the fields. The display filter and `-T fields -e` are this table (the
-//! rows with a filter name, [`FILTER_FIELDS`]); the JSON writer and the `-V` tree are written
-//! by hand for speed and layout, the packets table keeps its own typed writers and C its
-//! structs, so tests hold them to the catalog and fail when one misses a field: every JSON
-//! member written over frames of every header is a row, the rows are the members of
-//! docs/schema/frame.schema.json, every row's value read here is the value JSON wrote, every
-//! label is in the `-V` tree of the frames that have the field, the packets table's columns
-//! are the rows' columns, each RoCE header's C struct has its rows' members
-//! (`cli/tests/catalog.rs`), and the tshark test's comparisons are the rows' tshark names
-//! (`cli/tests/tshark.rs`).
+//! rows with a filter name, [`FILTER_FIELDS`]). The extended transport headers (RETH, AETH,
+//! ...) are rendered from their rows too: each header's row names its slot in
+//! `roce_parser::ExtHeaders` and each member's row how it is read from the header's repr and
+//! shown in the `-V` tree, and the table makes their filter readers, their JSON objects
+//! (written by `dissect --format json|jsonl` through [`crate::write_frame_json`]) and their
+//! `-V` lines ([`write_ext_header_tree`]), plain code with no indirect call. The rest of the
+//! JSON writer and of the `-V` tree is written by hand for speed and layout, the packets
+//! table keeps its own typed writers and C its structs, so tests hold them to the catalog
+//! and fail when one misses a field: every JSON member written over frames of every header
+//! is a row, the rows are the members of docs/schema/frame.schema.json, every row's value
+//! read here is the value JSON wrote, every label is in the `-V` tree of the frames that
+//! have the field, the packets table's columns are the rows' columns, each RoCE header's C
+//! struct has its rows' members (`cli/tests/catalog.rs`), and the tshark test's
+//! comparisons are the rows' tshark names (`cli/tests/tshark.rs`).
 //!
 //! Paths name members without array indexes: `vlan.vid` is the `vid` of every tag of the
 //! `vlan` array, `problems.code` the `code` of every problem. A header is a row of kind
@@ -33,11 +38,16 @@
 //! assert_eq!(find_field("problem").unwrap().path, "problems.code");
 //! ```
 
-use std::fmt;
+use std::fmt::{self, Write as _};
+use std::io;
 use std::net::IpAddr;
 
-use roce_parser::{Encap, ErspanIIIRepr, GeneveOption, GeneveRepr, Packet, Roce, Tunnel, VlanTag};
+use roce_parser::{
+    rnr_timer_us, AethKind, Encap, ErspanIIIRepr, ExtHeader, ExtHeaders, GeneveOption, GeneveRepr,
+    Packet, Roce, Tunnel, VlanTag,
+};
 
+use crate::frame_json::Obj;
 use crate::{Decoded, Undecoded};
 
 /// What a field holds: the JSON value's type, and what a filter compares it with.
@@ -264,13 +274,56 @@ fn vcrc(d: &Decoded<'_>) -> Option<roce_parser::Vcrc> {
 }
 const AETH_KINDS: &[&str] = &["ack", "rnr_nak", "nak", "reserved"];
 
+/// The last member name of a JSON path: its key in its object (`va` of `roce.reth.va`).
+const fn json_key(path: &'static str) -> &'static str {
+    let mut key = path.as_bytes();
+    let mut rest = key;
+    while let [first, tail @ ..] = rest {
+        if *first == b'.' {
+            key = tail;
+        }
+        rest = tail;
+    }
+    // Cut after an ASCII '.': always UTF-8.
+    match std::str::from_utf8(key) {
+        Ok(k) => k,
+        Err(_) => path,
+    }
+}
+
 /// The table. A row: `"json.path" Kind`, then what is known of it: `label "words of -V"`,
 /// `column "parquet_column"`, `tshark ["tshark.field", ...]`, `c "member.path"`, and `filter` (`"name"` when
 /// the filter's name is not the path, `(VALUES)` for a closed set of strings) with the
 /// reader: `one |d|` an `Option<FieldValue>` from the `Decoded` frame `d`, or `many |d|` a
 /// visit of each value.
+///
+/// An extended transport header's row is `"roce.<key>" Object ext <slot> label "<NAME>:"`
+/// and its members' rows in braces: `<slot>` is its slot in `roce_parser::ExtHeaders`, the
+/// label starts its `-V` line, and each member row (label, column, tshark, c as above, then
+/// `values (VALUES)` for a closed set of strings) ends with `show "<format>"`, how its `-V`
+/// line writes it after its label (`show bare "<format>"`: without the label), and `get |x|
+/// <expr>`, its value read from the header's repr `x`. From these rows come the filter's
+/// readers, the header's JSON object ([`write_ext_headers_json`], members in the rows'
+/// order, keys the paths' last names) and its `-V` line ([`write_ext_header_tree`], the
+/// label then `label format` of each member that has `show`, joined by ", "); a header
+/// whose line is not that gives it after the label: `tree |out, x| { ... }`, writing the
+/// whole line to `out`.
 macro_rules! catalog {
     ($( $path:literal $kind:ident
+        $(ext $slot:ident label $hlabel:literal
+            $(tree |$tout:ident, $tx:ident| $tree:block)?
+            {
+                $( $mpath:literal $mkind:ident
+                    $(label $mlabel:literal)?
+                    $(column $mcolumn:literal)?
+                    $(tshark [$($mtshark:literal),*])?
+                    $(c $mc:literal)?
+                    $(values ($mvals:expr))?
+                    $(show $($bare:ident)? $show:literal)?
+                    get |$x:ident| $get:expr
+                ; )*
+            }
+        )?
         $(label $label:literal)?
         $(column $column:literal)?
         $(tshark [$($tshark:literal),*])?
@@ -282,12 +335,21 @@ macro_rules! catalog {
             $( FieldInfo {
                 path: $path,
                 kind: FieldKind::$kind,
-                label: catalog!(@opt $($label)?),
+                label: catalog!(@opt $($hlabel)? $($label)?),
                 column: catalog!(@opt $($column)?),
                 tshark: &[$($($tshark),*)?],
                 c: catalog!(@opt $($c)?),
-                filter: catalog!(@filter $path $($how $($fname)?)?),
-            }, )*
+                filter: catalog!(@filter $path $(ext $slot)? $($how $($fname)?)?),
+            },
+            $( $( FieldInfo {
+                path: $mpath,
+                kind: FieldKind::$mkind,
+                label: catalog!(@opt $($mlabel)?),
+                column: catalog!(@opt $($mcolumn)?),
+                tshark: &[$($($mtshark),*)?],
+                c: catalog!(@opt $($mc)?),
+                filter: Some($mpath),
+            }, )* )? )*
         ];
 
         /// The fields the display filter and `-T fields -e` read, in the catalog's order.
@@ -298,11 +360,77 @@ macro_rules! catalog {
                 kind: FieldKind::$kind,
                 get: catalog!(@get $how $d $body),
                 values: catalog!(@vals $($vals)?),
-            }, )? )*
+            }, )?
+            $( FilterField {
+                name: $path,
+                path: $path,
+                kind: FieldKind::$kind,
+                get: FieldGet::One(|d| roce(d)?.headers.$slot.map(|_| FieldValue::Present)),
+                values: &[],
+            },
+            $( FilterField {
+                name: $mpath,
+                path: $mpath,
+                kind: FieldKind::$mkind,
+                get: FieldGet::One(|d| {
+                    roce(d)?.headers.$slot.as_ref().and_then(|$x| catalog!(@value $mkind $get))
+                }),
+                values: catalog!(@vals $($mvals)?),
+            }, )* )? )*
         ];
+
+        /// Writes the object of each extended transport header of `h`, in the catalog's
+        /// order, as members of `o` (the members of `roce` after `bth`, docs/json.md).
+        #[inline(always)]
+        pub(crate) fn write_ext_headers_json(o: &mut Obj<'_>, h: &ExtHeaders) {
+            $( $( if let Some(x) = &h.$slot {
+                o.with(const { json_key($path) }, |out| {
+                    let mut m = Obj::open(out);
+                    $( catalog!(@json m $mkind $mpath, { let $x = x; $get }); )*
+                    m.close();
+                });
+            } )? )*
+        }
+
+        /// Writes the `dissect -V` line of the extended transport header `which` of `h`
+        /// (`  RETH: VA 0x..., R_Key 0x..., DMA length ...`), nothing when `h` does not hold
+        /// it. The tree writes the lines of the headers the packet's opcode lists
+        /// ([`roce_parser::OpcodeInfo::headers`]), in that order: the wire's.
+        ///
+        /// ```
+        /// use roce_analysis::write_ext_header_tree;
+        /// use roce_parser::{ExtHeader, ExtHeaders, RethRepr};
+        ///
+        /// let h = ExtHeaders {
+        ///     reth: Some(RethRepr { va: 0x1000, rkey: 0xab, dma_len: 64 }),
+        ///     ..Default::default()
+        /// };
+        /// let mut out = Vec::new();
+        /// write_ext_header_tree(&mut out, &h, ExtHeader::Reth)?;
+        /// write_ext_header_tree(&mut out, &h, ExtHeader::Aeth)?;
+        /// assert_eq!(
+        ///     String::from_utf8(out).unwrap(),
+        ///     "  RETH: VA 0x0000000000001000, R_Key 0x000000ab, DMA length 64\n"
+        /// );
+        /// # Ok::<(), std::io::Error>(())
+        /// ```
+        pub fn write_ext_header_tree(
+            out: &mut impl io::Write,
+            h: &ExtHeaders,
+            which: ExtHeader,
+        ) -> io::Result<()> {
+            $( $( if let Some(x) = &h.$slot {
+                if x.header() == which {
+                    return catalog!(@tree out x [$(|$tout, $tx| $tree)?] $hlabel
+                        $( [$(label $mlabel)? $(show $($bare)? $show)? get |$x| $get] )*);
+                }
+            } )? )*
+            Ok(())
+        }
     };
     (@opt $v:expr) => { Some($v) };
     (@opt) => { None };
+    (@filter $path:literal ext $slot:ident) => { Some($path) };
     (@filter $path:literal) => { None };
     (@filter $path:literal $how:ident) => { Some($path) };
     (@filter $path:literal $how:ident $fname:literal) => { Some($fname) };
@@ -312,6 +440,41 @@ macro_rules! catalog {
     (@get many $d:ident $body:expr) => { FieldGet::Many(|$d, visit| $body(visit)) };
     (@vals $vals:expr) => { $vals };
     (@vals) => { &[] };
+    // An extended header's member: its filter value and its JSON member.
+    (@value Int $v:expr) => { int($v) };
+    (@value Hex64 $v:expr) => { int($v) };
+    (@value Str $v:expr) => { Some(FieldValue::Str($v)) };
+    (@value Bool $v:expr) => { Some(FieldValue::Bool($v)) };
+    (@json $o:ident Int $p:literal, $v:expr) => { $o.int(const { json_key($p) }, $v) };
+    (@json $o:ident Hex64 $p:literal, $v:expr) => { $o.hex64(const { json_key($p) }, $v) };
+    (@json $o:ident Str $p:literal, $v:expr) => { $o.str(const { json_key($p) }, $v) };
+    (@json $o:ident Bool $p:literal, $v:expr) => { $o.bool(const { json_key($p) }, $v) };
+    // An extended header's `-V` line: its own writer, or the label and the members shown,
+    // one format string (`@line` gathers its pieces and the arguments).
+    (@tree $out:ident $hx:ident [|$to:ident, $tx:ident| $b:block] $l:literal $($m:tt)*) => {{
+        let $to = &mut *$out;
+        let $tx = $hx;
+        $b
+    }};
+    (@tree $out:ident $hx:ident [] $l:literal $($m:tt)*) => {
+        catalog!(@line $out $hx ["  ", $l,] [] " " $($m)*)
+    };
+    (@line $out:ident $hx:ident [$($f:tt)*] [$($a:tt)*] $sep:literal) => {
+        writeln!($out, concat!($($f)*) $($a)*)
+    };
+    (@line $out:ident $hx:ident [$($f:tt)*] [$($a:tt)*] $sep:literal
+        [label $l:literal show bare $s:literal get |$x:ident| $g:expr] $($m:tt)*) => {
+        catalog!(@line $out $hx [$($f)* $sep, $s,] [$($a)*, { let $x = $hx; $g }] ", " $($m)*)
+    };
+    (@line $out:ident $hx:ident [$($f:tt)*] [$($a:tt)*] $sep:literal
+        [label $l:literal show $s:literal get |$x:ident| $g:expr] $($m:tt)*) => {
+        catalog!(@line $out $hx [$($f)* $sep, $l, " ", $s,] [$($a)*, { let $x = $hx; $g }] ", " $($m)*)
+    };
+    // A member the line does not show.
+    (@line $out:ident $hx:ident [$($f:tt)*] [$($a:tt)*] $sep:literal
+        [$(label $l:literal)? get |$x:ident| $g:expr] $($m:tt)*) => {
+        catalog!(@line $out $hx [$($f)*] [$($a)*] $sep $($m)*)
+    };
 }
 
 /// `many` readers visit with this type.
@@ -589,74 +752,82 @@ catalog! {
         filter one |d| int(roce(d)?.bth.resv6);
     "roce.bth.resv7" Int column "bth_resv7" tshark ["infiniband.bth.reserved7"] c "bth.resv7"
         filter one |d| int(roce(d)?.bth.resv7);
-    "roce.rdeth" Object label "RDETH:"
-        filter one |d| roce(d)?.headers.rdeth.map(|_| FieldValue::Present);
-    "roce.rdeth.eecnxt" Int label "EE-Context" column "rdeth_eecnxt" tshark ["infiniband.rdeth.eecnxt"] c "rdeth.eecnxt"
-        filter one |d| int(roce(d)?.headers.rdeth?.eecnxt);
-    "roce.deth" Object label "DETH:"
-        filter one |d| roce(d)?.headers.deth.map(|_| FieldValue::Present);
-    "roce.deth.qkey" Int label "Q_Key" column "deth_qkey" tshark ["infiniband.deth.q_key"] c "deth.qkey"
-        filter one |d| int(roce(d)?.headers.deth?.qkey);
-    "roce.deth.src_qp" Int label "SrcQP" column "deth_src_qp" tshark ["infiniband.deth.srcqp"] c "deth.src_qp"
-        filter one |d| int(roce(d)?.headers.deth?.src_qp);
-    "roce.xrceth" Object label "XRCETH:"
-        filter one |d| roce(d)?.headers.xrceth.map(|_| FieldValue::Present);
-    "roce.xrceth.xrcsrq" Int label "XRC SRQ" column "xrceth_xrcsrq" c "xrceth.xrcsrq"
-        filter one |d| int(roce(d)?.headers.xrceth?.xrcsrq);
-    "roce.reth" Object label "RETH:"
-        filter one |d| roce(d)?.headers.reth.map(|_| FieldValue::Present);
-    "roce.reth.va" Hex64 label "VA" column "reth_va" tshark ["infiniband.reth.va"] c "reth.va"
-        filter one |d| int(roce(d)?.headers.reth?.va);
-    "roce.reth.rkey" Int label "R_Key" column "reth_rkey" tshark ["infiniband.reth.r_key"] c "reth.rkey"
-        filter one |d| int(roce(d)?.headers.reth?.rkey);
-    "roce.reth.dma_len" Int label "DMA length" column "reth_dma_len" tshark ["infiniband.reth.dmalen"] c "reth.dma_len"
-        filter one |d| int(roce(d)?.headers.reth?.dma_len);
-    "roce.atomiceth" Object label "AtomicETH:"
-        filter one |d| roce(d)?.headers.atomic_eth.map(|_| FieldValue::Present);
-    "roce.atomiceth.va" Hex64 label "VA" column "atomiceth_va" tshark ["infiniband.reth.va"] c "atomic_eth.va"
-        filter one |d| int(roce(d)?.headers.atomic_eth?.va);
-    "roce.atomiceth.rkey" Int label "R_Key" column "atomiceth_rkey" tshark ["infiniband.reth.r_key"] c "atomic_eth.rkey"
-        filter one |d| int(roce(d)?.headers.atomic_eth?.rkey);
-    "roce.atomiceth.swap_add" Hex64 label "swap/add" column "atomiceth_swap_add" tshark ["infiniband.atomiceth.swapdt"] c "atomic_eth.swap_add"
-        filter one |d| int(roce(d)?.headers.atomic_eth?.swap_add);
-    "roce.atomiceth.compare" Hex64 label "compare" column "atomiceth_compare" tshark ["infiniband.atomiceth.cmpdt"] c "atomic_eth.compare"
-        filter one |d| int(roce(d)?.headers.atomic_eth?.compare);
-    "roce.aeth" Object label "AETH:"
-        filter one |d| roce(d)?.headers.aeth.map(|_| FieldValue::Present);
-    "roce.aeth.syndrome" Int label "syndrome" column "aeth_syndrome" tshark ["infiniband.aeth.syndrome"] c "aeth.syndrome"
-        filter one |d| int(roce(d)?.headers.aeth?.syndrome);
-    // The tree says the kind and the value in words ("RNR NAK, 1.28 ms").
-    "roce.aeth.kind" Str column "aeth_kind" tshark ["infiniband.aeth.syndrome.opcode"] c "aeth.kind"
-        filter (AETH_KINDS) one |d| roce(d)?.headers.aeth.map(|a| FieldValue::Str(a.kind().as_str()));
-    "roce.aeth.value" Int column "aeth_value"
-        tshark [
-            "infiniband.aeth.syndrome.credit_count",
-            "infiniband.aeth.syndrome.timer",
-            "infiniband.aeth.syndrome.error_code",
-            "infiniband.aeth.syndrome.reserved_value"
-        ]
-        c "aeth.value"
-        filter one |d| int(roce(d)?.headers.aeth?.value());
-    "roce.aeth.msn" Int label "MSN" column "aeth_msn" tshark ["infiniband.aeth.msn"] c "aeth.msn"
-        filter one |d| int(roce(d)?.headers.aeth?.msn);
-    "roce.atomicacketh" Object label "AtomicAckETH:"
-        filter one |d| roce(d)?.headers.atomic_ack_eth.map(|_| FieldValue::Present);
-    "roce.atomicacketh.orig" Hex64 label "original remote data" column "atomicacketh_orig" tshark ["infiniband.atomicacketh.origremdt"] c "atomic_ack_eth.orig"
-        filter one |d| int(roce(d)?.headers.atomic_ack_eth?.orig);
-    "roce.immdt" Object label "ImmDt:"
-        filter one |d| roce(d)?.headers.immdt.map(|_| FieldValue::Present);
-    "roce.immdt.data" Int label "ImmDt:" column "immdt_data" tshark ["infiniband.immdt"] c "immdt.data"
-        filter one |d| int(roce(d)?.headers.immdt?.data);
-    "roce.ieth" Object label "IETH:"
-        filter one |d| roce(d)?.headers.ieth.map(|_| FieldValue::Present);
-    "roce.ieth.rkey" Int label "R_Key" column "ieth_rkey" tshark ["infiniband.ieth"] c "ieth.rkey"
-        filter one |d| int(roce(d)?.headers.ieth?.rkey);
-    "roce.feth" Object label "FETH:"
-        filter one |d| roce(d)?.headers.feth.map(|_| FieldValue::Present);
-    "roce.feth.selectivity" Int label "selectivity level" column "feth_selectivity" c "feth.selectivity"
-        filter one |d| int(roce(d)?.headers.feth?.selectivity);
-    "roce.feth.placement" Int label "placement type" column "feth_placement" c "feth.placement"
-        filter one |d| int(roce(d)?.headers.feth?.placement);
+    "roce.rdeth" Object ext rdeth label "RDETH:" {
+        "roce.rdeth.eecnxt" Int label "EE-Context" column "rdeth_eecnxt" tshark ["infiniband.rdeth.eecnxt"] c "rdeth.eecnxt"
+            show "0x{:06x}" get |x| x.eecnxt;
+    };
+    "roce.deth" Object ext deth label "DETH:" {
+        "roce.deth.qkey" Int label "Q_Key" column "deth_qkey" tshark ["infiniband.deth.q_key"] c "deth.qkey"
+            show "0x{:08x}" get |x| x.qkey;
+        "roce.deth.src_qp" Int label "SrcQP" column "deth_src_qp" tshark ["infiniband.deth.srcqp"] c "deth.src_qp"
+            show "0x{:06x}" get |x| x.src_qp;
+    };
+    "roce.xrceth" Object ext xrceth label "XRCETH:" {
+        "roce.xrceth.xrcsrq" Int label "XRC SRQ" column "xrceth_xrcsrq" c "xrceth.xrcsrq"
+            show "0x{:06x}" get |x| x.xrcsrq;
+    };
+    "roce.reth" Object ext reth label "RETH:" {
+        "roce.reth.va" Hex64 label "VA" column "reth_va" tshark ["infiniband.reth.va"] c "reth.va"
+            show "0x{:016x}" get |x| x.va;
+        "roce.reth.rkey" Int label "R_Key" column "reth_rkey" tshark ["infiniband.reth.r_key"] c "reth.rkey"
+            show "0x{:08x}" get |x| x.rkey;
+        "roce.reth.dma_len" Int label "DMA length" column "reth_dma_len" tshark ["infiniband.reth.dmalen"] c "reth.dma_len"
+            show "{}" get |x| x.dma_len;
+    };
+    "roce.atomiceth" Object ext atomic_eth label "AtomicETH:" {
+        "roce.atomiceth.va" Hex64 label "VA" column "atomiceth_va" tshark ["infiniband.reth.va"] c "atomic_eth.va"
+            show "0x{:016x}" get |x| x.va;
+        "roce.atomiceth.rkey" Int label "R_Key" column "atomiceth_rkey" tshark ["infiniband.reth.r_key"] c "atomic_eth.rkey"
+            show "0x{:08x}" get |x| x.rkey;
+        "roce.atomiceth.swap_add" Hex64 label "swap/add" column "atomiceth_swap_add" tshark ["infiniband.atomiceth.swapdt"] c "atomic_eth.swap_add"
+            show "0x{:016x}" get |x| x.swap_add;
+        "roce.atomiceth.compare" Hex64 label "compare" column "atomiceth_compare" tshark ["infiniband.atomiceth.cmpdt"] c "atomic_eth.compare"
+            show "0x{:016x}" get |x| x.compare;
+    };
+    // The tree says the syndrome's kind and value in words ("RNR NAK, 1.28 ms").
+    "roce.aeth" Object ext aeth label "AETH:"
+        tree |out, x| {
+            let mut words = x.describe().to_string();
+            if x.kind() == AethKind::RnrNak {
+                let _ = write!(words, " (timer code {}, {} us)", x.value(), rnr_timer_us(x.value()));
+            }
+            writeln!(out, "  AETH: syndrome 0x{:02x}: {words}; MSN {}", x.syndrome, x.msn)
+        }
+    {
+        "roce.aeth.syndrome" Int label "syndrome" column "aeth_syndrome" tshark ["infiniband.aeth.syndrome"] c "aeth.syndrome"
+            get |x| x.syndrome;
+        "roce.aeth.kind" Str column "aeth_kind" tshark ["infiniband.aeth.syndrome.opcode"] c "aeth.kind"
+            values (AETH_KINDS) get |x| x.kind().as_str();
+        "roce.aeth.value" Int column "aeth_value"
+            tshark [
+                "infiniband.aeth.syndrome.credit_count",
+                "infiniband.aeth.syndrome.timer",
+                "infiniband.aeth.syndrome.error_code",
+                "infiniband.aeth.syndrome.reserved_value"
+            ]
+            c "aeth.value"
+            get |x| x.value();
+        "roce.aeth.msn" Int label "MSN" column "aeth_msn" tshark ["infiniband.aeth.msn"] c "aeth.msn"
+            get |x| x.msn;
+    };
+    "roce.atomicacketh" Object ext atomic_ack_eth label "AtomicAckETH:" {
+        "roce.atomicacketh.orig" Hex64 label "original remote data" column "atomicacketh_orig" tshark ["infiniband.atomicacketh.origremdt"] c "atomic_ack_eth.orig"
+            show "0x{:016x}" get |x| x.orig;
+    };
+    "roce.immdt" Object ext immdt label "ImmDt:" {
+        "roce.immdt.data" Int label "ImmDt:" column "immdt_data" tshark ["infiniband.immdt"] c "immdt.data"
+            show bare "0x{:08x}" get |x| x.data;
+    };
+    "roce.ieth" Object ext ieth label "IETH:" {
+        "roce.ieth.rkey" Int label "R_Key" column "ieth_rkey" tshark ["infiniband.ieth"] c "ieth.rkey"
+            show "0x{:08x}" get |x| x.rkey;
+    };
+    "roce.feth" Object ext feth label "FETH:" {
+        "roce.feth.selectivity" Int label "selectivity level" column "feth_selectivity" c "feth.selectivity"
+            show "{}" get |x| x.selectivity;
+        "roce.feth.placement" Int label "placement type" column "feth_placement" c "feth.placement"
+            show "{}" get |x| x.placement;
+    };
     "roce.cm" Object label "MAD:"
         filter one |d| roce(d)?.mad().filter(Result::is_ok).map(|_| FieldValue::Present);
     "roce.payload_len" Int label "Payload:" column "payload_len" c "payload_len"

@@ -4,7 +4,9 @@
 //! serde_json (derived structs) 60% of `dissect --format jsonl` went to escaping the
 //! constant keys byte by byte and to ~200 small writes per frame (BENCHMARKS.md); here keys
 //! are literals, integers go through itoa and only strings that come from data are escaped.
-//! The CM object, rare and wide, is still serialized by serde (`crate::cm_json`).
+//! The CM object, rare and wide, is still serialized by serde (`crate::cm_json`). The
+//! extended transport headers' objects are written by code the field catalog makes from its
+//! rows (`crate::fields`), with the same `Obj`.
 //!
 //! Public as [`crate::write_frame_json`]: `dissect --format json|jsonl` writes each frame
 //! with it, and so can any other user of the library.
@@ -14,21 +16,22 @@ use std::net::IpAddr;
 
 use roce_conformance::internal::json::{write_hex64, write_ts, SCHEMA_FRAME};
 use roce_parser::{
-    AethRepr, Encap, Error, EthernetInfo, IcrcStatus, IpInfo, Packet, Roce, Tunnel, UdpInfo,
-    VlanTag,
+    Encap, Error, EthernetInfo, IcrcStatus, IpInfo, Packet, Roce, Tunnel, UdpInfo, VlanTag,
 };
 
 use crate::{Decoded, Undecoded};
 
-/// A JSON object being written: commas between members, `close` writes the brace.
-struct Obj<'o> {
+/// A JSON object being written: commas between members, `close` writes the brace. The
+/// extended headers' objects are written with it by the field catalog
+/// (`crate::fields::write_ext_headers_json`).
+pub(crate) struct Obj<'o> {
     out: &'o mut Vec<u8>,
     empty: bool,
 }
 
 impl<'o> Obj<'o> {
     #[inline(always)]
-    fn open(out: &'o mut Vec<u8>) -> Self {
+    pub(crate) fn open(out: &'o mut Vec<u8>) -> Self {
         out.push(b'{');
         Obj { out, empty: true }
     }
@@ -47,7 +50,7 @@ impl<'o> Obj<'o> {
     }
 
     #[inline(always)]
-    fn int(&mut self, key: &str, v: impl itoa::Integer) -> &mut Self {
+    pub(crate) fn int(&mut self, key: &str, v: impl itoa::Integer) -> &mut Self {
         let mut buf = itoa::Buffer::new();
         let s = buf.format(v);
         self.key(key).extend_from_slice(s.as_bytes());
@@ -67,7 +70,7 @@ impl<'o> Obj<'o> {
 
     /// A 64-bit identifier as a `"0x…"` string (the JSON contract: exact in every reader).
     #[inline(always)]
-    fn hex64(&mut self, key: &str, v: u64) -> &mut Self {
+    pub(crate) fn hex64(&mut self, key: &str, v: u64) -> &mut Self {
         write_hex64(self.key(key), v);
         self
     }
@@ -80,13 +83,13 @@ impl<'o> Obj<'o> {
     }
 
     #[inline(always)]
-    fn bool(&mut self, key: &str, v: bool) -> &mut Self {
+    pub(crate) fn bool(&mut self, key: &str, v: bool) -> &mut Self {
         self.key(key).extend_from_slice(if v { b"true" } else { b"false" });
         self
     }
 
     #[inline(always)]
-    fn str(&mut self, key: &str, v: &str) -> &mut Self {
+    pub(crate) fn str(&mut self, key: &str, v: &str) -> &mut Self {
         string(self.key(key), v);
         self
     }
@@ -117,13 +120,13 @@ impl<'o> Obj<'o> {
 
     /// A member whose value `f` writes (an object, an array, null).
     #[inline(always)]
-    fn with(&mut self, key: &str, f: impl FnOnce(&mut Vec<u8>)) -> &mut Self {
+    pub(crate) fn with(&mut self, key: &str, f: impl FnOnce(&mut Vec<u8>)) -> &mut Self {
         f(self.key(key));
         self
     }
 
     #[inline(always)]
-    fn close(&mut self) {
+    pub(crate) fn close(&mut self) {
         self.out.push(b'}');
     }
 }
@@ -455,7 +458,6 @@ fn write_encap(out: &mut Vec<u8>, e: &Encap<'_>) {
 }
 
 fn write_roce(out: &mut Vec<u8>, r: &Roce<'_>) {
-    let h = &r.headers;
     let b = &r.bth;
     let mut o = Obj::open(out);
     o.int("version", r.version.number());
@@ -477,44 +479,7 @@ fn write_roce(out: &mut Vec<u8>, r: &Roce<'_>) {
         b_o.bool("ackreq", b.ackreq).int("psn", b.psn).int("resv6", b.resv6).int("resv7", b.resv7);
         b_o.close();
     });
-    if let Some(x) = h.rdeth {
-        o.with("rdeth", |out| Obj::open(out).int("eecnxt", x.eecnxt).close());
-    }
-    if let Some(x) = h.deth {
-        o.with("deth", |out| Obj::open(out).int("qkey", x.qkey).int("src_qp", x.src_qp).close());
-    }
-    if let Some(x) = h.xrceth {
-        o.with("xrceth", |out| Obj::open(out).int("xrcsrq", x.xrcsrq).close());
-    }
-    if let Some(x) = h.reth {
-        o.with("reth", |out| {
-            Obj::open(out).hex64("va", x.va).int("rkey", x.rkey).int("dma_len", x.dma_len).close();
-        });
-    }
-    if let Some(x) = h.atomic_eth {
-        o.with("atomiceth", |out| {
-            let mut a_o = Obj::open(out);
-            a_o.hex64("va", x.va).int("rkey", x.rkey).hex64("swap_add", x.swap_add);
-            a_o.hex64("compare", x.compare).close();
-        });
-    }
-    if let Some(x) = &h.aeth {
-        o.with("aeth", |out| write_aeth(out, x));
-    }
-    if let Some(x) = h.atomic_ack_eth {
-        o.with("atomicacketh", |out| Obj::open(out).hex64("orig", x.orig).close());
-    }
-    if let Some(x) = h.immdt {
-        o.with("immdt", |out| Obj::open(out).int("data", x.data).close());
-    }
-    if let Some(x) = h.ieth {
-        o.with("ieth", |out| Obj::open(out).int("rkey", x.rkey).close());
-    }
-    if let Some(x) = h.feth {
-        o.with("feth", |out| {
-            Obj::open(out).int("selectivity", x.selectivity).int("placement", x.placement).close();
-        });
-    }
+    crate::fields::write_ext_headers_json(&mut o, &r.headers);
     if let Some(cm) = crate::cm_json::cm_json(r) {
         // Writing into a Vec cannot fail.
         o.with("cm", |out| {
@@ -551,12 +516,6 @@ fn write_stop(out: &mut Vec<u8>, e: &Error) {
     o.str("layer", e.layer.name()).str("kind", e.kind.code()).int("offset", e.offset);
     o.int("needed", e.needed).int("available", e.available).str("message", &e.to_string());
     o.close();
-}
-
-fn write_aeth(out: &mut Vec<u8>, a: &AethRepr) {
-    let mut o = Obj::open(out);
-    o.int("syndrome", a.syndrome).str("kind", a.kind().as_str()).int("value", a.value());
-    o.int("msn", a.msn).close();
 }
 
 #[cfg(test)]

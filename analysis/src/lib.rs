@@ -33,7 +33,8 @@
 //! filter of `-Y EXPR` and `--conn` ([`filter`]: [`filter::DisplayFilter`], parsed once and
 //! matched on each frame, and the connections a filter selects, [`filter::Selection`]), the
 //! JSON object of one frame that `dissect --format json|jsonl` writes ([`write_frame_json`],
-//! by hand for speed, its CM object through serde), and the report's series ([`series`]:
+//! by hand for speed, its extended headers' objects made by the catalog from its rows, as
+//! their `-V` lines are ([`write_ext_header_tree`]), its CM object through serde), and the report's series ([`series`]:
 //! what a flow's time–sequence graph draws, its request points, ACK line and marks,
 //! decimated and bounded, its counts and bytes over time), written against `Checker<X>` the
 //! same way; the report's collector that drives them and its page stay in the command line
@@ -95,7 +96,8 @@ pub use documents::{
 };
 pub use event::{feed, feed_packet, PacketEvent};
 pub use fields::{
-    find_field, FieldGet, FieldInfo, FieldKind, FieldValue, FilterField, FIELDS, FILTER_FIELDS,
+    find_field, write_ext_header_tree, FieldGet, FieldInfo, FieldKind, FieldValue, FilterField,
+    FIELDS, FILTER_FIELDS,
 };
 pub use frame::{
     count_undecoded, decode, decode_into, Decoded, ReadSummary, Undecoded, UndecodedGroup,

@@ -4,8 +4,8 @@ use std::fmt::{self, Write as _};
 use std::io::{self, Write};
 
 use roce_parser::{
-    rnr_timer_us, AethKind, Encap, EthernetInfo, IcrcStatus, IpInfo, MgmtClass, Packet, Roce,
-    RoceVersion, Tunnel, UdpInfo, VlanTag,
+    Encap, EthernetInfo, IcrcStatus, IpInfo, MgmtClass, Packet, Roce, RoceVersion, Tunnel, UdpInfo,
+    VlanTag,
 };
 
 use crate::input::Decoded;
@@ -417,52 +417,9 @@ fn roce_tree(p: &Packet<'_>, r: &Roce<'_>, out: &mut impl Write) -> io::Result<(
             b.resv6, b.resv7
         )?;
     }
-    let h = &r.headers;
-    if let Some(x) = h.rdeth {
-        writeln!(out, "  RDETH: EE-Context 0x{:06x}", x.eecnxt)?;
-    }
-    if let Some(x) = h.deth {
-        writeln!(out, "  DETH: Q_Key 0x{:08x}, SrcQP 0x{:06x}", x.qkey, x.src_qp)?;
-    }
-    if let Some(x) = h.xrceth {
-        writeln!(out, "  XRCETH: XRC SRQ 0x{:06x}", x.xrcsrq)?;
-    }
-    if let Some(x) = h.feth {
-        writeln!(
-            out,
-            "  FETH: selectivity level {}, placement type {}",
-            x.selectivity, x.placement
-        )?;
-    }
-    if let Some(x) = h.reth {
-        writeln!(
-            out,
-            "  RETH: VA 0x{:016x}, R_Key 0x{:08x}, DMA length {}",
-            x.va, x.rkey, x.dma_len
-        )?;
-    }
-    if let Some(x) = h.atomic_eth {
-        writeln!(
-            out,
-            "  AtomicETH: VA 0x{:016x}, R_Key 0x{:08x}, swap/add 0x{:016x}, compare 0x{:016x}",
-            x.va, x.rkey, x.swap_add, x.compare
-        )?;
-    }
-    if let Some(x) = h.aeth {
-        let mut words = x.describe().to_string();
-        if x.kind() == AethKind::RnrNak {
-            let _ = write!(words, " (timer code {}, {} us)", x.value(), rnr_timer_us(x.value()));
-        }
-        writeln!(out, "  AETH: syndrome 0x{:02x}: {words}; MSN {}", x.syndrome, x.msn)?;
-    }
-    if let Some(x) = h.atomic_ack_eth {
-        writeln!(out, "  AtomicAckETH: original remote data 0x{:016x}", x.orig)?;
-    }
-    if let Some(x) = h.immdt {
-        writeln!(out, "  ImmDt: 0x{:08x}", x.data)?;
-    }
-    if let Some(x) = h.ieth {
-        writeln!(out, "  IETH: R_Key 0x{:08x}", x.rkey)?;
+    // The extended headers in wire order: the opcode's list (no opcode row, no headers).
+    for &which in r.info.map_or(&[][..], |i| i.headers) {
+        roce_analysis::write_ext_header_tree(out, &r.headers, which)?;
     }
     if let Some(Ok(m)) = r.mad() {
         crate::cm_text::cm_tree(&m, out)?;

@@ -79,6 +79,11 @@ macro_rules! ext_headers {
                 /// Bytes on the wire (the view's `HEADER_LEN`).
                 pub const LEN: usize = $slot::HEADER_LEN;
 
+                /// Which extended header this is.
+                pub const fn header(&self) -> ExtHeader {
+                    ExtHeader::$view
+                }
+
                 /// Whether reserved bits are set (the header table's check).
                 pub const fn reserved_bits_set(&self) -> bool {
                     let $h = self;
@@ -244,6 +249,8 @@ mod tests {
         let mut h = ExtHeaders::default();
         assert_eq!(h.parse_one(ExtHeader::Rdeth, &[0x01, 0x12, 0x34, 0x56]), Some(true));
         assert_eq!(h.rdeth, Some(RdethRepr { reserved: 1, eecnxt: 0x12_3456 }));
+        assert_eq!(h.rdeth.map(|r| r.header()), Some(ExtHeader::Rdeth));
+        assert_eq!(FethRepr::default().header(), ExtHeader::Feth);
         assert!(h.reserved_bits_set());
         assert_eq!(h.parse_one(ExtHeader::Rdeth, &[0x00, 0x12, 0x34, 0x56]), Some(false));
         assert!(!h.reserved_bits_set());
