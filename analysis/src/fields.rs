@@ -869,6 +869,81 @@ catalog! {
 mod tests {
     use super::*;
 
+    /// The extended headers' JSON objects and `-V` lines, generated from the rows, against
+    /// text typed here: every field of every header holds a value of its own, so a row whose
+    /// `get` reads another field (which the filter and the JSON would then agree on) fails.
+    #[test]
+    fn ext_headers_show_their_own_fields() {
+        use roce_parser::{
+            AethRepr, AtomicAckEthRepr, AtomicEthRepr, DethRepr, FethRepr, IethRepr, ImmDtRepr,
+            RdethRepr, RethRepr, XrcethRepr,
+        };
+        let h = ExtHeaders {
+            rdeth: Some(RdethRepr { eecnxt: 0x0a0b0c, ..Default::default() }),
+            deth: Some(DethRepr { qkey: 0x1122_3344, src_qp: 0x55_6677, ..Default::default() }),
+            xrceth: Some(XrcethRepr { xrcsrq: 0x0d_0e0f, ..Default::default() }),
+            reth: Some(RethRepr { va: 0x1111_2222_3333_4444, rkey: 0x5555_6666, dma_len: 7777 }),
+            atomic_eth: Some(AtomicEthRepr {
+                va: 0x0102_0304_0506_0708,
+                rkey: 0x090a_0b0c,
+                swap_add: 0x1112_1314_1516_1718,
+                compare: 0x2122_2324_2526_2728,
+            }),
+            aeth: Some(AethRepr { syndrome: 0x2e, msn: 0x12_3456 }),
+            atomic_ack_eth: Some(AtomicAckEthRepr { orig: 0x3132_3334_3536_3738 }),
+            immdt: Some(ImmDtRepr { data: 0x4142_4344 }),
+            ieth: Some(IethRepr { rkey: 0x5152_5354 }),
+            feth: Some(FethRepr { selectivity: 3, placement: 2, ..Default::default() }),
+        };
+        let mut out = Vec::new();
+        let mut o = Obj::open(&mut out);
+        write_ext_headers_json(&mut o, &h);
+        o.close();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            concat!(
+                r#"{"rdeth":{"eecnxt":658188},"deth":{"qkey":287454020,"src_qp":5596791},"#,
+                r#""xrceth":{"xrcsrq":855567},"reth":{"va":"0x1111222233334444","#,
+                r#""rkey":1431660134,"dma_len":7777},"atomiceth":{"va":"0x0102030405060708","#,
+                r#""rkey":151653132,"swap_add":"0x1112131415161718","#,
+                r#""compare":"0x2122232425262728"},"aeth":{"syndrome":46,"kind":"rnr_nak","#,
+                r#""value":14,"msn":1193046},"atomicacketh":{"orig":"0x3132333435363738"},"#,
+                r#""immdt":{"data":1094861636},"ieth":{"rkey":1364349780},"#,
+                r#""feth":{"selectivity":3,"placement":2}}"#
+            )
+        );
+        let line = |which| {
+            let mut out = Vec::new();
+            write_ext_header_tree(&mut out, &h, which).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        for (which, want) in [
+            (ExtHeader::Rdeth, "  RDETH: EE-Context 0x0a0b0c\n"),
+            (ExtHeader::Deth, "  DETH: Q_Key 0x11223344, SrcQP 0x556677\n"),
+            (ExtHeader::Xrceth, "  XRCETH: XRC SRQ 0x0d0e0f\n"),
+            (ExtHeader::Reth, "  RETH: VA 0x1111222233334444, R_Key 0x55556666, DMA length 7777\n"),
+            (
+                ExtHeader::AtomicEth,
+                "  AtomicETH: VA 0x0102030405060708, R_Key 0x090a0b0c, \
+                 swap/add 0x1112131415161718, compare 0x2122232425262728\n",
+            ),
+            (ExtHeader::AtomicAckEth, "  AtomicAckETH: original remote data 0x3132333435363738\n"),
+            (ExtHeader::ImmDt, "  ImmDt: 0x41424344\n"),
+            (ExtHeader::Ieth, "  IETH: R_Key 0x51525354\n"),
+            (ExtHeader::Feth, "  FETH: selectivity level 3, placement type 2\n"),
+        ] {
+            assert_eq!(line(which), want, "{which:?}");
+        }
+        let aeth = line(ExtHeader::Aeth);
+        assert!(aeth.starts_with("  AETH: syndrome 0x2e: "), "{aeth}");
+        assert!(aeth.contains("(timer code 14, ") && aeth.ends_with("; MSN 1193046\n"), "{aeth}");
+        // A header the packet does not hold: no line.
+        let none = ExtHeaders::default();
+        let mut out = Vec::new();
+        write_ext_header_tree(&mut out, &none, ExtHeader::Reth).unwrap();
+        assert!(out.is_empty());
+    }
+
     /// Paths and filter names are unique, a member follows its header, and every filter row
     /// is the catalog row of its name.
     #[test]
