@@ -496,6 +496,10 @@ pub struct Connections<T> {
     resumed: Vec<(FlowKey, T)>,
     /// The requester flow whose idle reconnect the packet observed last began provisionally.
     began_provisional: Option<FlowKey>,
+    /// The DestQP of the other direction of the flow observed last, once paired, when the
+    /// observation took the fast path (`live_flow`): with the observation, that flow's
+    /// connection name ([`Connections::observed_connection`]); `None` when not kept.
+    observed_peer_qp: Option<Option<u32>>,
     evicted: u64,
 }
 
@@ -513,6 +517,7 @@ impl<T: Default> Connections<T> {
             ended: Vec::new(),
             resumed: Vec::new(),
             began_provisional: None,
+            observed_peer_qp: None,
             evicted: 0,
         }
     }
@@ -531,6 +536,24 @@ impl<T: Default> Connections<T> {
     /// The incarnation flow `key` is in, when the model holds it.
     pub(crate) fn incarnation_of(&self, key: &FlowKey) -> Option<u32> {
         self.flows.get(key).map(|f| f.incarnation)
+    }
+
+    /// The incarnation of flow `key` (the observation's, off the fast path: its peer's
+    /// DestQP is not kept, [`Connections::observed_connection`] looks it up).
+    fn names_of(&mut self, key: &FlowKey) -> Option<u32> {
+        self.observed_peer_qp = None;
+        self.incarnation_of(key)
+    }
+
+    /// The connection of the flow [`Connections::observe`] gave `obs` for, as findings name
+    /// it: what [`Connections::conn_id`] gives for `obs.own` then, without looking the flow
+    /// up again. `obs` is the last observation, its incarnation as it stands now.
+    #[inline]
+    pub(crate) fn observed_connection(&self, obs: &Observation) -> ConnId {
+        match self.observed_peer_qp {
+            Some(peer_qp) => conn_id(&obs.own, peer_qp, obs.incarnation.unwrap_or(1)),
+            None => self.conn_id(&obs.own),
+        }
     }
 
     /// The flow `key`, when live.
@@ -625,7 +648,7 @@ impl<T: Default> Connections<T> {
                 }
                 let retransmitted = self.other_request(own, r);
                 self.cm_message(f, own, &m);
-                let incarnation = self.incarnation_of(&own);
+                let incarnation = self.names_of(&own);
                 return Observation { own, seen: Seen::Cm, retransmitted, incarnation };
             }
         }
@@ -644,7 +667,7 @@ impl<T: Default> Connections<T> {
         }
         let Some(info) = r.info else {
             self.touch(own, f);
-            let incarnation = self.incarnation_of(&own);
+            let incarnation = self.names_of(&own);
             return Observation { own, seen: Seen::Other, retransmitted: false, incarnation };
         };
         let connected = matches!(info.transport, Transport::Rc | Transport::Uc | Transport::Xrc);
@@ -675,7 +698,7 @@ impl<T: Default> Connections<T> {
                 Seen::Other
             }
         };
-        let incarnation = self.incarnation_of(&own);
+        let incarnation = self.names_of(&own);
         Observation { own, seen, retransmitted, incarnation }
     }
 
@@ -742,7 +765,7 @@ impl<T: Default> Connections<T> {
         r: &Roce<'_>,
         info: &OpcodeInfo,
     ) -> Option<(Seen, bool, u32)> {
-        let Connections { flows, pairing, opts, .. } = self;
+        let Connections { flows, pairing, opts, observed_peer_qp, .. } = self;
         let flow = flows.get_mut(&key).filter(|fl| fl.packets > 0 && fl.decides.is_none())?;
         let connected = matches!(info.transport, Transport::Rc | Transport::Uc | Transport::Xrc);
         let psn = Psn::new(r.bth.psn);
@@ -793,6 +816,7 @@ impl<T: Default> Connections<T> {
         flow.packets += 1;
         flow.last_frame = f.number;
         flow.last_ts = flow.last_ts.max(f.ts_ns);
+        *observed_peer_qp = Some(flow.peer.map(|p| p.dest_qp));
         Some((seen, retransmitted, flow.incarnation))
     }
 
