@@ -569,21 +569,19 @@ impl<X: Default> Checker<X> {
             self.settle_ended();
         }
         let own = obs.own;
-        let mut renamed = false;
         // Rare (an idle reconnect begun or undone): checked here, handled out of line.
         if self.model.has_resumed() || (self.judging && self.model.began_provisional().is_some()) {
             self.provisional();
             let incarnation = self.model.incarnation_of(&own);
             self.last_observation = Some(Observation { incarnation, ..obs });
-            renamed = true;
         }
         if !self.judging {
             return;
         }
-        // The observation names the connection without a second look in the flow table
-        // (unless the rare branch above renamed it).
-        let own_conn =
-            if renamed { self.model.conn_id(&own) } else { self.model.observed_connection(&obs) };
+        // The observation names the connection without a second look in the flow table. The
+        // rare branch above follows only observations off the model's fast path, which keep
+        // no name: those are looked up (the assertion holds the two ways equal).
+        let own_conn = self.model.observed_connection(&obs);
         debug_assert_eq!(own_conn, self.model.conn_id(&own), "frame {}", f.number);
         let own_conn = Some(own_conn);
         crate::packet_rules::check(f, p, r, own_conn, &mut self.judge);
