@@ -206,8 +206,7 @@ pub fn run(input: &Input, cfg: &Config, opts: Options, how: &Output<'_>) -> Resu
         return Ok(u8::from(report.errors > 0));
     }
     warn_undecoded(&summary.undecoded);
-    let stdout = io::stdout();
-    let mut out = stdout.lock();
+    let mut out = crate::output::stdout_buffered();
     let res = match format {
         Format::Json => {
             let extra = CheckExtra {

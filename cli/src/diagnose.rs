@@ -176,8 +176,7 @@ pub fn run(run: &Run<'_>) -> Result<u8, InputError> {
         .flat_map(|c| &c.verdicts)
         .chain(doc.setup.iter().flat_map(|s| &s.verdicts))
         .any(|v| v.severity == Severity::Failure);
-    let stdout = io::stdout();
-    let mut out = stdout.lock();
+    let mut out = crate::output::stdout_buffered();
     let res = match run.format {
         Format::Json => serde_json::to_writer_pretty(
             &mut out,

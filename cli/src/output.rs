@@ -17,6 +17,16 @@ pub fn stdout(bytes: &[u8]) -> Result<(), InputError> {
     written(out.write_all(bytes).and_then(|()| out.flush()))
 }
 
+/// stdout behind a 64 KiB buffer, for a document written in many small pieces (serde's
+/// pretty JSON of `stats`, `check`, `diagnose`). Why: Rust's stdout is line-buffered even
+/// into a file or a pipe, so each piece was scanned for a newline and each line was a
+/// write(2) of its own: `stats --format json` of 64 connections (370 KB) spent 196
+/// instructions per frame of a 100,000-frame capture there (BENCHMARKS.md). Flush it, and
+/// pass the result to [`written`].
+pub fn stdout_buffered() -> io::BufWriter<io::StdoutLock<'static>> {
+    io::BufWriter::with_capacity(1 << 16, io::stdout().lock())
+}
+
 /// What a write to stdout came to: done, or stopped by a closed pipe (`Ok` both), or failed.
 pub fn written(res: io::Result<()>) -> Result<(), InputError> {
     match res {

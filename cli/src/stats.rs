@@ -110,8 +110,7 @@ pub fn run(
         .map(|n| n.reconcile(&connections, not_listed, stats.counters.nic_host_bad_icrc))
         .transpose()
         .map_err(|e| InputError(format!("--nic-counters: {e}")))?;
-    let stdout = io::stdout();
-    let mut out = stdout.lock();
+    let mut out = crate::output::stdout_buffered();
     let res = match format {
         Format::Json => {
             let extra = StatsExtra {

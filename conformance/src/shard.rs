@@ -122,13 +122,38 @@ impl Shard {
 /// [`Shard::of_pair`] with the last host pairs remembered (1,024 slots, direct-mapped): the
 /// hash is some 30 dependent multiplies, and a capture has few host pairs beside its frames.
 /// The same answers as [`Shard::of_pair`] and [`Shard::of_frame`], cheaper.
+///
+/// A slot is keyed by the two addresses as [`host_pair_hash`] reads them (IPv4 as its
+/// IPv4-mapped IPv6 address, so the key decides the shard exactly), and picked by a hash
+/// that is the same in either order: a hit costs no sorting and no enum comparison. It is
+/// asked twice per packet under `--threads` (the reader places the frame, its worker checks
+/// the parser agrees); keyed by `IpAddr`s, sorted first, it took 90 instructions a call,
+/// now 30 (BENCHMARKS.md).
 #[derive(Debug, Clone)]
 pub struct ShardOfPair {
     count: u32,
-    slots: Vec<Option<(IpAddr, IpAddr, u32)>>,
+    slots: Vec<Option<(u128, u128, u32)>>,
 }
 
 const PAIR_SLOTS: usize = 1024;
+
+/// An address as [`host_pair_hash`] reads it: IPv4 as IPv4-mapped IPv6.
+#[inline(always)]
+fn mapped(x: IpAddr) -> u128 {
+    match x {
+        IpAddr::V4(v) => u128::from(v.to_ipv6_mapped()),
+        IpAddr::V6(v) => u128::from(v),
+    }
+}
+
+/// The slot of the pair (`x`, `y`), the same in either order: the two addresses folded to 64
+/// bits and added, then Fibonacci hashing (the top 10 bits of the product). Xoring in place of
+/// the sum put all 64 of `gen bench`'s pairs 10.1.0.i / 10.2.0.i in one slot.
+#[inline(always)]
+fn slot(x: u128, y: u128) -> usize {
+    let fold = |v: u128| (v as u64) ^ ((v >> 64) as u64);
+    (fold(x).wrapping_add(fold(y)).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 54) as usize
+}
 
 impl ShardOfPair {
     /// For `count` shards.
@@ -142,26 +167,16 @@ impl ShardOfPair {
         if self.count == 1 {
             return 0;
         }
-        let (lo, hi) = if a <= b { (a, b) } else { (b, a) };
-        let fold = |x: IpAddr| match x {
-            IpAddr::V4(v) => u32::from(v),
-            IpAddr::V6(v) => {
-                let w = v.octets();
-                u32::from_le_bytes([w[12], w[13], w[14], w[15]])
-                    ^ u32::from_le_bytes([w[8], w[9], w[10], w[11]])
-            }
-        };
-        let both = (u64::from(fold(lo)) << 32) | u64::from(fold(hi));
-        // Fibonacci hashing: the top 10 bits of the product pick the slot.
-        let i = (both.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 54) as usize;
-        if let Some(Some((x, y, k))) = self.slots.get(i) {
-            if *x == lo && *y == hi {
+        let (x, y) = (mapped(a), mapped(b));
+        let i = slot(x, y);
+        if let Some(Some((p, q, k))) = self.slots.get(i) {
+            if (*p == x && *q == y) || (*p == y && *q == x) {
                 return *k;
             }
         }
-        let k = Shard::of_pair(lo, hi, self.count);
+        let k = Shard::of_pair(a, b, self.count);
         if let Some(slot) = self.slots.get_mut(i) {
-            *slot = Some((lo, hi, k));
+            *slot = Some((x, y, k));
         }
         k
     }
@@ -266,12 +281,47 @@ mod tests {
                     let c =
                         IpAddr::V6(std::net::Ipv6Addr::from(0xfe80_u128 << 112 | u128::from(i)));
                     let d = IpAddr::V6(std::net::Ipv6Addr::from(0xfe80_u128 << 112 | 7));
-                    for (x, y) in [(a, b), (b, a), (c, d), (d, c)] {
+                    // The same host as IPv4 and as IPv4-mapped IPv6 (one shard, as the
+                    // hash reads both alike), and a pair of one host.
+                    let m = IpAddr::V6(std::net::Ipv6Addr::from(0xffff_0a01_0000 + u128::from(i)));
+                    for (x, y) in [(a, b), (b, a), (c, d), (d, c), (a, m), (m, b), (c, c), (a, c)] {
                         assert_eq!(cache.of_pair(x, y), Shard::of_pair(x, y, n), "{n} {round}");
                     }
                 }
             }
         }
+    }
+
+    /// One host with 5,000 peers: pairs that share a host and a slot must not share the
+    /// answer.
+    #[test]
+    fn a_remembered_pair_is_the_whole_pair() {
+        for n in [2u32, 3] {
+            let mut cache = ShardOfPair::new(n);
+            let a = IpAddr::V4(std::net::Ipv4Addr::new(10, 0, 0, 1));
+            for round in 0..2 {
+                for i in 0..5000u32 {
+                    let b = IpAddr::V4(std::net::Ipv4Addr::from(0x0b00_0000 + i));
+                    assert_eq!(cache.of_pair(a, b), Shard::of_pair(a, b, n), "{n} {round} {b}");
+                    assert_eq!(cache.of_pair(b, a), Shard::of_pair(a, b, n), "{n} {round} {b}");
+                }
+            }
+        }
+    }
+
+    /// Host pairs that differ in the same bits do not share slots (each shared slot is a
+    /// full hash per packet while the pairs alternate).
+    #[test]
+    fn neighbouring_pairs_take_their_own_slots() {
+        let v4 = |a: u32| mapped(IpAddr::V4(std::net::Ipv4Addr::from(a)));
+        let bench: std::collections::HashSet<usize> =
+            (0..64).map(|i| slot(v4(0x0a01_0000 + i), v4(0x0a02_0000 + i))).collect();
+        assert_eq!(bench.len(), 64);
+        let v6 = |i: u128| (0xfe80_u128 << 112) | i;
+        let six: std::collections::HashSet<usize> =
+            (0..256).map(|i| slot(v6(i), v6(i + 1000))).collect();
+        assert_eq!(six.len(), 256);
+        assert_eq!(slot(v4(1), v4(2)), slot(v4(2), v4(1)));
     }
 
     #[test]
