@@ -355,7 +355,17 @@ impl Scale<'_> {
     }
     /// The PSN as the capture has it, and relative to the panel's first.
     fn psn(&self, v: i64) -> String {
-        format!("{} (+{})", v.rem_euclid(1 << 24), v - self.base).replace("+-", "-")
+        let mut s = String::with_capacity(24);
+        self.push_psn(&mut s, v);
+        s
+    }
+    /// [`Scale::psn`], appended to `out`: "PSN (+delta)", or "(-delta)" below the first.
+    fn push_psn(&self, out: &mut String, v: i64) {
+        let d = v - self.base;
+        push_int(out, v.rem_euclid(1 << 24));
+        out.push_str(if d < 0 { " (" } else { " (+" });
+        push_int(out, d);
+        out.push(')');
     }
 }
 
@@ -765,13 +775,53 @@ impl std::fmt::Display for Px {
     }
 }
 
+/// Appends `v` as `{:.p}` writes it (p up to 3), as [`Px`] does, without the formatting
+/// machinery: the sequence graphs' points and marks write some 470,000 coordinates on a
+/// 2,000,000-frame capture, and `write!` with `Px` cost 350 instructions each, a third of
+/// the page (BENCHMARKS.md). A value [`Px`] leaves to core goes to core here too.
+fn push_px(out: &mut String, v: f64, p: usize) {
+    const SCALE: [f64; 4] = [1.0, 10.0, 100.0, 1000.0];
+    const UNIT: [u64; 4] = [1, 10, 100, 1000];
+    let (Some(&scale), Some(&unit)) = (SCALE.get(p), UNIT.get(p)) else {
+        let _ = write!(out, "{v:.p$}");
+        return;
+    };
+    let y = v.abs() * scale;
+    let floor = y.floor();
+    let frac = y - floor;
+    if !y.is_finite() || y >= 1e9 || (frac - 0.5).abs() < 1e-6 {
+        let _ = write!(out, "{v:.p$}");
+        return;
+    }
+    let r = floor as u64 + u64::from(frac > 0.5);
+    if v.is_sign_negative() {
+        out.push('-');
+    }
+    let mut b = itoa::Buffer::new();
+    out.push_str(b.format(r / unit));
+    if p > 0 {
+        let d = r % unit + unit; // a leading 1 keeps the decimals' zeros
+        out.push('.');
+        out.push_str(b.format(d).get(1..).unwrap_or(""));
+    }
+}
+
+/// Appends an integer (itoa; `write!` would go through the formatting machinery).
+fn push_int(out: &mut String, v: impl itoa::Integer) {
+    out.push_str(itoa::Buffer::new().format(v));
+}
+
 fn requests(out: &mut String, pts: &[Pt], seen: u64, sc: &Scale<'_>) {
     if pts.is_empty() {
         return;
     }
     let _ = write!(out, "<path class=\"req\" data-n=\"{seen}\" d=\"");
     for q in pts {
-        let _ = write!(out, "M{:.3} {:.2}m-1.5 0h3", Px(sc.x(q.t)), Px(sc.y(q.psn)));
+        out.push('M');
+        push_px(out, sc.x(q.t), 3);
+        out.push(' ');
+        push_px(out, sc.y(q.psn), 2);
+        out.push_str("m-1.5 0h3");
     }
     let (a, b) = (pts.first().map_or(0, |q| q.psn), pts.last().map_or(0, |q| q.psn));
     let _ = write!(
@@ -790,14 +840,16 @@ fn ack_line(out: &mut String, pts: &[Pt], seen: u64, sc: &Scale<'_>) {
     let _ = write!(out, "<polyline class=\"ack\" data-n=\"{seen}\" points=\"");
     // A step line: the cumulative ACK holds until the next one.
     let mut best = i64::MIN;
-    let mut last_y: Option<Px> = None;
+    let mut last_y: Option<f64> = None;
     for q in pts {
         best = best.max(q.psn);
-        let (x, y) = (Px(sc.x(q.t)), Px(sc.y(best)));
-        if let Some(ly) = last_y {
-            let _ = write!(out, "{x:.3},{ly:.2} ");
+        let (x, y) = (sc.x(q.t), sc.y(best));
+        for y in last_y.into_iter().chain([y]) {
+            push_px(out, x, 3);
+            out.push(',');
+            push_px(out, y, 2);
+            out.push(' ');
         }
-        let _ = write!(out, "{x:.3},{y:.2} ");
         last_y = Some(y);
     }
     let _ = write!(
@@ -810,66 +862,94 @@ fn ack_line(out: &mut String, pts: &[Pt], seen: u64, sc: &Scale<'_>) {
 
 fn mark(out: &mut String, m: &Mark, sc: &Scale<'_>) {
     let (xa, ya, xb, yb) = (sc.x(m.t0), sc.y(m.psn0), sc.x(m.t1), sc.y(m.psn1));
-    let (far, ce_end) = (xb > xa + 1.0, Px(ya + 5.5));
-    let (xa, ya, xb, yb) = (Px(xa), Px(ya), Px(xb), Px(yb));
-    let frames = if m.frame0 == m.frame1 {
-        format!("frame {}", m.frame0)
+    let far = xb > xa + 1.0;
+    // Written piece by piece (push_px, push_int): a mark's `format!`s and `write!`s were
+    // 11,000 instructions each (BENCHMARKS.md).
+    out.push_str("<g class=\"");
+    out.push_str(m.kind.class());
+    out.push_str("\" data-n=\"");
+    push_int(out, m.n);
+    out.push_str("\"><title>");
+    if m.frame0 == m.frame1 {
+        out.push_str("frame ");
+        push_int(out, m.frame0);
     } else {
-        format!("frames {}-{}", m.frame0, m.frame1)
-    };
-    let psns = if m.psn0 == m.psn1 {
-        format!("PSN {}", sc.psn(m.psn0))
-    } else {
-        format!("PSN {} to {}", sc.psn(m.psn0), sc.psn(m.psn1))
-    };
-    let what = match m.kind {
-        Kind::Read | Kind::Atomic => format!("{}: {}", m.kind.label(), m.opcode),
-        _ if m.n == 1 => format!("{} {}", m.kind.label(), m.opcode),
-        _ => format!("{} {} packets, first {}", m.n, m.kind.label(), m.opcode),
-    };
-    let _ = write!(
-        out,
-        "<g class=\"{}\" data-n=\"{}\"><title>{frames}: {what}, {psns}</title>",
-        m.kind.class(),
-        m.n
-    );
+        out.push_str("frames ");
+        push_int(out, m.frame0);
+        out.push('-');
+        push_int(out, m.frame1);
+    }
+    out.push_str(": ");
+    match m.kind {
+        Kind::Read | Kind::Atomic => {
+            out.push_str(m.kind.label());
+            out.push_str(": ");
+        }
+        _ if m.n == 1 => {
+            out.push_str(m.kind.label());
+            out.push(' ');
+        }
+        _ => {
+            push_int(out, m.n);
+            out.push(' ');
+            out.push_str(m.kind.label());
+            out.push_str(" packets, first ");
+        }
+    }
+    out.push_str(m.opcode);
+    out.push_str(", PSN ");
+    sc.push_psn(out, m.psn0);
+    if m.psn0 != m.psn1 {
+        out.push_str(" to ");
+        sc.push_psn(out, m.psn1);
+    }
+    out.push_str("</title>");
     // Shapes: absolute points (M, x1, cx) are placed by the axes, relative steps (l, h, v)
     // keep their size when the page's script zooms.
+    let at = |out: &mut String, pre: &str, x: f64, mid: &str, y: f64| {
+        out.push_str(pre);
+        push_px(out, x, 3);
+        out.push_str(mid);
+        push_px(out, y, 2);
+    };
+    let line = |out: &mut String| {
+        at(out, "<line x1=\"", xa, "\" y1=\"", ya);
+        at(out, "\" x2=\"", xb, "\" y2=\"", yb);
+        out.push_str("\"/>");
+    };
     match m.kind {
         Kind::Retx if m.n > 1 => {
-            let _ = write!(
-                out,
-                "<line x1=\"{xa:.3}\" y1=\"{ya:.2}\" x2=\"{xb:.3}\" y2=\"{yb:.2}\"/>\
-                 <circle cx=\"{xa:.3}\" cy=\"{ya:.2}\" r=\"2.5\"/>"
-            );
+            line(out);
+            at(out, "<circle cx=\"", xa, "\" cy=\"", ya);
+            out.push_str("\" r=\"2.5\"/>");
         }
         Kind::Retx => {
-            let _ = write!(out, "<circle cx=\"{xa:.3}\" cy=\"{ya:.2}\" r=\"2.5\"/>");
+            at(out, "<circle cx=\"", xa, "\" cy=\"", ya);
+            out.push_str("\" r=\"2.5\"/>");
         }
         Kind::Read | Kind::Atomic => {
-            let _ = write!(
-                out,
-                "<line x1=\"{xa:.3}\" y1=\"{ya:.2}\" x2=\"{xb:.3}\" y2=\"{yb:.2}\"/>\
-                 <path d=\"M{xa:.3} {ya:.2}m-2 -2h4v4h-4z\"/>"
-            );
+            line(out);
+            at(out, "<path d=\"M", xa, " ", ya);
+            out.push_str("m-2 -2h4v4h-4z\"/>");
         }
         Kind::Nak | Kind::Rnr | Kind::Fatal => {
             // A triangle pointing down at the PSN the responder expects.
-            let _ = write!(out, "<path d=\"M{xa:.3} {ya:.2}m0 -2l5 -9h-10z\"/>");
+            at(out, "<path d=\"M", xa, " ", ya);
+            out.push_str("m0 -2l5 -9h-10z\"/>");
             if far {
-                let _ = write!(
-                    out,
-                    "<line x1=\"{xa:.3}\" y1=\"{ya:.2}\" x2=\"{xb:.3}\" y2=\"{yb:.2}\"/>"
-                );
+                line(out);
             }
         }
         Kind::Ce => {
             // A bar under the PSN, from the first marked packet to the last (square caps
             // give a lone packet its width).
-            let _ = write!(out, "<path d=\"M{xa:.3} {ya:.2}m0 5.5L{xb:.3} {ce_end:.2}\"/>");
+            at(out, "<path d=\"M", xa, " ", ya);
+            at(out, "m0 5.5L", xb, " ", ya + 5.5);
+            out.push_str("\"/>");
         }
         Kind::Cnp => {
-            let _ = write!(out, "<path d=\"M{xa:.3} {ya:.2}m0 -12l4 4l-4 4l-4 -4z\"/>");
+            at(out, "<path d=\"M", xa, " ", ya);
+            out.push_str("m0 -12l4 4l-4 4l-4 -4z\"/>");
         }
     }
     out.push_str("</g>");
@@ -1031,6 +1111,11 @@ mod tests {
                 (format!("{}", Px(v)), format!("{v}")),
             ] {
                 assert_eq!(got, want, "{v:e}");
+            }
+            for p in 0..=4 {
+                let mut got = String::from("x");
+                push_px(&mut got, v, p);
+                assert_eq!(got, format!("x{v:.p$}"), "{v:e} {p}");
             }
         }
     }

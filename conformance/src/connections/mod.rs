@@ -1364,13 +1364,16 @@ fn foreign(own: u16, pkey: u16) -> bool {
 }
 
 /// The connection a flow belongs to, named the same way from both directions.
+///
+/// With both QPNs known, the endpoint that sorts first (address, then QPN) is `a`. One name
+/// is built, not both to compare: this runs for every packet the checker judges.
+#[inline]
 fn conn_id(k: &FlowKey, peer_qpn: Option<u32>, incarnation: u32) -> ConnId {
-    let fwd = ConnId { a: k.src, qpn_a: peer_qpn, b: k.dst, qpn_b: Some(k.dest_qp), incarnation };
-    let rev = ConnId { a: k.dst, qpn_a: Some(k.dest_qp), b: k.src, qpn_b: peer_qpn, incarnation };
-    if peer_qpn.is_some() && (rev.a, rev.qpn_a) < (fwd.a, fwd.qpn_a) {
-        rev
+    let reversed = peer_qpn.is_some_and(|p| (k.dst, k.dest_qp) < (k.src, p));
+    if reversed {
+        ConnId { a: k.dst, qpn_a: Some(k.dest_qp), b: k.src, qpn_b: peer_qpn, incarnation }
     } else {
-        fwd
+        ConnId { a: k.src, qpn_a: peer_qpn, b: k.dst, qpn_b: Some(k.dest_qp), incarnation }
     }
 }
 
