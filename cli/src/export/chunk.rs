@@ -545,22 +545,25 @@ fn pack(values: &[u64], width: u32, out: &mut Vec<u8>) {
 /// instructions per frame over the packets table's ~50 nullable columns).
 pub fn def_levels(defs: &[i16], groups: &mut Vec<u8>, out: &mut Vec<u8>) -> Result<usize> {
     groups.clear();
+    groups.reserve(defs.len().div_ceil(8));
     let mut present = 0;
+    // Every level must be 0 or 1 for the multiplication below: the bits of the levels OR'd.
+    let mut seen = 0u64;
     let mut chunks = defs.chunks_exact(8);
     for c in &mut chunks {
-        let mut byte = 0u8;
-        for (j, &l) in c.iter().enumerate() {
-            byte |= u8::from(l != 0) << j;
-        }
+        let (low, high) = (four(&c[..4]), four(&c[4..]));
+        seen |= low | high;
+        let byte = gather(low) | (gather(high) << 4);
+        present += byte.count_ones() as usize;
         groups.push(byte);
     }
     // The last group, padded with 0; never part of an RLE run (its padding is not a level).
     let tail = chunks.remainder();
     let last = tail.iter().enumerate().fold(0u8, |b, (j, &l)| b | (u8::from(l != 0) << j));
-    for &b in groups.iter() {
-        present += b.count_ones() as usize;
-    }
     present += last.count_ones() as usize;
+    if seen & !0x0001_0001_0001_0001 != 0 || tail.iter().any(|&l| l as u16 > 1) {
+        return Err(general("a definition level other than 0 or 1"));
+    }
 
     let at = out.len();
     out.extend_from_slice(&[0; 4]);
@@ -590,6 +593,21 @@ pub fn def_levels(defs: &[i16], groups: &mut Vec<u8>, out: &mut Vec<u8>) -> Resu
     let len = u32::try_from(out.len() - at - 4).map_err(|_| general("levels too long"))?;
     out[at..at + 4].copy_from_slice(&len.to_le_bytes());
     Ok(present)
+}
+
+/// Four levels (each 0 or 1) as the 16-bit lanes of a word.
+#[inline(always)]
+fn four(l: &[i16]) -> u64 {
+    l.iter().enumerate().fold(0, |w, (j, &x)| w | (u64::from(x as u16) << (16 * j)))
+}
+
+/// The low bits of a word's four 16-bit lanes (each 0 or 1) as 4 bits: one multiplication
+/// moves lane j's bit (at 16 j) to bit 45 + j (shifts 45, 30, 15, 0; no two of the 16
+/// products land on the same bit, so nothing carries into those four).
+#[inline(always)]
+fn gather(w: u64) -> u8 {
+    const M: u64 = (1 << 45) | (1 << 30) | (1 << 15) | 1;
+    ((w.wrapping_mul(M) >> 45) & 0xF) as u8
 }
 
 /// Appends one bit-packed run (bit width 1) of `bytes`, each 8 levels.
@@ -648,5 +666,14 @@ mod tests {
         // bit-packed byte of 3 zeros, 3 ones (and 2 of padding).
         assert_eq!(out[..4], [8, 0, 0, 0]);
         assert_eq!(out[4..], [0b11, 0b1111_1101, 16 << 1, 1, 16 << 1, 0, 0b11, 0b0011_1000]);
+        assert!(def_levels(&[0, 1, 2, 0, 0, 0, 0, 0, 1], &mut Vec::new(), &mut out).is_err());
+    }
+
+    #[test]
+    fn gather_every_nibble() {
+        for nibble in 0..16u8 {
+            let lanes: Vec<i16> = (0..4).map(|j| i16::from((nibble >> j) & 1)).collect();
+            assert_eq!(gather(four(&lanes)), nibble);
+        }
     }
 }
