@@ -702,7 +702,7 @@ mod tests {
         // nulls of every length, slowly rising values, strings from few to many distinct.
         compare_rows("random", 3 * super::ROW_GROUP + 1001, |i, c| {
             let r = random(i);
-            c.int((r % 5 != 0).then_some((r >> 20) as i64 - (1 << 40)));
+            c.int((!r.is_multiple_of(5)).then_some((r >> 20) as i64 - (1 << 40)));
             c.int_required(i as i64 * 1000 + (r % 17) as i64);
             let run = (i / (1 + i % 37)) % 3 == 0;
             c.int(run.then_some((r % 3) as i64 - 1));
@@ -711,7 +711,7 @@ mod tests {
                 1 => format!("{r:x}"),
                 _ => "same".to_string(),
             };
-            rest(c, run.then_some(r % 7 == 0), (r % 11 != 0).then_some(s));
+            rest(c, run.then_some(r.is_multiple_of(7)), (!r.is_multiple_of(11)).then_some(s));
         });
     }
 }
