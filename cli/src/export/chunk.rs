@@ -51,6 +51,8 @@ pub struct Scratch {
     indices: Vec<u32>,
     /// A string column's dictionary: where each entry starts and ends in the values.
     entries: Vec<(usize, usize)>,
+    /// Its short values' indices.
+    short: ShortKeys,
 }
 
 /// A chunk's bytes and what closing the crate's column writer would return, or nothing when
@@ -205,21 +207,30 @@ fn dictionary_chunk_in(
 ) -> Result<Chunk> {
     entries.clear();
     indices.clear();
-    let mut map: FastHashMap<&[u8], u32> = FastHashMap::default();
-    let (mut start, mut last): (usize, Option<(&[u8], u32)>) = (0, None);
+    // Values of at most 15 bytes (addresses, opcode and status names) are looked up by a
+    // 128-bit key in `short`; longer ones by their bytes in `long`.
+    let short = &mut scratch.short;
+    short.clear();
+    let mut long: FastHashMap<&[u8], u32> = FastHashMap::default();
+    let (mut start, mut last) = (0, None);
     let mut dictionary_bytes = 0;
     for &end in ends {
         let value = bytes.get(start..end).ok_or_else(|| general("a string out of bounds"))?;
         let at = start;
         start = end;
-        if let Some((before, index)) = last {
-            if before == value {
+        let key = short_key(bytes, at, value);
+        if let (Some(key), Some((before, index))) = (key, last) {
+            if key == before {
                 indices.push(index);
                 continue;
             }
         }
-        let index = match map.get(value) {
-            Some(&index) => index,
+        let found = match key {
+            Some(key) => short.get(key),
+            None => long.get(value).copied(),
+        };
+        let index = match found {
+            Some(index) => index,
             None => {
                 if value.len() > TRUNCATE || dictionary_bytes > DICTIONARY_LIMIT {
                     return Ok(None);
@@ -227,14 +238,19 @@ fn dictionary_chunk_in(
                 dictionary_bytes += value.len() + 4;
                 let index = entries.len() as u32;
                 entries.push((at, end));
-                map.insert(value, index);
+                match key {
+                    Some(key) => short.insert(key, index),
+                    None => {
+                        long.insert(value, index);
+                    }
+                }
                 index
             }
         };
-        last = Some((value, index));
+        last = key.map(|key| (key, index));
         indices.push(index);
     }
-    drop(map);
+    drop(long);
 
     let mut body = std::mem::take(&mut scratch.body);
     body.clear();
@@ -279,6 +295,106 @@ fn dictionary_chunk_in(
         unencoded: Some(ends.last().map_or(0, |&e| e as i64)),
     };
     finish(descr, Some(dictionary_page), body, summary, scratch).map(Some)
+}
+
+/// A value of at most 15 bytes as a 128-bit key: its bytes (little-endian, the rest 0) and
+/// its length in the top byte; `None` for a longer value. `at` is where `value` starts in
+/// `bytes`: a value with 16 bytes after its start is read in one load and masked.
+#[inline(always)]
+fn short_key(bytes: &[u8], at: usize, value: &[u8]) -> Option<u128> {
+    let len = value.len();
+    if len > 15 {
+        return None;
+    }
+    let word = match bytes.get(at..at + 16).and_then(|w| <[u8; 16]>::try_from(w).ok()) {
+        Some(w) => {
+            u128::from_le_bytes(w) & u128::MAX.checked_shr(128 - 8 * len as u32).unwrap_or(0)
+        }
+        None => {
+            let mut w = [0u8; 16];
+            w[..len].copy_from_slice(value);
+            u128::from_le_bytes(w)
+        }
+    };
+    Some(word | ((len as u128) << 120))
+}
+
+/// Short values' dictionary indices by [`short_key`]: open addressing, linear probing, at
+/// most half full. Why not a `HashMap<&[u8], _>`: hashing the bytes and comparing them
+/// through `memcmp` was ~120 instructions per string value; a key is one load, a mask, a
+/// multiplication and a 128-bit compare.
+#[derive(Default)]
+pub struct ShortKeys {
+    slots: Vec<(u128, u32)>,
+    len: usize,
+    seed: u64,
+}
+
+/// An empty slot's index.
+const FREE: u32 = u32::MAX;
+
+impl ShortKeys {
+    fn clear(&mut self) {
+        if self.seed == 0 {
+            // A seed per process, so that a capture cannot be made ahead of time to put its
+            // addresses in one chain.
+            use std::hash::BuildHasher as _;
+            self.seed = std::collections::hash_map::RandomState::new().hash_one(0x5eed_u64) | 1;
+        }
+        if self.slots.is_empty() {
+            self.slots = vec![(0, FREE); 256];
+        } else {
+            self.slots.fill((0, FREE));
+        }
+        self.len = 0;
+    }
+
+    #[inline(always)]
+    fn slot(&self, key: u128) -> usize {
+        let h = ((key as u64) ^ ((key >> 64) as u64).rotate_left(31)).wrapping_mul(self.seed);
+        let h = (h ^ (h >> 29)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        (h >> 32) as usize & (self.slots.len() - 1)
+    }
+
+    #[inline]
+    fn get(&self, key: u128) -> Option<u32> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let mut i = self.slot(key);
+        loop {
+            let (k, index) = *self.slots.get(i)?;
+            if index == FREE {
+                return None;
+            }
+            if k == key {
+                return Some(index);
+            }
+            i = (i + 1) & (self.slots.len() - 1);
+        }
+    }
+
+    fn insert(&mut self, key: u128, index: u32) {
+        if (self.len + 1) * 2 > self.slots.len() {
+            let grown = vec![(0, FREE); (self.slots.len() * 2).max(256)];
+            let old = std::mem::replace(&mut self.slots, grown);
+            self.len = 0;
+            for (k, i) in old {
+                if i != FREE {
+                    self.insert(k, i);
+                }
+            }
+        }
+        let mut i = self.slot(key);
+        while let Some(slot) = self.slots.get_mut(i) {
+            if slot.1 == FREE {
+                *slot = (key, index);
+                self.len += 1;
+                return;
+            }
+            i = (i + 1) & (self.slots.len() - 1);
+        }
+    }
 }
 
 /// Writes the chunk's pages (a dictionary page if any, then the data page `body`) through
@@ -661,6 +777,32 @@ mod tests {
         assert_eq!(out[..4], [8, 0, 0, 0]);
         assert_eq!(out[4..], [0b11, 0b1111_1101, 16 << 1, 1, 16 << 1, 0, 0b11, 0b0011_1000]);
         assert!(def_levels(&[0, 1, 2, 0, 0, 0, 0, 0, 1], &mut Vec::new(), &mut out).is_err());
+    }
+
+    #[test]
+    fn short_keys_are_the_values() {
+        let bytes = b"10.0.0.1abcdefghijklmnopqrstuvwxyz";
+        let mut keys = ShortKeys::default();
+        keys.clear();
+        let mut seen = std::collections::HashMap::new();
+        for at in 0..bytes.len() {
+            for end in at..bytes.len().min(at + 17) {
+                let value = &bytes[at..end];
+                let key = short_key(bytes, at, value);
+                assert_eq!(key.is_some(), value.len() <= 15);
+                // The same key as the value alone (read near a buffer's end).
+                assert_eq!(key, short_key(value, 0, value));
+                if let Some(key) = key {
+                    let n = seen.len() as u32;
+                    let index = *seen.entry(value.to_vec()).or_insert(n);
+                    match keys.get(key) {
+                        Some(i) => assert_eq!(i, index),
+                        None => keys.insert(key, index),
+                    }
+                }
+            }
+        }
+        assert_eq!(keys.len, seen.len());
     }
 
     #[test]
