@@ -1,15 +1,18 @@
 //! Column chunks encoded by our own code, written as pages through the `parquet` crate's page
-//! writer and spliced into the row group with `append_column` ([`int_chunk`]).
+//! writer and spliced into the row group with `append_column`: INT64 ([`int_chunk`]),
+//! BOOLEAN ([`bool_chunk`]) and dictionary-encoded strings ([`dictionary_chunk`]).
 //!
 //! Why: the crate's column writer handles each value several times (the DELTA_BINARY_PACKED
 //! encoder's four passes through a bit writer, a level encoder fed value by value, min/max
-//! compared per value through a generic comparison): it was ~2,080 of export's ~9,300
-//! instructions per frame for the INT64 columns alone (BENCHMARKS.md, "Export: our own
-//! column-chunk encoder"). A row group's column is already whole in memory
+//! compared per value, an ahash interner per string): ~4,330 of export's ~9,300
+//! instructions per frame. A row group's column is already whole in memory
 //! ([`roce_analysis::rows::RowGroup`]), so it is encoded here in one page, in a few tight
-//! loops over slices. The files hold the same schema, values, nulls and statistics
-//! (chunk min/max/null_count, the page index, the definition-level histogram) as the
-//! crate's writer makes; `table.rs`'s tests compare both writers on the same rows.
+//! loops over slices: export went from 9,308 to 6,749 instructions per frame (BENCHMARKS.md,
+//! "Export: our own column-chunk encoder"). The files hold the same schema, values, nulls
+//! and statistics (chunk min/max/null_count, the page index, the definition-level
+//! histogram) as the crate's writer makes; `table.rs`'s tests compare both writers on the
+//! same rows. (`next_column_with_factory`, which would hand out the column's page writer,
+//! is not public in parquet 60: the pages go to a buffer, then `append_column` copies them.)
 //!
 //! The format (Parquet spec, Encodings.md): a v1 data page (as the crate's default
 //! `PARQUET_1_0` writer makes) holds the definition levels, RLE / bit-packed hybrid with a
@@ -17,7 +20,9 @@
 //! block, value count, first value as zigzag ULEB128), then blocks of [`BLOCK`] deltas, each
 //! its min delta (zigzag ULEB128), one bit width per miniblock, and the miniblocks' deltas
 //! less the min, bit-packed little-endian; deltas wrap as the spec says (i64::MIN after
-//! i64::MAX is a delta of 1).
+//! i64::MAX is a delta of 1). A dictionary column: a PLAIN dictionary page (each value's
+//! 4-byte length and bytes) before the data page, whose values are the indices' bit width
+//! (one byte) and the indices, RLE / bit-packed hybrid.
 
 use bytes::Bytes;
 use parquet::basic::{BoundaryOrder, Compression, Encoding, PageType};
@@ -178,9 +183,10 @@ const DICTIONARY_LIMIT: usize = 256 * 1024;
 /// value once, in order of first appearance) and one RLE_DICTIONARY v1 data page. `bytes`
 /// holds the present values back to back, each ending at its `ends`.
 ///
-/// Why not the crate's interner: it hashes every value with ahash and compares it with a
-/// probe; here a value equal to the one before reuses its index, the others are looked up
-/// by their bytes, and min/max are taken over the distinct values only.
+/// Why not the crate's interner: it hashes every value with ahash and compares its bytes
+/// with a probe's; here a short value (at most 15 bytes: addresses, names) is a 128-bit key
+/// ([`ShortKeys`]), a value equal to the one before reuses its index, and min/max are taken
+/// over the distinct values only (each distinct value appears at least once).
 pub fn dictionary_chunk(
     descr: &ColumnDescPtr,
     bytes: &[u8],
