@@ -22,6 +22,7 @@
 //! as a checker per host pair in Spark; without it the files are as they were. A row group
 //! then also holds its frames' bytes: memory is bounded by [`table::ROW_GROUP`] frames.
 
+mod chunk;
 mod table;
 
 use std::path::{Path, PathBuf};
