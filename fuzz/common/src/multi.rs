@@ -152,7 +152,9 @@ pub fn writable(link_type: LinkType) -> bool {
     link_type.code() <= 0xffff && link_type != LinkType::Erf
 }
 
-fn block(out: &mut Vec<u8>, kind: u32, body: &[u8]) {
+/// Appends a pcapng block: its type, its total length, `body` padded to 32 bits, the length
+/// again (little-endian). The fuzz tools' seed files are written with it too.
+pub fn block(out: &mut Vec<u8>, kind: u32, body: &[u8]) {
     let len = 12 + body.len().div_ceil(4) * 4;
     out.extend_from_slice(&kind.to_le_bytes());
     out.extend_from_slice(&(len as u32).to_le_bytes());
@@ -161,17 +163,23 @@ fn block(out: &mut Vec<u8>, kind: u32, body: &[u8]) {
     out.extend_from_slice(&(len as u32).to_le_bytes());
 }
 
-/// A little-endian pcapng file of `frames`: a section header, one interface per link type
-/// (in order of first use, nanosecond timestamps, no snap length), one enhanced packet block
-/// per frame. Frames [`writable`] refuses are left out.
-pub fn pcapng(frames: &[WriteFrame<'_>]) -> Vec<u8> {
-    let mut out = Vec::new();
+/// Appends a little-endian pcapng section header block (version 1.0, section length
+/// unknown).
+pub fn section_header(out: &mut Vec<u8>) {
     let mut shb = Vec::new();
     shb.extend_from_slice(&0x1A2B_3C4Du32.to_le_bytes());
     shb.extend_from_slice(&1u16.to_le_bytes());
     shb.extend_from_slice(&0u16.to_le_bytes());
     shb.extend_from_slice(&(-1i64).to_le_bytes());
-    block(&mut out, 0x0A0D_0D0A, &shb);
+    block(out, 0x0A0D_0D0A, &shb);
+}
+
+/// A little-endian pcapng file of `frames`: a section header, one interface per link type
+/// (in order of first use, nanosecond timestamps, no snap length), one enhanced packet block
+/// per frame. Frames [`writable`] refuses are left out.
+pub fn pcapng(frames: &[WriteFrame<'_>]) -> Vec<u8> {
+    let mut out = Vec::new();
+    section_header(&mut out);
     let mut interfaces: Vec<LinkType> = Vec::new();
     for f in frames.iter().filter(|f| writable(f.link_type)) {
         let iface = match interfaces.iter().position(|&l| l == f.link_type) {

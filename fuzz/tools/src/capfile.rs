@@ -2,6 +2,8 @@
 //! order, micro- or nanoseconds, any link type), pcapng (two interfaces, enhanced and simple
 //! packet blocks), link-layer wrappers (Linux cooked v1/v2, null/loop, raw IP).
 
+use roce_fuzz_common::multi::{block, section_header};
+
 /// A classic pcap file.
 pub fn pcap(link_type: u32, nanos: bool, big_endian: bool, frames: &[Vec<u8>]) -> Vec<u8> {
     let u32b = |v: u32| {
@@ -36,26 +38,12 @@ pub fn pcap(link_type: u32, nanos: bool, big_endian: bool, frames: &[Vec<u8>]) -
     out
 }
 
-fn block(out: &mut Vec<u8>, kind: u32, body: &[u8]) {
-    let len = 12 + body.len().div_ceil(4) * 4;
-    out.extend_from_slice(&kind.to_le_bytes());
-    out.extend_from_slice(&(len as u32).to_le_bytes());
-    out.extend_from_slice(body);
-    out.resize(out.len() + (4 - body.len() % 4) % 4, 0);
-    out.extend_from_slice(&(len as u32).to_le_bytes());
-}
-
 /// A little-endian pcapng file: a section header, interface 0 (Ethernet, microseconds),
 /// interface 1 (Ethernet, `if_tsresol` 9: nanoseconds), the frames in enhanced packet blocks
 /// alternating between the two, and the last frame again in a simple packet block.
 pub fn pcapng(frames: &[Vec<u8>]) -> Vec<u8> {
     let mut out = Vec::new();
-    let mut shb = Vec::new();
-    shb.extend_from_slice(&0x1A2B_3C4Du32.to_le_bytes());
-    shb.extend_from_slice(&1u16.to_le_bytes());
-    shb.extend_from_slice(&0u16.to_le_bytes());
-    shb.extend_from_slice(&(-1i64).to_le_bytes());
-    block(&mut out, 0x0A0D_0D0A, &shb);
+    section_header(&mut out);
     let idb = |opts: &[u8]| {
         let mut b = Vec::new();
         b.extend_from_slice(&1u16.to_le_bytes());
