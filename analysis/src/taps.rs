@@ -488,8 +488,13 @@ impl Taps {
             mask: bit,
             conn: None,
         };
-        // `newest` again: settling above may have ended the key's chain.
-        let older = self.live.get(&key).copied().unwrap_or(NONE);
+        // The key's chain as it stands now (settling above may have ended it), read and
+        // extended in one look in the table.
+        let entry = self.live.entry(key);
+        let older = match &entry {
+            std::collections::hash_map::Entry::Occupied(e) => *e.get(),
+            std::collections::hash_map::Entry::Vacant(_) => NONE,
+        };
         let slot = Slot { sighting, key, older };
         let at = match self.free.pop() {
             Some(i) => {
@@ -503,7 +508,7 @@ impl Taps {
                 u32::try_from(self.slots.len() - 1).unwrap_or(NONE)
             }
         };
-        self.live.insert(key, at);
+        entry.insert_entry(at);
         self.order.push_back((here.ts_ns.saturating_add(window), at));
         self.last_new = at;
         self.held += 1;
