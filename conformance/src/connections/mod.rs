@@ -45,6 +45,7 @@
 //! is bounded from the cap.
 
 mod cm;
+mod table;
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -56,6 +57,7 @@ use serde::Serialize;
 use crate::hash::FastHashMap;
 use crate::psn::Psn;
 use crate::FrameInfo;
+use table::FlowTable;
 
 pub use cm::{exchange_of, CmExchange, CmTracker};
 
@@ -480,7 +482,7 @@ pub(crate) struct ModelUsage {
 #[derive(Debug)]
 pub struct Connections<T> {
     opts: ModelOptions,
-    flows: FastHashMap<FlowKey, Flow<T>>,
+    flows: FlowTable<T>,
     /// (requester src, requester dst, PSN) -> the unpaired flow that sent it.
     pairing: FastHashMap<(IpAddr, IpAddr, Psn), FlowKey>,
     /// The eviction clock: flows in creation order; the hand evicts the first one not used
@@ -509,7 +511,7 @@ impl<T: Default> Connections<T> {
         let cap = opts.max_flows.max(1);
         Connections {
             opts: ModelOptions { max_flows: cap, ..opts },
-            flows: FastHashMap::default(),
+            flows: FlowTable::default(),
             pairing: FastHashMap::default(),
             clock: VecDeque::new(),
             cm: CmTracker::new(cap.min(4096), cap),
