@@ -29,13 +29,16 @@ pub const SCHEMA_RULES: &str = "roce-inspect/rules/v1";
 pub const SCHEMA_EXPECT: &str = "roce-inspect/expect/v1";
 
 /// Appends `"0x…"` (with the quotes, 16 hex digits) for a 64-bit identifier.
+///
+/// Built on the stack and appended at once: a push per digit checks the vector's capacity
+/// 19 times.
 pub fn write_hex64(out: &mut Vec<u8>, v: u64) {
-    out.extend_from_slice(b"\"0x");
-    for i in (0..16).rev() {
-        let d = ((v >> (4 * i)) & 0xf) as u8;
-        out.push(if d < 10 { b'0' + d } else { b'a' + d - 10 });
+    let mut text = *b"\"0x0000000000000000\"";
+    for (i, d) in text.iter_mut().skip(3).take(16).enumerate() {
+        let n = ((v >> (4 * (15 - i))) & 0xf) as u8;
+        *d = if n < 10 { b'0' + n } else { b'a' + n - 10 };
     }
-    out.push(b'"');
+    out.extend_from_slice(&text);
 }
 
 /// Appends `"SECONDS.NANOSECONDS"` (with the quotes) for a timestamp in ns since the epoch.
