@@ -250,7 +250,7 @@ impl<'f> Collector<'f> {
         if verdict == 1 {
             self.wide.add(t, WIDE_BAD_ICRC, 1);
         }
-        let (Some(obs), Some(d)) = (ev.observation, draw) else { return };
+        let (Some(obs), Some(d)) = (ev.observation.as_ref(), draw) else { return };
         let own = obs.own;
         if obs.seen == Seen::Cm {
             self.cm_event(f, own, r);
@@ -420,16 +420,28 @@ struct Draw<'e, 'a> {
     sample: Sample,
     r: &'e Roce<'a>,
     info: Option<&'static OpcodeInfo>,
-    seen: Seen,
+    /// What the model saw the packet as, without the response's stream key: `Draw` is
+    /// built for every packet, and copying the whole `Seen` (a `FlowKey`) cost a store
+    /// forwarding stall on the observation just written (BENCHMARKS.md).
+    seen: Saw,
     retransmitted: bool,
     ce: bool,
     /// Drawn in the requester's flow (a response to a stream): its slot, when found.
     on_stream: bool,
 }
 
+/// [`Seen`] without the response's stream (which [`Draw::on_stream`] says was found).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Saw {
+    Cm,
+    Request,
+    Response,
+    Other,
+}
+
 impl<'e, 'a> Draw<'e, 'a> {
     fn of(ev: &PacketEvent<'e, 'a>, r: &'e Roce<'a>) -> Option<Self> {
-        let obs = ev.observation?;
+        let obs = ev.observation.as_ref()?;
         let f = &ev.info;
         let sample = Sample {
             t: f.ts_ns,
@@ -439,11 +451,17 @@ impl<'e, 'a> Draw<'e, 'a> {
             payload: r.payload_len as u64,
         };
         let on_stream = matches!(obs.seen, Seen::Response { stream: Some(_) });
+        let seen = match obs.seen {
+            Seen::Cm => Saw::Cm,
+            Seen::Request => Saw::Request,
+            Seen::Response { .. } => Saw::Response,
+            Seen::Other => Saw::Other,
+        };
         Some(Draw {
             sample,
             r,
             info: r.info,
-            seen: obs.seen,
+            seen,
             retransmitted: obs.retransmitted,
             ce: ev.ecn_ce,
             on_stream,
@@ -456,13 +474,13 @@ impl<'e, 'a> Draw<'e, 'a> {
         match which {
             SlotOf::Own => {
                 let role = self.info.map(|i| i.role);
-                if self.seen == Seen::Cm || role == Some(Role::Congestion) {
+                if self.seen == Saw::Cm || role == Some(Role::Congestion) {
                     // A CNP is drawn after the lookups (`Collector::roce`), in the order it
                     // always was.
                     series.packet(self.sample.t);
                     return;
                 }
-                if let (Seen::Request, Some(info)) = (self.seen, self.info) {
+                if let (Saw::Request, Some(info)) = (self.seen, self.info) {
                     let span = match info.operation {
                         Operation::RdmaRead => Some(Kind::Read),
                         Operation::CompareSwap | Operation::FetchAdd => Some(Kind::Atomic),
@@ -483,7 +501,7 @@ impl<'e, 'a> Draw<'e, 'a> {
     /// What is drawn in the flow the packet is shown in (a response in its requester's
     /// graph, anything else in its own): the response's marks, then its CE mark.
     fn target(&self, series: &mut Series, wide: &mut Bins<4>) {
-        if let (Some(info), Seen::Response { .. }) = (self.info, self.seen) {
+        if let (Some(info), Saw::Response) = (self.info, self.seen) {
             response(series, wide, self.r, info, &self.sample);
         }
         if self.ce {
