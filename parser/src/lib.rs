@@ -46,7 +46,8 @@
 //!
 //! - Parsing: [`parse_ethernet`], [`parse_ethernet_into`] (into a [`Packet`] you reuse),
 //!   [`parse_ip`], [`parse_ethertype_payload`] and [`parse_udp_payload`], set up by a
-//!   [`Config`] (the RoCEv2 UDP ports, ICRC verification); frames held in pieces (a DPDK mbuf
+//!   [`Config`] (the RoCEv2 UDP ports, ICRC verification; [`Checksums`] carries what
+//!   verification found from a thread that verified to one that parsed without it); frames held in pieces (a DPDK mbuf
 //!   chain, an iovec) with [`parse_ethernet_segments`] and a [`SegmentScratch`], without
 //!   joining them; a frame's first headers only, cheaply, with [`parse_prefix`] and
 //!   [`parse_ethertype_prefix`]. Native InfiniBand with [`parse_infiniband`] (and
@@ -179,9 +180,9 @@ pub use opcode::{
 };
 pub use packet::{
     parse_ethernet, parse_ethernet_into, parse_ethertype_payload, parse_infiniband,
-    parse_infiniband_into, parse_ip, parse_udp_payload, Config, Ecn, EthernetInfo, IpInfo, Packet,
-    UdpInfo, Vcrc, VlanTag, ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_ROCEV1, MAX_EXTRA_UDP_PORTS,
-    MAX_VLANS, ROCEV2_UDP_PORT,
+    parse_infiniband_into, parse_ip, parse_udp_payload, Checksums, Config, Ecn, EthernetInfo,
+    IpInfo, Packet, UdpInfo, Vcrc, VlanTag, ETHERTYPE_IPV4, ETHERTYPE_IPV6, ETHERTYPE_ROCEV1,
+    MAX_EXTRA_UDP_PORTS, MAX_VLANS, ROCEV2_UDP_PORT,
 };
 pub use prefix::{parse_ethertype_prefix, parse_infiniband_prefix, parse_prefix, Prefix};
 pub use problems::{Problem, Problems};

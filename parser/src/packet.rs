@@ -295,6 +295,72 @@ pub struct Vcrc {
     pub status: IcrcStatus,
 }
 
+/// What verification ([`Config::verify`]) found in one packet: the ICRC's and the VCRC's
+/// verdicts and the problems they and the IPv4 header checksum raised. Nothing else in a
+/// packet depends on verification, so a packet parsed without it and given these equals
+/// the packet parsed with it.
+///
+/// Why: the checksums are the one part of parsing that reads every byte of a frame (the
+/// ICRC covers the payload). A program that reads a capture on one thread and models it on
+/// another can verify on the reader, where the bytes were just copied, hand the verdicts
+/// over with the frame, and parse again on the other thread without verifying: that thread
+/// then reads the headers only.
+///
+/// ```
+/// use roce_parser::{parse_ethernet, BthRepr, Checksums, Config, FrameBuilder, Network, Problem};
+///
+/// let bth = BthRepr { opcode: 0x04, pkey: 0xffff, dest_qp: 0x12, psn: 7, ..Default::default() };
+/// let mut builder = FrameBuilder::new(Network::ipv4([10, 0, 0, 1], [10, 0, 0, 2]), bth);
+/// builder.payload = b"payload";
+/// let mut buf = [0u8; 128];
+/// let len = builder.emit(&mut buf)?;
+/// buf[len - 1] ^= 0xff; // the ICRC damaged
+///
+/// // The reading thread verifies ...
+/// let verified = parse_ethernet(&buf[..len], &Config::default())?;
+/// assert!(verified.problems.contains(Problem::IcrcBad));
+/// let checksums = Checksums::of(&verified);
+/// // ... the modelling thread parses without verifying, and is given the verdicts.
+/// let mut p = parse_ethernet(&buf[..len], &Config { verify: false, ..Config::default() })?;
+/// assert!(!p.problems.contains(Problem::IcrcBad));
+/// checksums.apply(&mut p);
+/// assert_eq!(p, verified);
+/// # Ok::<(), roce_parser::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Checksums {
+    icrc: Option<IcrcStatus>,
+    vcrc: Option<IcrcStatus>,
+    problems: Problems,
+}
+
+impl Checksums {
+    /// The problems only verification raises.
+    const PROBLEMS: Problems = Problems::from_bits(
+        Problem::IcrcBad as u32 | Problem::VcrcBad as u32 | Problem::Ipv4Checksum as u32,
+    );
+
+    /// What verification found in `p`, a packet parsed with [`Config::verify`] on.
+    pub fn of(p: &Packet<'_>) -> Checksums {
+        Checksums {
+            icrc: p.roce.as_ref().map(|r| r.icrc_status),
+            vcrc: p.vcrc.map(|v| v.status),
+            problems: Problems::from_bits(p.problems.bits() & Self::PROBLEMS.bits()),
+        }
+    }
+
+    /// Gives `p`, the same bytes parsed with [`Config::verify`] off, what verification found.
+    pub fn apply(self, p: &mut Packet<'_>) {
+        if let (Some(r), Some(status)) = (&mut p.roce, self.icrc) {
+            r.icrc_status = status;
+        }
+        if let (Some(v), Some(status)) = (&mut p.vcrc, self.vcrc) {
+            v.status = status;
+        }
+        p.problems.union(self.problems);
+    }
+}
+
 /// Parses a native InfiniBand packet, as ibdump or an ERF capture holds it: the LRH
 /// (IBTA Vol. 1 §7.7), the GRH when LNH is "IBA global", then the BTH and everything after it
 /// as for RoCE, with the ICRC over InfiniBand's invariant fields and the VCRC after it. The

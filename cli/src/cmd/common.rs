@@ -21,10 +21,10 @@ pub struct Common {
     /// Accepted for tshark habits (tshark -n): addresses are never resolved
     #[arg(short = 'n')]
     pub no_resolve: bool,
-    /// Threads to use: the capture is read ahead on one while the others work, check splits
-    /// it by host pair over N checkers (docs/threads.md); 1 is the single-thread path.
-    /// Default: every core for dissect, check and export, 1 for the others. At most 4 x the
-    /// cores (more is capped, with a note). report and graph accept it and run on one thread
+    /// Threads to use: the capture is read ahead, and its checksums verified, on one while
+    /// the others work; check splits it by host pair over N checkers (docs/threads.md); 1 is
+    /// the single-thread path. Default: every core. At most 4 x the cores (more is capped,
+    /// with a note)
     #[arg(long, value_name = "N")]
     pub threads: Option<roce_inspect::threads::Threads>,
 }
@@ -34,15 +34,9 @@ impl Common {
         roce_inspect::tshark::config_for_ports(&self.port)
     }
 
-    /// `--threads`, by default every core (`dissect`, `check`, `export`).
+    /// `--threads`, by default every core.
     pub fn threads(&self) -> roce_inspect::threads::Threads {
         self.threads.map_or_else(roce_inspect::threads::Threads::all_cores, capped)
-    }
-
-    /// `--threads`, by default one: for `stats` reading ahead measured no faster
-    /// than one thread (BENCHMARKS.md, "Threads"), so it is only on request.
-    pub fn threads_or_one(&self) -> roce_inspect::threads::Threads {
-        self.threads.map_or(roce_inspect::threads::Threads::ONE, capped)
     }
 }
 

@@ -46,7 +46,7 @@ impl DiagnoseArgs {
             cfg: &cfg,
             opts: judging.options(&model),
             window_ns: cascade_window_ns,
-            threads: common.threads_or_one(),
+            threads: common.threads(),
             filter: filter.as_ref(),
             format,
             nic: nic.as_ref(),

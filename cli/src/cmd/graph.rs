@@ -36,7 +36,8 @@ impl GraphArgs {
     pub fn run(self) -> Outcome {
         let Self { input, taps, conn, output, checking, model, common } = self;
         let (input, cfg) = (input.several(taps)?, common.config());
-        let reading = report::Reading { input: &input, cfg: &cfg, filter: None };
+        let threads = common.threads();
+        let reading = report::Reading { input: &input, cfg: &cfg, filter: None, threads };
         report::run_graph(&reading, &output, checking.options(&model), &conn)
             .map(|()| ExitCode::SUCCESS)
     }

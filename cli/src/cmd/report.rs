@@ -39,7 +39,9 @@ impl ReportArgs {
         let input = input.several(taps)?;
         let opts = checking.options(&model);
         let (cfg, filter) = (common.config(), filter.filter());
-        let reading = report::Reading { input: &input, cfg: &cfg, filter: filter.as_ref() };
+        let threads = common.threads();
+        let reading =
+            report::Reading { input: &input, cfg: &cfg, filter: filter.as_ref(), threads };
         let done = report::run_report(&reading, &output, opts, graphs)?;
         output::note(format_args!(
             "wrote {}: {} bytes, {} connection(s) graphed, {} finding(s)",

@@ -36,11 +36,8 @@ impl StatsArgs {
         let nic = nic.input()?;
         let cfg = common.config();
         let filter = filter.filter();
-        let scope = stats::Scope {
-            shard: scale.shard,
-            threads: common.threads_or_one(),
-            filter: filter.as_ref(),
-        };
+        let scope =
+            stats::Scope { shard: scale.shard, threads: common.threads(), filter: filter.as_ref() };
         stats::run(&input.several(taps)?, format, &cfg, model.model(), nic.as_ref(), scope)
             .map(|()| ExitCode::SUCCESS)
     }

@@ -31,7 +31,7 @@ use roce_conformance::Options;
 use roce_parser::Config;
 
 use crate::filter::DisplayFilter;
-use crate::input::{for_each_frame, for_each_step, warn_undecoded, Input, InputError};
+use crate::input::{for_each_step, warn_undecoded, Input, InputError};
 use crate::outfile::{Dash, OutFile};
 use collect::{Collected, Collector, Select};
 use locate::Cited;
@@ -56,6 +56,10 @@ pub struct Reading<'a> {
     pub input: &'a Input,
     pub cfg: &'a Config,
     pub filter: Option<&'a DisplayFilter>,
+    /// More than one: the capture is read, and its checksums verified, on a thread of its
+    /// own (`crate::threads::for_each_frame_ahead`); the frames are collected on this one, in
+    /// capture order, as with one.
+    pub threads: crate::threads::Threads,
 }
 
 impl Reading<'_> {
@@ -92,7 +96,7 @@ fn collect(
         let names = r.tap_names();
         for_each_step(r.input, r.cfg, None, |step| c.step(step, &names))?
     } else {
-        for_each_frame(r.input, r.cfg, |d| c.frame(d))?
+        crate::threads::for_each_frame_on(r.threads, r.input, r.cfg, |d| c.frame(d))?
     };
     warn_undecoded(&summary.undecoded);
     Ok((c.finish(), summary))

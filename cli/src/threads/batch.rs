@@ -55,6 +55,9 @@ pub struct Batch {
     /// The timestamps of the capture's first frame and of the frame read just before this
     /// batch (`None` in the first batch): what `dissect -t r` and `-t d` need from before.
     pub before: Option<(u64, u64)>,
+    /// Each frame's checksums as the reader verified them, when it was asked to
+    /// (`ReaderEnds::verify`; empty otherwise).
+    pub checksums: Vec<roce_parser::Checksums>,
 }
 
 impl Batch {
@@ -121,6 +124,7 @@ impl Batch {
     pub fn clear(&mut self) {
         self.frames.clear();
         self.out.clear();
+        self.checksums.clear();
         self.before = None;
     }
 }

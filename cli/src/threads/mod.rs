@@ -18,6 +18,12 @@
 //! the progress bar), with the same messages for the same damage: a capture that cannot be
 //! read at all is the same [`InputError`], and the frames before damage are kept. The parse
 //! (a [`roce_parser::Packet`] borrows its frame) happens on the thread that uses the frame.
+//! [`for_each_frame_ahead`] also has the reader verify each frame's checksums (the ICRC,
+//! the VCRC, the IPv4 header's: the one part of parsing that reads every byte, the
+//! payload included) and hand the verdicts over with the batch ([`roce_parser::Checksums`]);
+//! the thread that uses the frame parses it without verifying and is given them, so it reads
+//! the headers only, and its packet is the verified one (BENCHMARKS.md, "the reader
+//! verifies").
 //! `dissect` formats batches on several workers and writes them in batch order
 //! (`dissect::threads`); `check` splits the frames by host pair over N checkers and merges
 //! their reports into the single run's ([`check_sharded`], `shards.rs`); `stats` and
@@ -37,7 +43,7 @@ use std::sync::mpsc::{self, Receiver, SyncSender};
 use std::thread;
 
 use roce_capture::Warnings;
-use roce_parser::{Config, Packet};
+use roce_parser::{Checksums, Config, Packet};
 
 use crate::input::{
     count_undecoded, decode_into, progress_bar, Decoded, Input, InputError, ReadSummary,
@@ -131,6 +137,9 @@ pub(crate) struct ReaderEnds {
     pub full: SyncSender<(u64, Batch)>,
     pub empty: Receiver<Batch>,
     pub route: Option<shards::Router>,
+    /// With `verify`, each frame is parsed as this configuration says and its checksums'
+    /// verdicts go into its batch's `checksums` ([`for_each_frame_ahead`]).
+    pub verify: Option<Config>,
 }
 
 /// The consumer's ends: batches in order of reading on `full`, returned on `empty`.
@@ -144,7 +153,7 @@ pub(crate) fn channels() -> (ReaderEnds, ConsumerEnds) {
     let (full_tx, full_rx) = mpsc::sync_channel(IN_FLIGHT);
     let (empty_tx, empty_rx) = mpsc::sync_channel(IN_FLIGHT);
     (
-        ReaderEnds { full: full_tx, empty: empty_rx, route: None },
+        ReaderEnds { full: full_tx, empty: empty_rx, route: None, verify: None },
         ConsumerEnds { full: full_rx, empty: empty_tx },
     )
 }
@@ -173,7 +182,12 @@ pub(crate) fn read_batches(input: &Input, last: Option<u64>, mut ends: ReaderEnd
             None => None,
             Some(Ok(frame)) => {
                 let shard = ends.route.as_mut().map(|r| r.shard_of(&frame));
-                Some(Ok((FrameMeta::of(&frame), shard)))
+                let sums = ends.verify.filter(|_| window.contains(frame.number)).map(|cfg| {
+                    let mut d = Decoded { frame, packet: Ok(Packet::default()) };
+                    decode_into(&mut d, &cfg);
+                    d.packet.as_ref().map_or(Checksums::default(), Checksums::of)
+                });
+                Some(Ok((FrameMeta::of(&frame), shard, sums)))
             }
             Some(Err(e)) => Some(Err(e)),
         };
@@ -204,7 +218,7 @@ pub(crate) fn read_batches(input: &Input, last: Option<u64>, mut ends: ReaderEnd
         }
         let Some(next) = next else { break };
         match next {
-            Ok((meta, shard)) => {
+            Ok((meta, shard, sums)) => {
                 let number = meta.number;
                 if !window.contains(number) {
                     if last.is_some_and(|l| number >= l) {
@@ -216,6 +230,9 @@ pub(crate) fn read_batches(input: &Input, last: Option<u64>, mut ends: ReaderEnd
                 batch.push_meta(meta.at(cap.last_frame_at()));
                 if let Some(k) = shard {
                     batch.out.push(k);
+                }
+                if let Some(sums) = sums {
+                    batch.checksums.push(sums);
                 }
                 // A window of tiny frames goes out early: what a batch makes per frame
                 // (dissect's text) stays bounded by BATCH_FRAMES, not by how small the
@@ -293,14 +310,22 @@ pub fn for_each_frame_ahead(
     last: Option<u64>,
     mut f: impl FnMut(&Decoded<'_>),
 ) -> Result<ReadSummary, InputError> {
-    let (reader_ends, consumer) = channels();
+    let (mut reader_ends, consumer) = channels();
+    // The reader verifies; this thread parses without verifying and is given the verdicts.
+    let quiet = Config { verify: false, ..*cfg };
+    if cfg.verify {
+        reader_ends.verify = Some(*cfg);
+    }
     thread::scope(|s| {
         let reader = s.spawn(move || read_batches(input, last, reader_ends));
         let mut undecoded = Vec::new();
         for (_, batch) in consumer.full.iter() {
             for i in 0..batch.len() {
                 let mut d = Decoded { frame: batch.frame(i), packet: Ok(Packet::default()) };
-                decode_into(&mut d, cfg);
+                decode_into(&mut d, &quiet);
+                if let (Ok(p), Some(sums)) = (&mut d.packet, batch.checksums.get(i)) {
+                    sums.apply(p);
+                }
                 if let Err(why) = &d.packet {
                     count_undecoded(&mut undecoded, &d.frame, why);
                 }

@@ -63,6 +63,11 @@ pub fn ethernet(data: &[u8], reach: &mut Reach) {
     let unverified = Problems::from_bits(p.problems.bits() & !verified_only.bits());
     expect.problems = unverified;
     assert_eq!(n, expect, "verification changed more than the ICRC and checksum");
+    // Verified on one thread, parsed without verifying on another (the command line's
+    // reader): the verdicts handed over make the same packet.
+    let mut handed = n;
+    Checksums::of(&p).apply(&mut handed);
+    assert_eq!(handed, p, "Checksums: the verdicts handed over are not the verified packet");
 }
 
 /// The UDP payload from the BTH on, two ways: the bytes as they are (`parse_udp_payload`),
@@ -1988,6 +1993,14 @@ fn ib_raw(data: &[u8], erf_exts: u8, reach: &mut Reach) {
     };
     check::packet(&p, data);
     let lrh = p.lrh.expect("an LRH");
+    // Verified on one thread, parsed without verifying on another: the same packet.
+    {
+        let quiet = Config { verify: false, ..cfg };
+        let mut handed =
+            parse_infiniband(data, &quiet).expect("parse_infiniband without verification");
+        Checksums::of(&p).apply(&mut handed);
+        assert_eq!(handed, p, "Checksums: the verdicts handed over are not the verified IB packet");
+    }
     // The C interface gives the same packet.
     {
         use roce_parser_ffi as c;
