@@ -172,7 +172,7 @@ pub fn parse_expect(bytes: &[u8]) -> Result<ExpectFile, ExpectError> {
 const EXPECT_NOTES: usize = 10;
 
 /// [`parse_expect`], and what it normalised: one note per finding whose frames were out of
-/// order or repeated (the first [`EXPECT_NOTES`], then a count), e.g.
+/// order or repeated (the first `EXPECT_NOTES`, then a count), e.g.
 /// `findings[2] (REQ-PSN): frames 6,4,4 out of order, repeated: read as 4,6`.
 pub fn parse_expect_noting(bytes: &[u8]) -> Result<(ExpectFile, Vec<String>), ExpectError> {
     use crate::quote::quoted;

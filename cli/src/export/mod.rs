@@ -11,7 +11,7 @@
 //! [`rows::CONNECTION_COLUMNS`], [`rows::FINDING_COLUMNS`]), which also builds the rows, and
 //! docs/parquet.md is generated from them. This module writes them as files.
 //!
-//! Memory: row groups of [`table::ROW_GROUP`] rows are written as they fill, and the checker
+//! Memory: row groups of `table::ROW_GROUP` rows are written as they fill, and the checker
 //! is bounded by `--max-flows`. A Parquet writer keeps each row group's metadata until the
 //! footer, so `packets.parquet` holds at most [`ROWS_PER_FILE`] rows (`--rows-per-file`) and
 //! the frames after them go on in `packets-000001.parquet`, `packets-000002.parquet`, ...:
@@ -20,7 +20,7 @@
 //! `--raw` adds the columns of [`rows::RAW_COLUMNS`] to the packets table (each frame's
 //! bytes, its link type, its host pair's hash), for a consumer that replays the frames, such
 //! as a checker per host pair in Spark; without it the files are as they were. A row group
-//! then also holds its frames' bytes: memory is bounded by [`table::ROW_GROUP`] frames.
+//! then also holds its frames' bytes: memory is bounded by `table::ROW_GROUP` frames.
 
 mod chunk;
 mod table;

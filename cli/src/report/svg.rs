@@ -61,8 +61,8 @@ const FOLD_PX: f64 = 18.0;
 const EQUAL: f64 = 5.0;
 
 /// An axis: breakpoints (pixel, value), values increasing, linear in between; a fold is the
-/// piece between an active range's end and the next one's start, [`FOLD_PX`] long whatever
-/// it holds. Part of the room is shared equally among the active ranges ([`EQUAL`]), the
+/// piece between an active range's end and the next one's start, `FOLD_PX` long whatever
+/// it holds. Part of the room is shared equally among the active ranges (`EQUAL`), the
 /// rest in proportion to their lengths (or weights), so a short burst between two folds
 /// still has room.
 #[derive(Debug, Clone)]
@@ -236,7 +236,7 @@ impl TimeAxis {
     /// The axis over [t0, t1] with `folds`; each active period's room in proportion to what
     /// is drawn in it (`drawn`: the times of the points, marks and cited frames, sorted), so
     /// sparse packets each have room, dense traffic stays linear in time, and a period of CM
-    /// messages only has the equal share ([`EQUAL`]).
+    /// messages only has the equal share (`EQUAL`).
     pub fn new(t0: u64, t1: u64, folds: &[(u64, u64)], drawn: &[u64]) -> Self {
         let t1 = t1.max(t0);
         let rel: Vec<(f64, f64)> =
