@@ -156,41 +156,22 @@ fn export(
     if !threads.is_one() {
         out = out.on_encoder_thread()?;
     }
-    // One connection model: the checker's, each flow keeping `stats`' counters.
-    let mut stats = Counters::new(opts.max_flows);
-    let mut checker: Checker<FlowStats> = Checker::with(opts);
-    // `-Y`: the packets that match; the connections (judged whole) they belong to.
-    let mut selection = filter.map(crate::filter::Selection::new);
-    // The first write error stops the writing (the frames are still read, so capture
-    // warnings are printed) and is returned.
-    let failed: Option<InputError>;
+    let mut pass = FrameLoop {
+        shard,
+        raw,
+        stats: Counters::new(opts.max_flows),
+        checker: Checker::with(opts),
+        selection: filter.map(crate::filter::Selection::new),
+        out,
+        failed: None,
+    };
     let summary = if merged {
-        let (summary, fail) = export_merged(
-            input,
-            cfg,
-            (shard, filter, raw),
-            &names,
-            &mut checker,
-            &mut stats,
-            &mut selection,
-            &mut out,
-        )?;
-        failed = fail;
-        summary
+        pass.merged(input, cfg, filter, &names)?
     } else {
-        let (summary, fail) = export_plain(
-            input,
-            cfg,
-            (shard, threads, raw),
-            &mut checker,
-            &mut stats,
-            &mut selection,
-            &mut out,
-        )?;
-        failed = fail;
-        summary
+        pass.plain(input, cfg, threads)?
     }
     .of_shard(shard);
+    let FrameLoop { mut checker, mut stats, selection, out, failed, .. } = pass;
     if let Some(e) = failed {
         return Err(e);
     }
@@ -228,111 +209,120 @@ fn export(
     Ok(Written { packets, packet_files, connections, findings, errors: report.errors })
 }
 
-/// The frame loop of [`export`] over one capture: each frame to the model, the counters
-/// and the table. Returns the summary and the first write error (the frames are still read
-/// after it, so capture warnings are printed).
-fn export_plain(
-    input: &Input,
-    cfg: &Config,
-    (shard, threads, raw): (Shard, crate::threads::Threads, bool),
-    checker: &mut Checker<FlowStats>,
-    stats: &mut Counters,
-    selection: &mut Option<crate::filter::Selection<'_>>,
-    out: &mut TableWriter,
-) -> Result<(roce_analysis::ReadSummary, Option<InputError>), InputError> {
-    let mut failed: Option<InputError> = None;
-    let summary = crate::threads::for_each_frame_on(threads, input, cfg, |d| {
-        if failed.is_some() {
-            checker.tick(d.frame.ts_ns);
-            return;
-        }
-        let Some(ev) = roce_analysis::feed(checker, shard, d) else { return };
-        stats.settle(checker);
-        stats.add(checker, &ev);
-        let incarnation = ev.incarnation;
-        let retransmission = ev.observation.and(checker.last_retransmission());
-        if !selection.as_mut().is_none_or(|s| s.observe(d, |k| checker.incarnation_of(k))) {
-            return;
-        }
-        let row = PacketRow { d, incarnation, retransmission };
-        let written = out.row(|cells| {
-            rows::write_packet(&row, cells);
-            if raw {
-                rows::write_raw(&row, cells);
-            }
-        });
-        if let Err(e) = written {
-            failed = Some(e);
-        }
-    })?;
-    Ok((summary, failed))
+/// The frame loop's state: the one connection model (the checker's, each flow keeping
+/// `stats`' counters), `-Y`'s selection (the packets that match; the connections, judged
+/// whole, they belong to), the packets table, and the first write error, which stops the
+/// writing (the frames are still read, so capture warnings are printed) and is returned.
+struct FrameLoop<'f> {
+    shard: Shard,
+    /// `--raw`: each row also holds the frame's bytes.
+    raw: bool,
+    checker: Checker<FlowStats>,
+    stats: Counters,
+    selection: Option<crate::filter::Selection<'f>>,
+    out: TableWriter,
+    failed: Option<InputError>,
 }
 
-/// The frame loop of [`export`] over several captures read as one: each step of the merged
-/// pass. A frame for the model and the table; a copy of a packet another tap saw first, a
-/// row of its own naming that sighting (not for the model); a packet lost between taps, a
-/// CAP-DROP-BETWEEN finding, as `check` reports it. Returns the summary and the first write
-/// error.
-#[allow(clippy::too_many_arguments)]
-fn export_merged(
-    input: &Input,
-    cfg: &Config,
-    (shard, filter, raw): (Shard, Option<&crate::filter::DisplayFilter>, bool),
-    names: &[String],
-    checker: &mut Checker<FlowStats>,
-    stats: &mut Counters,
-    selection: &mut Option<crate::filter::Selection<'_>>,
-    out: &mut TableWriter,
-) -> Result<(roce_analysis::ReadSummary, Option<InputError>), InputError> {
-    let mut failed: Option<InputError> = None;
-    let mut recent = Judged::new(input.taps.window_ns);
-    let summary = crate::input::for_each_step(input, cfg, None, |step| {
-        let (d, judged, copy_of, fed) = match step {
-            TapStep::Drop(drop) => {
-                if drop.in_shard(shard) {
-                    drop.report_to(checker, names);
-                }
-                return None;
+impl FrameLoop<'_> {
+    /// Over one capture: each frame to the model, the counters and the table.
+    fn plain(
+        &mut self,
+        input: &Input,
+        cfg: &Config,
+        threads: crate::threads::Threads,
+    ) -> Result<roce_analysis::ReadSummary, InputError> {
+        let Self { shard, raw, checker, stats, selection, out, failed } = self;
+        let (shard, raw) = (*shard, *raw);
+        crate::threads::for_each_frame_on(threads, input, cfg, |d| {
+            if failed.is_some() {
+                checker.tick(d.frame.ts_ns);
+                return;
             }
-            TapStep::Copy(d, of) => {
-                let mine =
-                    shard.owns(d.packet.as_ref().ok()) && filter.is_none_or(|f| f.matches(d));
-                if !mine || failed.is_some() {
+            let Some(ev) = roce_analysis::feed(checker, shard, d) else { return };
+            stats.settle(checker);
+            stats.add(checker, &ev);
+            let incarnation = ev.incarnation;
+            let retransmission = ev.observation.and(checker.last_retransmission());
+            if !selection.as_mut().is_none_or(|s| s.observe(d, |k| checker.incarnation_of(k))) {
+                return;
+            }
+            let row = PacketRow { d, incarnation, retransmission };
+            let written = out.row(|cells| {
+                rows::write_packet(&row, cells);
+                if raw {
+                    rows::write_raw(&row, cells);
+                }
+            });
+            if let Err(e) = written {
+                *failed = Some(e);
+            }
+        })
+    }
+
+    /// Over several captures read as one: each step of the merged pass. A frame for the
+    /// model and the table; a copy of a packet another tap saw first, a row of its own
+    /// naming that sighting (not for the model); a packet lost between taps, a
+    /// CAP-DROP-BETWEEN finding, as `check` reports it.
+    fn merged(
+        &mut self,
+        input: &Input,
+        cfg: &Config,
+        filter: Option<&crate::filter::DisplayFilter>,
+        names: &[String],
+    ) -> Result<roce_analysis::ReadSummary, InputError> {
+        let Self { shard, raw, checker, stats, selection, out, failed } = self;
+        let (shard, raw) = (*shard, *raw);
+        let mut recent = Judged::new(input.taps.window_ns);
+        crate::input::for_each_step(input, cfg, None, |step| {
+            let (d, judged, copy_of, fed) = match step {
+                TapStep::Drop(drop) => {
+                    if drop.in_shard(shard) {
+                        drop.report_to(checker, names);
+                    }
                     return None;
                 }
-                // A copy is judged as its first sighting was (its incarnation, whether it
-                // was a retransmission): the model saw that one.
-                (d, recent.of(of, d.frame.ts_ns), Some(of), None)
-            }
-            TapStep::Frame(d) => {
-                if failed.is_some() {
-                    checker.tick(d.frame.ts_ns);
-                    return None;
+                TapStep::Copy(d, of) => {
+                    let mine =
+                        shard.owns(d.packet.as_ref().ok()) && filter.is_none_or(|f| f.matches(d));
+                    if !mine || failed.is_some() {
+                        return None;
+                    }
+                    // A copy is judged as its first sighting was (its incarnation, whether it
+                    // was a retransmission): the model saw that one.
+                    (d, recent.of(of, d.frame.ts_ns), Some(of), None)
                 }
-                let ev = roce_analysis::feed(checker, shard, d)?;
-                stats.settle(checker);
-                stats.add(checker, &ev);
-                let retransmission = ev.observation.and(checker.last_retransmission());
-                recent.push(d.frame.number, d.frame.ts_ns, (ev.incarnation, retransmission));
-                let fed = checker.connection_fed();
-                let sel = selection.as_mut();
-                if !sel.is_none_or(|s| s.observe(d, |k| checker.incarnation_of(k))) {
-                    return fed;
+                TapStep::Frame(d) => {
+                    if failed.is_some() {
+                        checker.tick(d.frame.ts_ns);
+                        return None;
+                    }
+                    let ev = roce_analysis::feed(checker, shard, d)?;
+                    stats.settle(checker);
+                    stats.add(checker, &ev);
+                    let retransmission = ev.observation.and(checker.last_retransmission());
+                    recent.push(d.frame.number, d.frame.ts_ns, (ev.incarnation, retransmission));
+                    let fed = checker.connection_fed();
+                    let sel = selection.as_mut();
+                    if !sel.is_none_or(|s| s.observe(d, |k| checker.incarnation_of(k))) {
+                        return fed;
+                    }
+                    (d, (ev.incarnation, retransmission), None, fed)
                 }
-                (d, (ev.incarnation, retransmission), None, fed)
+            };
+            let row = PacketRow { d, incarnation: judged.0, retransmission: judged.1 };
+            let file = names.get(d.frame.source as usize).map_or("", String::as_str);
+            let source =
+                rows::SourceRow { d, source: roce_analysis::FrameSource { file, copy_of } };
+            // Through roce-analysis's own copy of the row writer: this crate's plain loop
+            // stays the one caller of `write_packet` here, which inlines it
+            // (rows::write_packet_from).
+            if let Err(e) = out.row(|cells| rows::write_packet_from(&row, &source, raw, cells)) {
+                *failed = Some(e);
             }
-        };
-        let row = PacketRow { d, incarnation: judged.0, retransmission: judged.1 };
-        let file = names.get(d.frame.source as usize).map_or("", String::as_str);
-        let source = rows::SourceRow { d, source: roce_analysis::FrameSource { file, copy_of } };
-        // Through roce-analysis's own copy of the row writer: this crate's plain loop stays
-        // the one caller of `write_packet` here, which inlines it (rows::write_packet_from).
-        if let Err(e) = out.row(|cells| rows::write_packet_from(&row, &source, raw, cells)) {
-            failed = Some(e);
-        }
-        fed
-    })?;
-    Ok((summary, failed))
+            fed
+        })
+    }
 }
 
 /// The model's judgement of the first sightings of the last tap window, for their copies'
