@@ -133,14 +133,20 @@ pub fn diagnose(run: &Run<'_>) -> Result<Diagnosed, InputError> {
             }
         })?
     } else {
-        crate::threads::for_each_frame_on(run.threads, run.input, run.cfg, |fr| {
-            if d.frame(Shard::ALL, fr).is_none() {
-                return;
-            }
-            if let Some(sel) = &mut selection {
-                sel.observe(fr, |k| d.incarnation_of(k));
-            }
-        })?
+        crate::threads::for_each_frame_on(
+            run.threads,
+            run.input,
+            run.cfg,
+            crate::threads::VerifyOn::Reader,
+            |fr| {
+                if d.frame(Shard::ALL, fr).is_none() {
+                    return;
+                }
+                if let Some(sel) = &mut selection {
+                    sel.observe(fr, |k| d.incarnation_of(k));
+                }
+            },
+        )?
     };
     warn_undecoded(&summary.undecoded);
     let done = match &selection {

@@ -81,14 +81,20 @@ pub fn run(
             own.map(|k| stats.connection_of(&k))
         })?
     } else {
-        crate::threads::for_each_frame_on(threads, input, cfg, |d| {
-            if stats.frame(shard, d).is_none() {
-                return;
-            }
-            if let Some(sel) = &mut selection {
-                sel.observe(d, |k| stats.incarnation_of(k));
-            }
-        })?
+        crate::threads::for_each_frame_on(
+            threads,
+            input,
+            cfg,
+            crate::threads::VerifyOn::Reader,
+            |d| {
+                if stats.frame(shard, d).is_none() {
+                    return;
+                }
+                if let Some(sel) = &mut selection {
+                    sel.observe(d, |k| stats.incarnation_of(k));
+                }
+            },
+        )?
     }
     .of_shard(shard);
     warn_undecoded(&summary.undecoded);

@@ -234,30 +234,36 @@ impl FrameLoop<'_> {
     ) -> Result<roce_analysis::ReadSummary, InputError> {
         let Self { shard, raw, checker, stats, selection, out, failed } = self;
         let (shard, raw) = (*shard, *raw);
-        crate::threads::for_each_frame_on(threads, input, cfg, |d| {
-            if failed.is_some() {
-                checker.tick(d.frame.ts_ns);
-                return;
-            }
-            let Some(ev) = roce_analysis::feed(checker, shard, d) else { return };
-            stats.settle(checker);
-            stats.add(checker, &ev);
-            let incarnation = ev.incarnation;
-            let retransmission = ev.observation.and(checker.last_retransmission());
-            if !selection.as_mut().is_none_or(|s| s.observe(d, |k| checker.incarnation_of(k))) {
-                return;
-            }
-            let row = PacketRow { d, incarnation, retransmission };
-            let written = out.row(|cells| {
-                rows::write_packet(&row, cells);
-                if raw {
-                    rows::write_raw(&row, cells);
+        crate::threads::for_each_frame_on(
+            threads,
+            input,
+            cfg,
+            crate::threads::VerifyOn::Loop,
+            |d| {
+                if failed.is_some() {
+                    checker.tick(d.frame.ts_ns);
+                    return;
                 }
-            });
-            if let Err(e) = written {
-                *failed = Some(e);
-            }
-        })
+                let Some(ev) = roce_analysis::feed(checker, shard, d) else { return };
+                stats.settle(checker);
+                stats.add(checker, &ev);
+                let incarnation = ev.incarnation;
+                let retransmission = ev.observation.and(checker.last_retransmission());
+                if !selection.as_mut().is_none_or(|s| s.observe(d, |k| checker.incarnation_of(k))) {
+                    return;
+                }
+                let row = PacketRow { d, incarnation, retransmission };
+                let written = out.row(|cells| {
+                    rows::write_packet(&row, cells);
+                    if raw {
+                        rows::write_raw(&row, cells);
+                    }
+                });
+                if let Err(e) = written {
+                    *failed = Some(e);
+                }
+            },
+        )
     }
 
     /// Over several captures read as one: each step of the merged pass. A frame for the

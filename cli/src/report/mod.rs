@@ -96,7 +96,13 @@ fn collect(
         let names = r.tap_names();
         for_each_step(r.input, r.cfg, None, |step| c.step(step, &names))?
     } else {
-        crate::threads::for_each_frame_on(r.threads, r.input, r.cfg, |d| c.frame(d))?
+        crate::threads::for_each_frame_on(
+            r.threads,
+            r.input,
+            r.cfg,
+            crate::threads::VerifyOn::Reader,
+            |d| c.frame(d),
+        )?
     };
     warn_undecoded(&summary.undecoded);
     Ok((c.finish(), summary))
