@@ -285,12 +285,16 @@ fn a_failed_export_keeps_the_previous_tables() {
     assert!(o.status.success(), "{}", stderr(&o));
     let names = entries(&out);
     let before: Vec<Vec<u8>> = names.iter().map(|n| std::fs::read(out.join(n)).unwrap()).collect();
-    let o = run_with_size_limit(64, &["export", s(&cap), "-o", s(&out)]);
-    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
-    assert!(stderr(&o).contains("packets.parquet"), "{}", stderr(&o));
-    assert_eq!(entries(&out), names, "a stub or temporary file left");
-    for (n, b) in names.iter().zip(&before) {
-        assert_eq!(&std::fs::read(out.join(n)).unwrap(), b, "{n} changed");
+    // One thread, and the rows built on the reader thread (export's default on two cores).
+    for threads in ["1", "2"] {
+        let args = ["export", "--threads", threads, s(&cap), "-o", s(&out)];
+        let o = run_with_size_limit(64, &args);
+        assert_eq!(o.status.code(), Some(2), "--threads {threads}: {}", stderr(&o));
+        assert!(stderr(&o).contains("packets.parquet"), "{}", stderr(&o));
+        assert_eq!(entries(&out), names, "a stub or temporary file left");
+        for (n, b) in names.iter().zip(&before) {
+            assert_eq!(&std::fs::read(out.join(n)).unwrap(), b, "{n} changed");
+        }
     }
     // Into a new folder: no empty folder is left either.
     let fresh = d.join("fresh");

@@ -86,18 +86,37 @@ fn same_with_threads(args: &[&str], capture: &Path) -> Output {
 
 /// The export's three files with 1, 2 and 3 threads are the same bytes.
 fn same_export(capture: &Path, scratch: &Path) {
+    same_export_with(&[], capture, scratch);
+}
+
+/// The same with `args` (`--raw`, `--shard`, `-Y`, `--rows-per-file`): with two threads and
+/// more, the packets' rows are built on the reader thread unless `-Y` selects them.
+fn same_export_with(args: &[&str], capture: &Path, scratch: &Path) {
     let mut first: Option<Vec<Vec<u8>>> = None;
     for n in [1u32, 2, 3] {
         let dir = scratch.join(format!("export-{n}"));
         let o = bin()
             .args(["export", "--threads", &n.to_string(), "-o"])
             .arg(&dir)
+            .args(args)
             .arg(capture)
             .output()
             .unwrap();
-        let files: Vec<Vec<u8>> = ["packets.parquet", "connections.parquet", "findings.parquet"]
+        // Every file of the folder: the three tables, and the packets' part files.
+        let mut names: Vec<String> = std::fs::read_dir(&dir)
+            .map(|d| d.map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect())
+            .unwrap_or_default();
+        names.sort();
+        if !args.is_empty() {
+            assert!(o.status.success(), "{args:?}: {}", show(&o));
+            let parts = names.iter().filter(|n| n.starts_with("packets-")).count();
+            let want = usize::from(args.contains(&"--rows-per-file"));
+            assert_eq!(parts, want, "{args:?}: {names:?}");
+        }
+        let files: Vec<Vec<u8>> = names
             .iter()
             .map(|f| std::fs::read(dir.join(f)).unwrap_or_default())
+            .chain([names.join(",").into_bytes()])
             .chain([
                 // "wrote DIR: ..." names each run's own directory.
                 String::from_utf8_lossy(&o.stderr)
@@ -108,9 +127,11 @@ fn same_export(capture: &Path, scratch: &Path) {
             .collect();
         match &first {
             None => first = Some(files),
-            Some(one) => {
-                assert!(one == &files, "{}: export --threads {n} differs", capture.display())
-            }
+            Some(one) => assert!(
+                one == &files,
+                "{}: export {args:?} --threads {n} differs",
+                capture.display()
+            ),
         }
     }
 }
@@ -206,6 +227,18 @@ fn captures_of_many_batches_give_the_same_bytes() {
     let split = check_sharded(&cap.as_path().into(), &Config::default(), &eight, Shard::ALL, two());
     assert!(split.unwrap().is_none(), "past the cap the split gives up");
     same_export(&cap, &scratch);
+    // Two row groups (8,192 rows and the rest), built on the reader with two threads and
+    // more: with the frames' bytes, within a shard, in part files of one group each; and
+    // with -Y (the rows then built by the frame loop).
+    for args in [
+        &["--raw"][..],
+        &["--shard", "1/2", "--raw"],
+        &["--shard", "0/3"],
+        &["--rows-per-file", "8192"],
+        &["-Y", "bth.psn > 100"],
+    ] {
+        same_export_with(args, &cap, &scratch);
+    }
     std::fs::remove_dir_all(scratch).unwrap();
 }
 

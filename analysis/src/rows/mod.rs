@@ -292,6 +292,30 @@ fn levels(nullable: bool, defs: &[i16], rows: usize) -> Option<&[i16]> {
     nullable.then(|| defs.get(..rows).unwrap_or(defs))
 }
 
+/// Why [`RowGroup::fill_int`] or [`RowGroup::fill_bool`] refused: the group is unchanged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FillError {
+    /// The column named.
+    pub column: String,
+    /// What is wrong: no such column, not a nullable column of that type, not one value per
+    /// row, or a row already has a value.
+    pub why: &'static str,
+}
+
+impl FillError {
+    fn new(column: &str, why: &'static str) -> Self {
+        FillError { column: column.to_string(), why }
+    }
+}
+
+impl std::fmt::Display for FillError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "column {}: {}", self.column, self.why)
+    }
+}
+
+impl std::error::Error for FillError {}
+
 /// Rows of one table (up to the capacity it was made with, a Parquet row group), held
 /// column by column. Appending a row allocates nothing until the capacity is reached (a
 /// string or binary column's bytes excepted, which grow with the values).
@@ -446,6 +470,91 @@ impl RowGroup {
         })
     }
 
+    /// Gives an integer column whose rows were all appended null its values, one per row
+    /// (`None` stays null): the group is then what appending each row with its value would
+    /// have made. For a column known elsewhere than where the rows are built: `export` builds
+    /// the packets table's rows on the thread that reads the capture, and the connection
+    /// model, on another, knows each row's `incarnation` and `retransmission`.
+    ///
+    /// ```
+    /// use roce_analysis::rows::{write_packet, PacketRow, RowGroup, Values, PACKET_COLUMNS};
+    /// use roce_analysis::Pass;
+    /// use roce_parser::Config;
+    ///
+    /// let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../pcaps/sample.pcap");
+    /// let cap = roce_capture::open(std::path::Path::new(path))?;
+    /// let mut rows = RowGroup::new(PACKET_COLUMNS, 1024);
+    /// Pass::new(&Config::default()).run(cap, |d| {
+    ///     let row = PacketRow { d, incarnation: None, retransmission: None };
+    ///     rows.push(|cells| write_packet(&row, cells));
+    /// })?;
+    /// // Later, elsewhere: every frame is of the first incarnation.
+    /// rows.fill_int("incarnation", &vec![Some(1u32); rows.len()]).unwrap();
+    /// let (_, col) = rows.columns().find(|(c, _)| c.name == "incarnation").unwrap();
+    /// assert!(matches!(col.values, Values::Int(v) if v.len() == rows.len()));
+    /// assert!(rows.fill_int("incarnation", &vec![Some(1u32); rows.len()]).is_err(), "filled");
+    /// # Ok::<(), roce_capture::CaptureError>(())
+    /// ```
+    pub fn fill_int<V: IntCell + Copy>(
+        &mut self,
+        column: &str,
+        values: &[V],
+    ) -> Result<(), FillError> {
+        let (rows, at) = (self.rows, self.fillable(column, Kind::Int, values.len())?);
+        let Some(c) = self.ints.get_mut(at) else {
+            return Err(FillError::new(column, "no such column"));
+        };
+        if !c.values.is_empty() {
+            return Err(FillError::new(column, "a row already has a value"));
+        }
+        for (v, d) in values.iter().zip(c.defs.iter_mut()).take(rows) {
+            if let Some(x) = v.int() {
+                c.values.push(x);
+                *d = 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// [`RowGroup::fill_int`] for a boolean column.
+    pub fn fill_bool<V: BoolCell + Copy>(
+        &mut self,
+        column: &str,
+        values: &[V],
+    ) -> Result<(), FillError> {
+        let (rows, at) = (self.rows, self.fillable(column, Kind::Bool, values.len())?);
+        let Some(c) = self.bools.get_mut(at) else {
+            return Err(FillError::new(column, "no such column"));
+        };
+        if !c.values.is_empty() {
+            return Err(FillError::new(column, "a row already has a value"));
+        }
+        for (v, d) in values.iter().zip(c.defs.iter_mut()).take(rows) {
+            if let Some(x) = v.bool() {
+                c.values.push(x);
+                *d = 1;
+            }
+        }
+        Ok(())
+    }
+
+    /// Where nullable column `column` of type `kind` is in its kind's list, given `values`
+    /// values for it (one per row).
+    fn fillable(&self, column: &str, kind: Kind, values: usize) -> Result<usize, FillError> {
+        let Some((c, &(k, at))) =
+            self.columns.iter().zip(&self.order).find(|(c, _)| c.name == column)
+        else {
+            return Err(FillError::new(column, "no such column"));
+        };
+        if k != kind || !c.nullable {
+            return Err(FillError::new(column, "not a nullable column of that type"));
+        }
+        if values != self.rows {
+            return Err(FillError::new(column, "not one value per row"));
+        }
+        Ok(at)
+    }
+
     /// Removes every row (the buffers keep their room).
     pub fn clear(&mut self) {
         let rows = self.rows;
@@ -578,6 +687,77 @@ mod tests {
             })
             .unwrap();
         assert_eq!(dump(&again), want);
+    }
+
+    /// A value of the model's columns for frame `n` (some null, some not).
+    fn model_of(n: u64) -> (Option<u32>, Option<bool>) {
+        let incarnation = (!n.is_multiple_of(5)).then_some((n % 3) as u32 + 1);
+        let retransmission = (n % 4 != 1).then_some(n.is_multiple_of(2));
+        (incarnation, retransmission)
+    }
+
+    #[test]
+    fn columns_filled_later_make_the_group_appending_them_would() {
+        let cap = |_| roce_capture::open(std::path::Path::new(SAMPLE)).unwrap();
+        let mut whole = RowGroup::new(packet_columns(true), 16);
+        let mut later = RowGroup::new(packet_columns(true), 16);
+        let mut model = Vec::new();
+        Pass::new(&Config::default())
+            .run(cap(()), |d| {
+                let (incarnation, retransmission) = model_of(d.frame.number);
+                model.push((incarnation, retransmission));
+                let row = PacketRow { d, incarnation, retransmission };
+                whole.push(|cells| {
+                    write_packet(&row, cells);
+                    write_raw(&row, cells);
+                });
+                let row = PacketRow { d, incarnation: None, retransmission: None };
+                later.push(|cells| {
+                    write_packet(&row, cells);
+                    write_raw(&row, cells);
+                });
+            })
+            .unwrap();
+        assert_ne!(dump(&later), dump(&whole));
+        let incarnations: Vec<Option<u32>> = model.iter().map(|m| m.0).collect();
+        let retransmissions: Vec<Option<bool>> = model.iter().map(|m| m.1).collect();
+        // Refused, the group unchanged: another column's type, a required column, no such
+        // column, a value short.
+        let before = dump(&later);
+        let refused = |e: Result<(), FillError>| e.unwrap_err().why;
+        assert_eq!(
+            refused(later.fill_bool("incarnation", &retransmissions)),
+            "not a nullable column of that type"
+        );
+        assert_eq!(
+            refused(later.fill_int("frame", &incarnations)),
+            "not a nullable column of that type"
+        );
+        assert_eq!(refused(later.fill_int("incarnations", &incarnations)), "no such column");
+        assert_eq!(
+            refused(later.fill_int("incarnation", &incarnations[1..])),
+            "not one value per row"
+        );
+        assert_eq!(dump(&later), before);
+        later.fill_int("incarnation", &incarnations).unwrap();
+        later.fill_bool("retransmission", &retransmissions).unwrap();
+        assert_eq!(dump(&later), dump(&whole));
+        let twice = later.fill_int("incarnation", &incarnations).unwrap_err();
+        assert_eq!(twice.to_string(), "column incarnation: a row already has a value");
+        // A cleared group is filled again the same way.
+        later.clear();
+        Pass::new(&Config::default())
+            .run(cap(()), |d| {
+                let row = PacketRow { d, incarnation: None, retransmission: None };
+                later.push(|cells| {
+                    write_packet(&row, cells);
+                    write_raw(&row, cells);
+                });
+            })
+            .unwrap();
+        later.fill_int("incarnation", &incarnations).unwrap();
+        later.fill_bool("retransmission", &retransmissions).unwrap();
+        assert_eq!(dump(&later), dump(&whole));
     }
 
     #[test]

@@ -232,6 +232,10 @@ impl FrameLoop<'_> {
         cfg: &Config,
         threads: crate::threads::Threads,
     ) -> Result<roce_analysis::ReadSummary, InputError> {
+        // Read ahead, every row is the packet's (no -Y): built where it was read.
+        if !threads.is_one() && input.files().is_none() && self.selection.is_none() {
+            return self.rows_ahead(input, cfg);
+        }
         let Self { shard, raw, checker, stats, selection, out, failed } = self;
         let (shard, raw) = (*shard, *raw);
         crate::threads::for_each_frame_on(
@@ -264,6 +268,60 @@ impl FrameLoop<'_> {
                 }
             },
         )
+    }
+
+    /// Over one capture read on another thread, which also builds each frame's row
+    /// ([`RowsAhead`]) while this one runs the model: this thread gives each row group its
+    /// two columns of the model's, `incarnation` and `retransmission`, and hands it to the
+    /// writer. Why: this frame loop is `export`'s critical path (the second core reads and
+    /// encodes, and had room), and the reader has just parsed the frame with verification
+    /// (BENCHMARKS.md, "Export: the rows built on the reader").
+    fn rows_ahead(
+        &mut self,
+        input: &Input,
+        cfg: &Config,
+    ) -> Result<roce_analysis::ReadSummary, InputError> {
+        let Self { shard, raw, checker, stats, out, failed, .. } = self;
+        let (to_loop, from_reader) = std::sync::mpsc::channel();
+        let (to_reader, spares) = std::sync::mpsc::channel();
+        let mut ahead = RowsAhead {
+            shard: *shard,
+            raw: *raw,
+            group: rows::RowGroup::new(rows::packet_columns(*raw), table::ROW_GROUP),
+            to_loop: Some(to_loop),
+            spares,
+        };
+        let mut model = ModelColumns {
+            from_reader: Some(from_reader),
+            to_reader,
+            incarnation: Vec::with_capacity(table::ROW_GROUP),
+            retransmission: Vec::with_capacity(table::ROW_GROUP),
+        };
+        let shard = *shard;
+        let summary = crate::threads::for_each_frame_ahead_with(input, cfg, &mut ahead, |d| {
+            if failed.is_some() {
+                checker.tick(d.frame.ts_ns);
+                return;
+            }
+            let Some(ev) = roce_analysis::feed(checker, shard, d) else { return };
+            stats.settle(checker);
+            stats.add(checker, &ev);
+            model.incarnation.push(ev.incarnation);
+            model.retransmission.push(ev.observation.and(checker.last_retransmission()));
+            if model.incarnation.len() == table::ROW_GROUP {
+                if let Err(e) = model.write(out) {
+                    // The reader builds no more rows: nothing waits for them.
+                    model.from_reader = None;
+                    *failed = Some(e);
+                }
+            }
+        })?;
+        if failed.is_none() && !model.incarnation.is_empty() {
+            if let Err(e) = model.write(out) {
+                *failed = Some(e);
+            }
+        }
+        Ok(summary)
     }
 
     /// Over several captures read as one: each step of the merged pass. A frame for the
@@ -328,6 +386,93 @@ impl FrameLoop<'_> {
             }
             fed
         })
+    }
+}
+
+/// The packets table's rows built on the reader thread ([`FrameLoop::rows_ahead`]): each
+/// frame the frame loop gives the model (those of the shard), in the same order, the model's
+/// columns left null; a full row group goes to the frame loop.
+struct RowsAhead {
+    shard: Shard,
+    raw: bool,
+    group: rows::RowGroup,
+    /// Gone when the frame loop stopped writing (an error): no more rows are built.
+    to_loop: Option<std::sync::mpsc::Sender<rows::RowGroup>>,
+    /// Row groups written, given back empty.
+    spares: std::sync::mpsc::Receiver<rows::RowGroup>,
+}
+
+impl crate::threads::Ahead for RowsAhead {
+    fn frame(&mut self, d: &roce_analysis::Decoded<'_>) {
+        if self.to_loop.is_none() || !self.shard.owns(d.packet.as_ref().ok()) {
+            return;
+        }
+        let row = PacketRow { d, incarnation: None, retransmission: None };
+        let raw = self.raw;
+        self.group.push(|cells| {
+            rows::write_packet(&row, cells);
+            if raw {
+                rows::write_raw(&row, cells);
+            }
+        });
+        if self.group.len() == table::ROW_GROUP {
+            self.send();
+        }
+    }
+
+    fn end(&mut self) {
+        if !self.group.is_empty() {
+            self.send();
+        }
+    }
+}
+
+impl RowsAhead {
+    /// The group to the frame loop, and an empty one to go on in: one given back, or a new
+    /// one. How many exist is bounded by how far the reader runs ahead of the frame loop
+    /// (`threads::IN_FLIGHT` batches of at most `threads::BATCH_FRAMES` frames: four row
+    /// groups) and the writer's two.
+    fn send(&mut self) {
+        let spare = self.spares.try_recv().unwrap_or_else(|_| self.group.empty_like());
+        let full = std::mem::replace(&mut self.group, spare);
+        if self.to_loop.as_ref().is_some_and(|to| to.send(full).is_err()) {
+            self.to_loop = None;
+        }
+    }
+}
+
+/// The frame loop's side of [`FrameLoop::rows_ahead`]: the model's two columns of the row
+/// group the reader is building, and the channels to it.
+struct ModelColumns {
+    /// `None` once writing failed (the reader then stops building rows).
+    from_reader: Option<std::sync::mpsc::Receiver<rows::RowGroup>>,
+    to_reader: std::sync::mpsc::Sender<rows::RowGroup>,
+    incarnation: Vec<Option<u32>>,
+    retransmission: Vec<Option<bool>>,
+}
+
+impl ModelColumns {
+    /// The reader's row group of these rows, given the model's columns, to the writer.
+    fn write(&mut self, out: &mut TableWriter) -> Result<(), InputError> {
+        let bug = |what: &dyn std::fmt::Display| {
+            InputError(format!("export: the rows read ahead and the model's {what} (a bug)"))
+        };
+        // The reader sent the group before the batch of its last frame: it is there.
+        let Some(Ok(mut group)) = self.from_reader.as_ref().map(|r| r.recv()) else {
+            return Err(bug(&"rows: the reader's ended first"));
+        };
+        if group.len() != self.incarnation.len() {
+            let (ahead, here) = (group.len(), self.incarnation.len());
+            return Err(bug(&format!("rows differ: {ahead} rows read ahead for {here}")));
+        }
+        group.fill_int("incarnation", &self.incarnation).map_err(|e| bug(&e))?;
+        group.fill_bool("retransmission", &self.retransmission).map_err(|e| bug(&e))?;
+        self.incarnation.clear();
+        self.retransmission.clear();
+        let spare = out.submit(group)?;
+        // The reader may be done: then the group is dropped here.
+        let _ = self.to_reader.send(spare);
+        Ok(())
     }
 }
 

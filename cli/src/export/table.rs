@@ -375,6 +375,20 @@ impl TableWriter {
         Ok(())
     }
 
+    /// Writes `group`, rows of this writer's table built elsewhere (`export`'s reader
+    /// thread), as the next row group, after any row appended here. Returns an empty group of
+    /// the table to build the next one in (the encoder's buffers come back this way: the
+    /// groups in use stay bounded).
+    pub fn submit(&mut self, group: RowGroup) -> Result<RowGroup, InputError> {
+        self.flush()?;
+        let own = std::mem::replace(&mut self.group, group);
+        let sent = self.flush();
+        // After the flush `group` holds an empty group: the one given back by the encoder
+        // thread, or the one just written here.
+        let spare = std::mem::replace(&mut self.group, own);
+        sent.map(|()| spare)
+    }
+
     fn error(&self, e: impl std::fmt::Display) -> InputError {
         InputError(format!("writing {}: {e}", self.path.display()))
     }

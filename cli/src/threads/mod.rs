@@ -23,7 +23,8 @@
 //! payload included) and hand the verdicts over with the batch ([`roce_parser::Checksums`]);
 //! the thread that uses the frame parses it without verifying and is given them, so it reads
 //! the headers only, and its packet is the verified one (BENCHMARKS.md, "the reader
-//! verifies").
+//! verifies"). [`for_each_frame_ahead_with`] also gives each frame so parsed to work done on
+//! the reader ([`Ahead`]): `export` builds the packets table's rows there.
 //! `dissect` formats batches on several workers and writes them in batch order
 //! (`dissect::threads`); `check` splits the frames by host pair over N checkers and merges
 //! their reports into the single run's ([`check_sharded`], `shards.rs`); `stats` and
@@ -133,13 +134,28 @@ pub(crate) type BatchResult = Result<ReadSummary, InputError>;
 /// The reader's ends of the channels: batches go out on `full`, come back on `empty`.
 /// With `route`, each frame's shard goes into its batch's `out` as the frame is read (from
 /// the bytes just copied, still in this core's cache: `check`'s split).
-pub(crate) struct ReaderEnds {
+pub(crate) struct ReaderEnds<'a> {
     pub full: SyncSender<(u64, Batch)>,
     pub empty: Receiver<Batch>,
     pub route: Option<shards::Router>,
     /// With `verify`, each frame is parsed as this configuration says and its checksums'
     /// verdicts go into its batch's `checksums` ([`for_each_frame_ahead`]).
     pub verify: Option<Config>,
+    /// With `ahead` (and `verify`), each frame so parsed is given to it too.
+    pub ahead: Option<&'a mut (dyn Ahead + Send)>,
+}
+
+/// Work on the reader thread: each frame it parsed (with verification, as the frame loop's
+/// configuration says), given as it is read, in capture order, before its batch goes out.
+/// What a command builds from a packet alone, beside its frame loop, which runs the
+/// connection model on the other thread: `export` builds the packets table's rows here
+/// ([`for_each_frame_ahead_with`]).
+pub trait Ahead {
+    /// A frame read (every frame the frame loop is given, in the same order).
+    fn frame(&mut self, d: &Decoded<'_>);
+    /// The capture is read to its end (or to the last frame asked for); not called when
+    /// reading failed or the frame loop hung up.
+    fn end(&mut self);
 }
 
 /// The consumer's ends: batches in order of reading on `full`, returned on `empty`.
@@ -149,11 +165,11 @@ pub(crate) struct ConsumerEnds {
 }
 
 /// The two channels between the reader and whoever uses its batches.
-pub(crate) fn channels() -> (ReaderEnds, ConsumerEnds) {
+pub(crate) fn channels<'a>() -> (ReaderEnds<'a>, ConsumerEnds) {
     let (full_tx, full_rx) = mpsc::sync_channel(IN_FLIGHT);
     let (empty_tx, empty_rx) = mpsc::sync_channel(IN_FLIGHT);
     (
-        ReaderEnds { full: full_tx, empty: empty_rx, route: None, verify: None },
+        ReaderEnds { full: full_tx, empty: empty_rx, route: None, verify: None, ahead: None },
         ConsumerEnds { full: full_rx, empty: empty_tx },
     )
 }
@@ -162,7 +178,11 @@ pub(crate) fn channels() -> (ReaderEnds, ConsumerEnds) {
 /// Returns how reading ended, as [`crate::input::for_each_frame_until`] would (except the
 /// undecoded frames, which the parsing side counts). Stops early, without an error, when the
 /// consumer hangs up (a closed stdout).
-pub(crate) fn read_batches(input: &Input, last: Option<u64>, mut ends: ReaderEnds) -> BatchResult {
+pub(crate) fn read_batches(
+    input: &Input,
+    last: Option<u64>,
+    mut ends: ReaderEnds<'_>,
+) -> BatchResult {
     let mut cap = input.open()?;
     // Batches own the capture's windows: no frame is copied (`Capture::lend_window`).
     cap.lend_window(Vec::new());
@@ -182,9 +202,13 @@ pub(crate) fn read_batches(input: &Input, last: Option<u64>, mut ends: ReaderEnd
             None => None,
             Some(Ok(frame)) => {
                 let shard = ends.route.as_mut().map(|r| r.shard_of(&frame));
+                let ahead = &mut ends.ahead;
                 let sums = ends.verify.filter(|_| window.contains(frame.number)).map(|cfg| {
                     let mut d = Decoded { frame, packet: Ok(Packet::default()) };
                     decode_into(&mut d, &cfg);
+                    if let Some(a) = ahead {
+                        a.frame(&d);
+                    }
                     d.packet.as_ref().map_or(Checksums::default(), Checksums::of)
                 });
                 Some(Ok((FrameMeta::of(&frame), shard, sums)))
@@ -258,6 +282,11 @@ pub(crate) fn read_batches(input: &Input, last: Option<u64>, mut ends: ReaderEnd
             }
         }
     }
+    if !hung_up {
+        if let Some(a) = ends.ahead {
+            a.end();
+        }
+    }
     if !hung_up && !batch.is_empty() {
         batch.set_window(cap.take_window());
         let _ = ends.full.send((seq, batch));
@@ -323,17 +352,42 @@ pub fn for_each_frame_ahead(
     cfg: &Config,
     last: Option<u64>,
     verify_on: VerifyOn,
-    mut f: impl FnMut(&Decoded<'_>),
+    f: impl FnMut(&Decoded<'_>),
 ) -> Result<ReadSummary, InputError> {
     let (mut reader_ends, consumer) = channels();
     // On the reader: this thread parses without verifying and is given the verdicts.
-    let here = match verify_on {
-        VerifyOn::Reader if cfg.verify => {
-            reader_ends.verify = Some(*cfg);
-            Config { verify: false, ..*cfg }
-        }
-        _ => *cfg,
-    };
+    if verify_on == VerifyOn::Reader && cfg.verify {
+        reader_ends.verify = Some(*cfg);
+    }
+    ahead_loop(input, cfg, last, reader_ends, consumer, f)
+}
+
+/// [`for_each_frame_ahead`] with work on the reader thread: `ahead` is given each frame as
+/// the reader parses it (verified there, as for [`VerifyOn::Reader`]), `f` the same frames on
+/// this thread, in the same order.
+pub fn for_each_frame_ahead_with(
+    input: &Input,
+    cfg: &Config,
+    ahead: &mut (dyn Ahead + Send),
+    f: impl FnMut(&Decoded<'_>),
+) -> Result<ReadSummary, InputError> {
+    let (mut reader_ends, consumer) = channels();
+    reader_ends.verify = Some(*cfg);
+    reader_ends.ahead = Some(ahead);
+    ahead_loop(input, cfg, None, reader_ends, consumer, f)
+}
+
+/// The frame loop of [`for_each_frame_ahead`]: the reader on a scoped thread, `f` here.
+fn ahead_loop(
+    input: &Input,
+    cfg: &Config,
+    last: Option<u64>,
+    reader_ends: ReaderEnds<'_>,
+    consumer: ConsumerEnds,
+    mut f: impl FnMut(&Decoded<'_>),
+) -> Result<ReadSummary, InputError> {
+    // A frame the reader parsed is parsed here without verifying, and given its verdicts.
+    let here = if reader_ends.verify.is_some() { Config { verify: false, ..*cfg } } else { *cfg };
     thread::scope(|s| {
         let reader = s.spawn(move || read_batches(input, last, reader_ends));
         let mut undecoded = Vec::new();
