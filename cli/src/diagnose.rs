@@ -137,7 +137,7 @@ pub fn diagnose(run: &Run<'_>) -> Result<Diagnosed, InputError> {
             run.threads,
             run.input,
             run.cfg,
-            crate::threads::VerifyOn::Reader,
+            crate::threads::VerifyOn::ReaderWithPayloads,
             |fr| {
                 if d.frame(Shard::ALL, fr).is_none() {
                     return;

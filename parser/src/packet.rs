@@ -304,7 +304,8 @@ pub struct Vcrc {
 /// ICRC covers the payload). A program that reads a capture on one thread and models it on
 /// another can verify on the reader, where the bytes were just copied, hand the verdicts
 /// over with the frame, and parse again on the other thread without verifying: that thread
-/// then reads the headers only.
+/// then reads the headers only. [`Checksums::with_payload_crc`] adds the payload's CRC-32,
+/// for a thread that compares payloads: it then reads no payload byte.
 ///
 /// ```
 /// use roce_parser::{parse_ethernet, BthRepr, Checksums, Config, FrameBuilder, Network, Problem};
@@ -332,6 +333,7 @@ pub struct Checksums {
     icrc: Option<IcrcStatus>,
     vcrc: Option<IcrcStatus>,
     problems: Problems,
+    payload_crc: Option<u32>,
 }
 
 impl Checksums {
@@ -346,13 +348,40 @@ impl Checksums {
             icrc: p.roce.as_ref().map(|r| r.icrc_status),
             vcrc: p.vcrc.map(|v| v.status),
             problems: Problems::from_bits(p.problems.bits() & Self::PROBLEMS.bits()),
+            payload_crc: None,
         }
+    }
+
+    /// These and the CRC-32 of `p`'s payload ([`Roce::payload_crc32`]), for a packet whose
+    /// payload the thread given it compares (a request, for the checker's REQ-RETX-SAME):
+    /// that thread then does not read the payload at all.
+    ///
+    /// ```
+    /// use roce_parser::{parse_ethernet, BthRepr, Checksums, Config, FrameBuilder, Network};
+    ///
+    /// let bth = BthRepr { opcode: 0x04, pkey: 0xffff, dest_qp: 0x12, psn: 7, ..Default::default() };
+    /// let mut builder = FrameBuilder::new(Network::ipv4([10, 0, 0, 1], [10, 0, 0, 2]), bth);
+    /// builder.payload = b"payload";
+    /// let mut buf = [0u8; 128];
+    /// let len = builder.emit(&mut buf)?;
+    /// let verified = parse_ethernet(&buf[..len], &Config::default())?;
+    /// let mut p = parse_ethernet(&buf[..len], &Config { verify: false, ..Config::default() })?;
+    /// Checksums::of(&verified).with_payload_crc(&verified).apply(&mut p);
+    /// assert_eq!(p, verified);
+    /// assert_eq!(p.roce.unwrap().payload_crc32(), verified.roce.unwrap().payload_crc32());
+    /// # Ok::<(), roce_parser::Error>(())
+    /// ```
+    pub fn with_payload_crc(self, p: &Packet<'_>) -> Checksums {
+        Checksums { payload_crc: p.roce.as_ref().map(Roce::payload_crc32), ..self }
     }
 
     /// Gives `p`, the same bytes parsed with [`Config::verify`] off, what verification found.
     pub fn apply(self, p: &mut Packet<'_>) {
         if let (Some(r), Some(status)) = (&mut p.roce, self.icrc) {
             r.icrc_status = status;
+        }
+        if let (Some(r), Some(crc)) = (&mut p.roce, self.payload_crc) {
+            r.payload_crc = crate::roce::PayloadCrc(Some(crc));
         }
         if let (Some(v), Some(status)) = (&mut p.vcrc, self.vcrc) {
             v.status = status;

@@ -74,7 +74,23 @@ pub struct Roce<'a> {
     /// in a segmented parse ([`crate::segments`]), where the slices are empty when the bytes
     /// lie outside the contiguous head.
     pub(crate) captured: Captured,
+    /// The payload's CRC-32, when a thread that read the bytes gave it ([`Roce::payload_crc32`]).
+    pub(crate) payload_crc: PayloadCrc,
 }
+
+/// The CRC-32 of a packet's captured payload, computed where the frame was read and given
+/// with [`crate::Checksums::apply`]: a cache, so it takes no part in comparing packets (a
+/// packet given it equals the same packet without it) and shows as its value or `None`.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct PayloadCrc(pub(crate) Option<u32>);
+
+impl PartialEq for PayloadCrc {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for PayloadCrc {}
 
 /// Captured lengths of the parts of a [`Roce`] that may lie outside a segmented parse's head.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -140,6 +156,19 @@ impl<'a> Roce<'a> {
     #[inline]
     pub fn header_len(&self) -> usize {
         self.info.map_or(BthRepr::LEN, |i| usize::from(i.header_len))
+    }
+
+    /// The CRC-32 (IEEE, as `crc32fast::hash`) of the captured payload: what a consumer
+    /// that compares payloads keys them by (the checker's REQ-RETX-SAME holds a
+    /// retransmission to its original's). Computed here over `payload`, unless the packet
+    /// was given it by the thread that read the frame ([`crate::Checksums::with_payload_crc`]
+    /// and [`crate::Checksums::apply`]), where the bytes were still in that core's cache.
+    #[inline]
+    pub fn payload_crc32(&self) -> u32 {
+        match self.payload_crc.0 {
+            Some(crc) => crc,
+            None => crc32fast::hash(self.payload),
+        }
     }
 }
 
@@ -218,6 +247,7 @@ pub(crate) fn parse_transport<'a, S: Source>(
         icrc_status: IcrcStatus::NotChecked,
         mad: None,
         captured: Captured::default(),
+        payload_crc: PayloadCrc::default(),
     });
     let mut stop = None;
 

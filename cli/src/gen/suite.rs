@@ -618,6 +618,20 @@ pub const SUITE: &[Scenario] = &[
         c.emit_request(&mut t, true, &changed); // 9
         (t, vec![ex("REQ-GBN", &[7, 8]), ex("REQ-RETX-SAME", &[6, 9])])
     }},
+    Scenario { name: "req-retx-same-payload", description: "a SEND_ONLY of 64 bytes (4) unanswered, resent 5 ms later with the same opcode, length and headers but other payload bytes (5; the REQ announcing Local ACK Timeout 10, 4.194304 ms), then ACKed (6): only the payload's digest tells the two apart", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
+        let mut t = Trace::new();
+        let mut c = cm_conn_t10(&mut t);
+        let s = c.message(true, false, 64, None);
+        let mut first = s[0].clone();
+        first.payload = vec![0x11; 64];
+        c.emit_request(&mut t, true, &first); // 4
+        let mut changed = first.clone();
+        changed.payload[40] = 0x12;
+        t.advance(5_000_000);
+        c.emit_request(&mut t, true, &changed); // 5
+        c.ack(&mut t, true, first.psn, 1); // 6
+        (t, vec![ex("REQ-RETX-SAME", &[4, 5])])
+    }},
     Scenario { name: "req-rnr-wait", description: "a retry 0.1 ms after an RNR NAK with a 0.64 ms timer (the REQ announcing RNR Retry Count 7: the retry itself is allowed)", assume_complete: true, qp_timeout: None, cnp_min_interval: None, rnr_timer: None, net: NetExpect::NONE, build: || {
         let mut t = Trace::new();
         let mut c = conn();

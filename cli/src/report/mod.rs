@@ -100,7 +100,7 @@ fn collect(
             r.threads,
             r.input,
             r.cfg,
-            crate::threads::VerifyOn::Reader,
+            crate::threads::VerifyOn::ReaderWithPayloads,
             |d| c.frame(d),
         )?
     };

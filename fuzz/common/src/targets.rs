@@ -66,8 +66,11 @@ pub fn ethernet(data: &[u8], reach: &mut Reach) {
     // Verified on one thread, parsed without verifying on another (the command line's
     // reader): the verdicts handed over make the same packet.
     let mut handed = n;
-    Checksums::of(&p).apply(&mut handed);
+    Checksums::of(&p).with_payload_crc(&p).apply(&mut handed);
     assert_eq!(handed, p, "Checksums: the verdicts handed over are not the verified packet");
+    // The payload's CRC-32 handed over is the one of the payload the packet holds.
+    let crc = |q: &roce_parser::Packet<'_>| q.roce.map(|r| r.payload_crc32());
+    assert_eq!(crc(&handed), crc(&n), "Checksums: a payload CRC-32 not of this payload");
 }
 
 /// The UDP payload from the BTH on, two ways: the bytes as they are (`parse_udp_payload`),
@@ -1998,8 +2001,11 @@ fn ib_raw(data: &[u8], erf_exts: u8, reach: &mut Reach) {
         let quiet = Config { verify: false, ..cfg };
         let mut handed =
             parse_infiniband(data, &quiet).expect("parse_infiniband without verification");
-        Checksums::of(&p).apply(&mut handed);
+        Checksums::of(&p).with_payload_crc(&p).apply(&mut handed);
         assert_eq!(handed, p, "Checksums: the verdicts handed over are not the verified IB packet");
+        let crc = |q: &roce_parser::Packet<'_>| q.roce.map(|r| r.payload_crc32());
+        let own = parse_infiniband(data, &quiet).expect("parse_infiniband without verification");
+        assert_eq!(crc(&handed), crc(&own), "Checksums: a payload CRC-32 not of this payload");
     }
     // The C interface gives the same packet.
     {
