@@ -20,7 +20,9 @@
 //! `--raw` adds the columns of [`rows::RAW_COLUMNS`] to the packets table (each frame's
 //! bytes, its link type, its host pair's hash), for a consumer that replays the frames, such
 //! as a checker per host pair in Spark; without it the files are as they were. A row group
-//! then also holds its frames' bytes: memory is bounded by `table::ROW_GROUP` frames.
+//! then also holds its frames' bytes: memory is bounded by `table::ROW_GROUP` frames per row
+//! group, and at most some 7 row groups exist (two at the writer; with threads, those the
+//! reader builds ahead, bounded by its batches in flight: `RowsAhead`).
 
 mod chunk;
 mod table;

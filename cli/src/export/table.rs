@@ -238,7 +238,8 @@ fn close(
 }
 
 /// Where full row groups go: encoded here, or on an encoder thread while the next group
-/// fills (two sets of buffers take turns: memory is bounded at two row groups).
+/// fills (two sets of buffers take turns: the writer holds at most two row groups; a group
+/// built elsewhere, `TableWriter::submit`, takes the place of one).
 enum Sink {
     Here(Box<Encoder>),
     Thread {
