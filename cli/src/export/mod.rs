@@ -21,8 +21,8 @@
 //! bytes, its link type, its host pair's hash), for a consumer that replays the frames, such
 //! as a checker per host pair in Spark; without it the files are as they were. A row group
 //! then also holds its frames' bytes: memory is bounded by `table::ROW_GROUP` frames per row
-//! group, and at most some 7 row groups exist (two at the writer; with threads, those the
-//! reader builds ahead, bounded by its batches in flight: `RowsAhead`).
+//! group, and at most 2 row groups exist (the writer's), 8 with threads when the reader
+//! builds the rows (`RowsAhead`).
 
 mod chunk;
 mod table;
@@ -284,7 +284,11 @@ impl FrameLoop<'_> {
         cfg: &Config,
     ) -> Result<roce_analysis::ReadSummary, InputError> {
         let Self { shard, raw, checker, stats, out, failed, .. } = self;
-        let (to_loop, from_reader) = std::sync::mpsc::channel();
+        // One full group waits for the frame loop at most: the reader then waits in `send`
+        // (the frame loop takes it once it reaches that group's last frame, whose batch has
+        // gone out: a batch holds at most `threads::BATCH_FRAMES` frames, fewer than a row
+        // group's). Empty groups come back without waiting.
+        let (to_loop, from_reader) = std::sync::mpsc::sync_channel(1);
         let (to_reader, spares) = std::sync::mpsc::channel();
         let mut ahead = RowsAhead {
             shard: *shard,
@@ -399,7 +403,7 @@ struct RowsAhead {
     raw: bool,
     group: rows::RowGroup,
     /// Gone when the frame loop stopped writing (an error): no more rows are built.
-    to_loop: Option<std::sync::mpsc::Sender<rows::RowGroup>>,
+    to_loop: Option<std::sync::mpsc::SyncSender<rows::RowGroup>>,
     /// Row groups written, given back empty.
     spares: std::sync::mpsc::Receiver<rows::RowGroup>,
 }
@@ -431,9 +435,9 @@ impl crate::threads::Ahead for RowsAhead {
 
 impl RowsAhead {
     /// The group to the frame loop, and an empty one to go on in: one given back, or a new
-    /// one. How many exist is bounded by how far the reader runs ahead of the frame loop
-    /// (`threads::IN_FLIGHT` batches of at most `threads::BATCH_FRAMES` frames: four row
-    /// groups) and the writer's two.
+    /// one. At most 8 exist: this one, one waiting for the frame loop, the writer's own,
+    /// one waiting for the encoder, one being encoded, two given back by the encoder and
+    /// one on its way back here (5 on 2,000,000 frames, with `--raw` too).
     fn send(&mut self) {
         let spare = self.spares.try_recv().unwrap_or_else(|_| self.group.empty_like());
         let full = std::mem::replace(&mut self.group, spare);
