@@ -287,6 +287,27 @@ pub struct ColumnValues<'a> {
     pub defs: Option<&'a [i16]>,
 }
 
+/// Gives a column's `rows` rows, all null so far (`values` empty, `defs` 0), the values
+/// `cells` holds (`None` stays null): [`RowGroup::fill_int`], [`RowGroup::fill_bool`].
+fn fill<T>(
+    column: &str,
+    c: Option<(&mut Vec<T>, &mut [i16])>,
+    rows: usize,
+    cells: impl Iterator<Item = Option<T>>,
+) -> Result<(), FillError> {
+    let Some((values, defs)) = c else { return Err(FillError::new(column, "no such column")) };
+    if !values.is_empty() {
+        return Err(FillError::new(column, "a row already has a value"));
+    }
+    for (v, d) in cells.zip(defs.iter_mut()).take(rows) {
+        if let Some(x) = v {
+            values.push(x);
+            *d = 1;
+        }
+    }
+    Ok(())
+}
+
 /// The levels of a nullable column's first `rows` rows.
 fn levels(nullable: bool, defs: &[i16], rows: usize) -> Option<&[i16]> {
     nullable.then(|| defs.get(..rows).unwrap_or(defs))
@@ -501,19 +522,8 @@ impl RowGroup {
         values: &[V],
     ) -> Result<(), FillError> {
         let (rows, at) = (self.rows, self.fillable(column, Kind::Int, values.len())?);
-        let Some(c) = self.ints.get_mut(at) else {
-            return Err(FillError::new(column, "no such column"));
-        };
-        if !c.values.is_empty() {
-            return Err(FillError::new(column, "a row already has a value"));
-        }
-        for (v, d) in values.iter().zip(c.defs.iter_mut()).take(rows) {
-            if let Some(x) = v.int() {
-                c.values.push(x);
-                *d = 1;
-            }
-        }
-        Ok(())
+        let c = self.ints.get_mut(at).map(|c| (&mut c.values, c.defs.as_mut_slice()));
+        fill(column, c, rows, values.iter().map(|v| v.int()))
     }
 
     /// [`RowGroup::fill_int`] for a boolean column.
@@ -523,19 +533,8 @@ impl RowGroup {
         values: &[V],
     ) -> Result<(), FillError> {
         let (rows, at) = (self.rows, self.fillable(column, Kind::Bool, values.len())?);
-        let Some(c) = self.bools.get_mut(at) else {
-            return Err(FillError::new(column, "no such column"));
-        };
-        if !c.values.is_empty() {
-            return Err(FillError::new(column, "a row already has a value"));
-        }
-        for (v, d) in values.iter().zip(c.defs.iter_mut()).take(rows) {
-            if let Some(x) = v.bool() {
-                c.values.push(x);
-                *d = 1;
-            }
-        }
-        Ok(())
+        let c = self.bools.get_mut(at).map(|c| (&mut c.values, c.defs.as_mut_slice()));
+        fill(column, c, rows, values.iter().map(|v| v.bool()))
     }
 
     /// Where nullable column `column` of type `kind` is in its kind's list, given `values`

@@ -250,11 +250,9 @@ impl FrameLoop<'_> {
                     checker.tick(d.frame.ts_ns);
                     return;
                 }
-                let Some(ev) = roce_analysis::feed(checker, shard, d) else { return };
-                stats.settle(checker);
-                stats.add(checker, &ev);
-                let incarnation = ev.incarnation;
-                let retransmission = ev.observation.and(checker.last_retransmission());
+                let Some((incarnation, retransmission)) = judge(checker, stats, shard, d) else {
+                    return;
+                };
                 if !selection.as_mut().is_none_or(|s| s.observe(d, |k| checker.incarnation_of(k))) {
                     return;
                 }
@@ -309,11 +307,11 @@ impl FrameLoop<'_> {
                 checker.tick(d.frame.ts_ns);
                 return;
             }
-            let Some(ev) = roce_analysis::feed(checker, shard, d) else { return };
-            stats.settle(checker);
-            stats.add(checker, &ev);
-            model.incarnation.push(ev.incarnation);
-            model.retransmission.push(ev.observation.and(checker.last_retransmission()));
+            let Some((incarnation, retransmission)) = judge(checker, stats, shard, d) else {
+                return;
+            };
+            model.incarnation.push(incarnation);
+            model.retransmission.push(retransmission);
             if model.incarnation.len() == table::ROW_GROUP {
                 if let Err(e) = model.write(out) {
                     // The reader builds no more rows: nothing waits for them.
@@ -367,17 +365,14 @@ impl FrameLoop<'_> {
                         checker.tick(d.frame.ts_ns);
                         return None;
                     }
-                    let ev = roce_analysis::feed(checker, shard, d)?;
-                    stats.settle(checker);
-                    stats.add(checker, &ev);
-                    let retransmission = ev.observation.and(checker.last_retransmission());
-                    recent.push(d.frame.number, d.frame.ts_ns, (ev.incarnation, retransmission));
+                    let judged = judge(checker, stats, shard, d)?;
+                    recent.push(d.frame.number, d.frame.ts_ns, judged);
                     let fed = checker.connection_fed();
                     let sel = selection.as_mut();
                     if !sel.is_none_or(|s| s.observe(d, |k| checker.incarnation_of(k))) {
                         return fed;
                     }
-                    (d, (ev.incarnation, retransmission), None, fed)
+                    (d, judged, None, fed)
                 }
             };
             let row = PacketRow { d, incarnation: judged.0, retransmission: judged.1 };
@@ -393,6 +388,21 @@ impl FrameLoop<'_> {
             fed
         })
     }
+}
+
+/// One frame to the model and the counters: its row's `incarnation` and `retransmission`
+/// (the checker's verdicts), or `None` for a frame of another shard.
+#[inline(always)]
+fn judge(
+    checker: &mut Checker<FlowStats>,
+    stats: &mut Counters,
+    shard: Shard,
+    d: &roce_analysis::Decoded<'_>,
+) -> Option<Judgement> {
+    let ev = roce_analysis::feed(checker, shard, d)?;
+    stats.settle(checker);
+    stats.add(checker, &ev);
+    Some((ev.incarnation, ev.observation.and(checker.last_retransmission())))
 }
 
 /// The packets table's rows built on the reader thread ([`FrameLoop::rows_ahead`]): each
