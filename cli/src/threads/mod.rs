@@ -348,9 +348,10 @@ pub enum VerifyOn {
     /// frame loop whose checker judges (the requester's digest: `diagnose`, `report`,
     /// `graph`; `stats`' model does not judge).
     ReaderWithPayloads,
-    /// In the frame loop, as with one thread: `export`, whose second core encodes the
+    /// In the frame loop, as with one thread: `export -Y`, whose second core encodes the
     /// Parquet row groups (verifying on the reader measured no faster there, and cost 7 %
-    /// more CPU time).
+    /// more CPU time). Without `-Y`, `export`'s reader parses each frame anyway, to build
+    /// its row ([`for_each_frame_ahead_with`]).
     Loop,
 }
 
