@@ -163,7 +163,7 @@ fn invalid(message: String) -> ExpectError {
 /// frames out of order or repeated are read sorted and once each (what the checker means),
 /// and [`parse_expect_noting`] says which findings were. What is accepted has every
 /// finding's frames nonzero, strictly increasing and not empty. Text of the file echoed in
-/// an error is quoted ([`crate::quote::quoted`]).
+/// an error is quoted (`crate::quote::quoted`).
 pub fn parse_expect(bytes: &[u8]) -> Result<ExpectFile, ExpectError> {
     parse_expect_noting(bytes).map(|(e, _)| e)
 }

@@ -60,7 +60,7 @@ impl Snapshot {
     /// skipped.
     ///
     /// ```
-    /// use roce_inspect::nic_counters::Snapshot;
+    /// use roce_inspect::internal::nic_counters::Snapshot;
     /// let s = Snapshot::parse(b"NIC statistics:\n     np_cnp_sent: 3\nout_of_sequence 7\n").unwrap();
     /// assert_eq!(s.get("np_cnp_sent"), Some(3));
     /// assert_eq!(s.get("out_of_sequence"), Some(7));

@@ -88,7 +88,7 @@ impl FrameSelection {
 /// frames it does not show, as tshark's do). Reading stops after the last frame selected.
 ///
 /// ```
-/// use roce_inspect::tshark::{FrameSelection, Window};
+/// use roce_inspect::internal::tshark::{FrameSelection, Window};
 /// let w = Window { frames: Some(FrameSelection::parse("5-9,20-").unwrap()), count: Some(30) };
 /// assert!(w.contains(5) && !w.contains(10) && w.contains(30) && !w.contains(31));
 /// assert_eq!(w.last(), Some(30));

@@ -88,9 +88,10 @@ fn check_one(input: &Path, dir: &Path, own: &BTreeMap<u64, Vec<String>>, with_ts
     );
     assert!(String::from_utf8_lossy(&o.stderr).contains("annotated"));
     let (report, _) =
-        roce_inspect::check::check_file(input, &Config::default(), Options::default()).unwrap();
+        roce_inspect::internal::check::check_file(input, &Config::default(), Options::default())
+            .unwrap();
     assert!(!report.findings.is_empty(), "{}: pick a capture with findings", input.display());
-    let ours = roce_inspect::annotate::comments_of(&report.findings);
+    let ours = roce_inspect::internal::annotate::comments_of(&report.findings);
     let mut want = own.clone();
     for (n, cs) in &ours {
         want.entry(*n).or_default().extend(cs.iter().cloned());

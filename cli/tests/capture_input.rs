@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use roce_capture::{Capture, L2Error, LinkType};
-use roce_inspect::input::{decode, Undecoded};
+use roce_inspect::internal::input::{decode, Undecoded};
 use roce_parser::{Config, ErrorKind as ParseErrorKind, Layer};
 use serde_json::{json, Value};
 

@@ -26,7 +26,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 
 use roce_analysis::{FieldKind, FIELDS, FILTER_FIELDS};
-use roce_inspect::gen::Trace;
+use roce_inspect::internal::gen::Trace;
 use roce_parser::{BthRepr, ExtHeaders, GrhRepr, LrhRepr};
 use roce_parser::{FrameBuilder, Ipv4Spec, Ipv6Spec, Network, VlanTag};
 use roce_parser::{PayloadRule, OPCODES};

@@ -1,5 +1,5 @@
 //! Every conformance rule on generated traffic. The scenarios live in the suite
-//! (`roce_inspect::gen::suite`, written to pcaps/conformance/): each must give exactly its
+//! (`roce_inspect::internal::gen::suite`, written to pcaps/conformance/): each must give exactly its
 //! expected findings (rule and frames) through the library, and the clean ones nothing.
 //! The tests below add what a single expect file cannot say.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
@@ -7,8 +7,8 @@
 use std::net::{IpAddr, Ipv4Addr};
 
 use roce_conformance::{Checker, Finding, FrameInfo, Options, Report, Severity};
-use roce_inspect::gen::suite::{Expected, SUITE};
-use roce_inspect::gen::{Endpoint, RcConn, Trace};
+use roce_inspect::internal::gen::suite::{Expected, SUITE};
+use roce_inspect::internal::gen::{Endpoint, RcConn, Trace};
 use roce_parser::{parse_ethernet, Config};
 
 fn ip(d: u8) -> IpAddr {

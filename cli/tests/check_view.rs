@@ -8,7 +8,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::path::PathBuf;
 use std::process::Command;
 
-use roce_inspect::gen::{Endpoint, RcConn, Trace};
+use roce_inspect::internal::gen::{Endpoint, RcConn, Trace};
 
 fn ip(d: u8) -> IpAddr {
     IpAddr::V4(Ipv4Addr::new(10, 9, 0, d))
@@ -65,7 +65,7 @@ fn the_summary_comes_first_and_the_detail_is_capped_per_rule() {
     let line = text.lines().find(|l| l.trim_start().starts_with("PKT-ICRC ")).unwrap();
     let cols: Vec<&str> = line.split_whitespace().collect();
     assert_eq!(cols, ["PKT-ICRC", "error", "sender", "30"], "{line}");
-    assert_eq!(detail_lines(&text), roce_inspect::check::DEFAULT_MAX_PER_RULE);
+    assert_eq!(detail_lines(&text), roce_inspect::internal::check::DEFAULT_MAX_PER_RULE);
     assert!(text.contains("not listed: 20 more PKT-ICRC"), "{text}");
     // The first ones, in capture order: frames 1, 3, ...
     assert!(text.contains("frames 1 PSN 1000:"), "{text}");

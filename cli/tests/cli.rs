@@ -168,8 +168,8 @@ fn damaged_input_exit_codes_and_messages() {
 
 #[test]
 fn damaged_mads_are_problems_not_panics() {
-    use roce_inspect::gen::conn::{ud_send, Endpoint};
-    use roce_inspect::gen::Trace;
+    use roce_inspect::internal::gen::conn::{ud_send, Endpoint};
+    use roce_inspect::internal::gen::Trace;
     let a = Endpoint::new("10.7.0.1".parse().unwrap(), 1);
     let b = Endpoint::new("10.7.0.2".parse().unwrap(), 1);
     let mut good = [0u8; 256];

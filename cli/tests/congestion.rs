@@ -9,7 +9,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use roce_inspect::gen::timers::{self, CE_TO_CNP, CNP_ROUND};
+use roce_inspect::internal::gen::timers::{self, CE_TO_CNP, CNP_ROUND};
 use serde_json::{json, Value};
 
 fn capture() -> PathBuf {

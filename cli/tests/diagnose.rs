@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use roce_inspect::gen::diagnose::{scenarios, Failing, Scenario};
+use roce_inspect::internal::gen::diagnose::{scenarios, Failing, Scenario};
 use serde_json::Value;
 
 #[path = "../../testdata/real.rs"]

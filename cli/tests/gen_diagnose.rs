@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use roce_inspect::gen::diagnose::scenarios;
+use roce_inspect::internal::gen::diagnose::scenarios;
 use serde_json::Value;
 
 fn bin() -> Command {

@@ -9,8 +9,8 @@ use std::fs::{File, OpenOptions};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use roce_inspect::gen::conn::{ud_send, Endpoint};
-use roce_inspect::gen::Trace;
+use roce_inspect::internal::gen::conn::{ud_send, Endpoint};
+use roce_inspect::internal::gen::Trace;
 use roce_parser::{CmMessage, MadHeaderRepr, PortSpace, ReqRepr, GSI_QKEY, MAD_LEN};
 
 fn root() -> PathBuf {

@@ -50,7 +50,7 @@ fn as_native_ib(path: &Path) -> Option<PathBuf> {
     let mut out = Vec::new();
     while let Some(f) = cap.next_frame() {
         let f = f.unwrap();
-        if !roce_inspect::gen::to_native_ib(f.data, &mut out) {
+        if !roce_inspect::internal::gen::to_native_ib(f.data, &mut out) {
             return None;
         }
         frames.push((f.ts_ns, out.clone()));

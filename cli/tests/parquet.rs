@@ -162,7 +162,7 @@ fn docs_parquet_md_lists_every_column() {
     let (begin, end) = ("<!-- columns: generated -->\n", "<!-- end of columns -->");
     let start = doc.find(begin).expect("docs/parquet.md has the generated marker") + begin.len();
     let stop = doc.find(end).unwrap();
-    let want = roce_inspect::export::schema_markdown();
+    let want = roce_inspect::internal::export::schema_markdown();
     if std::env::var_os("ROCE_INSPECT_BLESS").is_some() {
         let new = format!("{}{want}{}", &doc[..start], &doc[stop..]);
         std::fs::write(&path, new).unwrap();

@@ -16,8 +16,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use roce_conformance::{ModelOptions, Options};
-use roce_inspect::input::for_each_frame;
-use roce_inspect::stats::Stats;
+use roce_inspect::internal::input::for_each_frame;
+use roce_inspect::internal::stats::Stats;
 use roce_parser::Config;
 
 #[path = "../../testdata/real.rs"]
@@ -41,7 +41,8 @@ fn expected(path: &Path) -> BTreeMap<String, [u64; 5]> {
     })
     .unwrap();
     let (conns, _) = stats.connections();
-    let (report, _) = roce_inspect::check::check_file(path, &cfg, Options::default()).unwrap();
+    let (report, _) =
+        roce_inspect::internal::check::check_file(path, &cfg, Options::default()).unwrap();
     let mut m = BTreeMap::new();
     for c in conns {
         if !matches!(c.info.transport, "RC" | "UC" | "XRC" | "unknown") {
@@ -396,7 +397,7 @@ fn timing_figures(
 /// timeouts of 2^17).
 #[test]
 fn timing_section_is_stats_json() {
-    use roce_inspect::gen::timers as g;
+    use roce_inspect::internal::gen::timers as g;
     let dir = browser::scratch("report-timing");
     // A CE-marked WRITE_ONLY of the pacing capture, on the wire: Ethernet 14, IPv4 20, UDP 8,
     // BTH 12, RETH 16, payload, ICRC 4.
@@ -470,16 +471,16 @@ fn timing_section_is_stats_json() {
 /// every figure still equals `stats --format json`'s.
 #[test]
 fn cnp_reactions_are_bounded() {
-    use roce_inspect::gen::timers as g;
+    use roce_inspect::internal::gen::timers as g;
     let dir = browser::scratch("report-timing-bounded");
     let base = g::congestion();
     // The CM exchanges (9 frames), then the rounds, shifted by four rounds and a gap.
     let (cm, rounds) = base.frames.split_at(9);
     let span = g::BURSTS.len() as u64 * g::CNP_ROUND + 100_000;
-    let mut t = roce_inspect::gen::Trace::new();
+    let mut t = roce_inspect::internal::gen::Trace::new();
     t.frames.extend_from_slice(cm);
     for k in 0..30u64 {
-        t.frames.extend(rounds.iter().map(|f| roce_inspect::gen::GenFrame {
+        t.frames.extend(rounds.iter().map(|f| roce_inspect::internal::gen::GenFrame {
             ts_ns: f.ts_ns + k * span,
             data: f.data.clone(),
         }));

@@ -9,7 +9,7 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::process::Command;
 
 use roce_analysis::series::{MARK_BUDGET, POINT_BUDGET};
-use roce_inspect::gen::{Endpoint, RcConn, Trace};
+use roce_inspect::internal::gen::{Endpoint, RcConn, Trace};
 
 const BIN: &str = env!("CARGO_BIN_EXE_roce-inspect");
 

@@ -15,7 +15,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use roce_inspect::input::for_each_frame;
+use roce_inspect::internal::input::for_each_frame;
 use roce_parser::Config;
 
 #[path = "../../testdata/real.rs"]

@@ -5,7 +5,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, clippy::indexing_slicing)]
 
 use roce_conformance::ModelOptions;
-use roce_inspect::stats::Stats;
+use roce_inspect::internal::stats::Stats;
 use roce_parser::{parse_ethernet, AethRepr, BthRepr, Config, FrameBuilder, Network};
 
 const QPS: u32 = 200_000;

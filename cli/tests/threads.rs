@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 use roce_conformance::{Options, Report, Shard};
-use roce_inspect::threads::{check_sharded, Threads};
+use roce_inspect::internal::threads::{check_sharded, Threads};
 use roce_parser::Config;
 
 fn bin() -> Command {
@@ -286,7 +286,8 @@ fn check_splits_by_host_pair_into_one_checkers_report() {
     let mut findings = 0;
     for cap in &caps {
         for opts in &all {
-            let (one, _) = roce_inspect::check::check_file(cap, &cfg, opts.clone()).unwrap();
+            let (one, _) =
+                roce_inspect::internal::check::check_file(cap, &cfg, opts.clone()).unwrap();
             findings += one.findings.len();
             for n in [2, 3] {
                 let split =

@@ -6,7 +6,7 @@
 use std::path::PathBuf;
 use std::process::Command;
 
-use roce_inspect::gen::timers::{self, ack_timeout};
+use roce_inspect::internal::gen::timers::{self, ack_timeout};
 use serde_json::{json, Value};
 
 fn stats_json(name: &str) -> Value {

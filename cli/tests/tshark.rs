@@ -44,7 +44,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use roce_inspect::gen::{conn, Endpoint, RcConn, Rng, Trace};
+use roce_inspect::internal::gen::{conn, Endpoint, RcConn, Rng, Trace};
 use roce_parser::*;
 use serde_json::Value;
 

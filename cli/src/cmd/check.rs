@@ -3,14 +3,14 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::check;
+use crate::input::{Input, InputError, Source};
 use clap::Args;
-use roce_inspect::check;
-use roce_inspect::input::{Input, InputError, Source};
 
 use super::common::{Common, InputArg, JudgingArgs, ModelArgs, ScaleArgs, TapArgs, ViewArgs};
 use super::Outcome;
 
-// No doc comment here: the subcommand's help is the one on `Command::Check` (main.rs).
+// No doc comment here: the subcommand's help is the one on `Command::Check` (cmd/mod.rs).
 #[derive(Args)]
 pub struct CheckArgs {
     #[command(flatten)]
@@ -57,7 +57,7 @@ pub struct CheckArgs {
     #[command(flatten)]
     pub scale: ScaleArgs,
     #[command(flatten)]
-    pub filter: roce_inspect::filter::FilterArgs,
+    pub filter: crate::filter::FilterArgs,
     #[command(flatten)]
     pub common: Common,
 }

@@ -5,10 +5,10 @@
 
 use std::path::PathBuf;
 
+use crate::check;
+use crate::input::{Input, InputError, Source, TapSetup, Window};
 use clap::Args;
 use roce_conformance::ModelOptions;
-use roce_inspect::check;
-use roce_inspect::input::{Input, InputError, Source, TapSetup, Window};
 use roce_parser::Config;
 
 #[derive(Args, Clone)]
@@ -26,25 +26,25 @@ pub struct Common {
     /// the single-thread path. Default: every core. At most 4 x the cores (more is capped,
     /// with a note)
     #[arg(long, value_name = "N")]
-    pub threads: Option<roce_inspect::threads::Threads>,
+    pub threads: Option<crate::threads::Threads>,
 }
 
 impl Common {
     pub fn config(&self) -> Config {
-        roce_inspect::tshark::config_for_ports(&self.port)
+        crate::tshark::config_for_ports(&self.port)
     }
 
     /// `--threads`, by default every core.
-    pub fn threads(&self) -> roce_inspect::threads::Threads {
-        self.threads.map_or_else(roce_inspect::threads::Threads::all_cores, capped)
+    pub fn threads(&self) -> crate::threads::Threads {
+        self.threads.map_or_else(crate::threads::Threads::all_cores, capped)
     }
 }
 
 /// `--threads N` capped at `Threads::max` (4 x the cores), with a note on stderr when it was.
-pub fn capped(n: roce_inspect::threads::Threads) -> roce_inspect::threads::Threads {
+pub fn capped(n: crate::threads::Threads) -> crate::threads::Threads {
     let (n, note) = n.capped();
     if let Some(note) = note {
-        roce_inspect::output::note(format!("roce-inspect: note: {note}"));
+        crate::output::note(format!("roce-inspect: note: {note}"));
     }
     n
 }
@@ -76,31 +76,31 @@ pub struct InputArg {
     pub window: WindowArgs,
 }
 
-/// How several captures are read as one (roce_inspect::input::TapSetup), for the commands
+/// How several captures are read as one (crate::input::TapSetup), for the commands
 /// that take several files.
 #[derive(Args, Clone)]
 #[group(skip)]
 pub struct TapArgs {
     /// Several files: a packet seen at another tap within this time of its first sighting is
     /// a copy, counted once (ns, us, ms or s; default 1ms)
-    #[arg(long, value_name = "TIME", value_parser = roce_inspect::taps::parse_window)]
+    #[arg(long, value_name = "TIME", value_parser = crate::taps::parse_window)]
     pub tap_window: Option<u64>,
     /// Several files: FILE's clock offset, added to its timestamps (FILE its place from 1 or
     /// its name; e.g. 2=-1.5ms); repeatable. Without it each file's offset against the first
     /// is estimated from the copies they share
-    #[arg(long, value_name = "FILE=TIME", value_parser = roce_inspect::taps::parse_offset)]
+    #[arg(long, value_name = "FILE=TIME", value_parser = crate::taps::parse_offset)]
     pub tap_offset: Vec<(String, i64)>,
 }
 
-/// `-c` and `--frames`: the frames a command reads (roce_inspect::tshark::Window).
+/// `-c` and `--frames`: the frames a command reads (crate::tshark::Window).
 #[derive(Args, Clone)]
 #[group(skip)]
 pub struct WindowArgs {
     /// Only these frames (1-based, as Wireshark): a list of numbers and ranges,
     /// `1-10,15,20-` ("A-" runs to the end); reading stops after the last one. stats, check,
     /// export, report and graph see only these frames, as if the capture held no others
-    #[arg(long, value_parser = roce_inspect::tshark::FrameSelection::parse, value_name = "LIST")]
-    pub frames: Option<roce_inspect::tshark::FrameSelection>,
+    #[arg(long, value_parser = crate::tshark::FrameSelection::parse, value_name = "LIST")]
+    pub frames: Option<crate::tshark::FrameSelection>,
     /// Read at most N frames, then stop (tshark -c)
     #[arg(short = 'c', value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
     pub count: Option<u64>,
@@ -122,8 +122,8 @@ pub struct LiveArgs {
     /// Stop the capture (with -i): duration:SECS or packets:N, repeatable (the first met
     /// stops it), as tshark -a
     #[arg(short = 'a', value_name = "COND", conflicts_with_all = ["file", "read"],
-          value_parser = roce_inspect::live::parse_autostop)]
-    pub autostop: Vec<roce_inspect::live::Autostop>,
+          value_parser = crate::live::parse_autostop)]
+    pub autostop: Vec<crate::live::Autostop>,
 }
 
 impl InputArg {
@@ -131,7 +131,7 @@ impl InputArg {
         let window = Window { frames: self.window.frames, count: self.window.count };
         #[cfg(feature = "live")]
         if let Some(interface) = self.interface {
-            use roce_inspect::live::{Autostop, LiveOptions};
+            use crate::live::{Autostop, LiveOptions};
             let mut o = LiveOptions {
                 interface,
                 capture_filter: self.live.capture_filter,
@@ -158,13 +158,13 @@ impl InputArg {
     }
 
     /// [`InputArg::input`] for a command that reads several files as one: quoted glob
-    /// patterns expanded (roce_inspect::taps::expand; a pattern matching one file is that
+    /// patterns expanded (crate::taps::expand; a pattern matching one file is that
     /// file), and `taps` for how their copies are matched.
     pub fn several(mut self, taps: TapArgs) -> Result<Input, InputError> {
         let globbed =
             self.file.iter().any(|p| !p.exists() && p.to_string_lossy().contains(['*', '?', '[']));
         if globbed {
-            self.file = roce_inspect::taps::expand(std::mem::take(&mut self.file))?;
+            self.file = crate::taps::expand(std::mem::take(&mut self.file))?;
         }
         let mut input = self.input();
         if let Some(w) = taps.tap_window {
@@ -203,7 +203,7 @@ pub struct ViewArgs {
     pub quiet: bool,
     /// Colour severities: auto (a terminal, and NO_COLOR not set), always, never
     #[arg(long, value_enum, default_value_t, value_name = "WHEN")]
-    pub color: roce_inspect::style::ColorWhen,
+    pub color: crate::style::ColorWhen,
     /// Live (tshark -l): print each finding as soon as it is proven, flushed, then the report
     /// without them. On by itself when the capture is read from stdin ('-'), as from
     /// `tcpdump -U -w - | roce-inspect check -`
@@ -216,7 +216,7 @@ impl ViewArgs {
         check::TextView {
             max_per_rule: (self.max_per_rule > 0).then_some(self.max_per_rule),
             quiet: self.quiet,
-            paint: roce_inspect::style::Paint::for_stdout(self.color),
+            paint: crate::style::Paint::for_stdout(self.color),
             live: self.live || input.is_stream(),
         }
     }
@@ -246,10 +246,10 @@ pub struct NicArgs {
 
 impl NicArgs {
     /// Both snapshots read (an error names the file and line), when the options are given.
-    pub fn input(&self) -> Result<Option<roce_inspect::nic_counters::NicInput>, InputError> {
+    pub fn input(&self) -> Result<Option<crate::nic_counters::NicInput>, InputError> {
         match (&self.nic_counters, self.nic_host) {
             (Some(files), Some(host)) if files.len() == 2 => {
-                roce_inspect::nic_counters::NicInput::read(&files[0], &files[1], host)
+                crate::nic_counters::NicInput::read(&files[0], &files[1], host)
                     .map(Some)
                     .map_err(InputError)
             }

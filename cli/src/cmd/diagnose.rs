@@ -2,13 +2,13 @@
 
 use std::process::ExitCode;
 
+use crate::diagnose;
 use clap::Args;
-use roce_inspect::diagnose;
 
 use super::common::{parse_millis, Common, InputArg, JudgingArgs, ModelArgs, NicArgs, TapArgs};
 use super::Outcome;
 
-// No doc comment here: the subcommand's help is the one on `Command::Diagnose` (main.rs).
+// No doc comment here: the subcommand's help is the one on `Command::Diagnose` (cmd/mod.rs).
 #[derive(Args)]
 pub struct DiagnoseArgs {
     #[command(flatten)]
@@ -29,7 +29,7 @@ pub struct DiagnoseArgs {
     #[command(flatten)]
     pub nic: NicArgs,
     #[command(flatten)]
-    pub filter: roce_inspect::filter::FilterArgs,
+    pub filter: crate::filter::FilterArgs,
     #[command(flatten)]
     pub common: Common,
 }

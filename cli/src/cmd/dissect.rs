@@ -2,15 +2,15 @@
 
 use std::process::ExitCode;
 
+use crate::dissect;
+use crate::input::InputError;
+use crate::output;
 use clap::Args;
-use roce_inspect::dissect;
-use roce_inspect::input::InputError;
-use roce_inspect::output;
 
 use super::common::{Common, InputArg, TapArgs};
 use super::Outcome;
 
-// No doc comment here: the subcommand's help is the one on `Command::Dissect` (main.rs).
+// No doc comment here: the subcommand's help is the one on `Command::Dissect` (cmd/mod.rs).
 #[derive(Args)]
 pub struct DissectArgs {
     #[command(flatten)]
@@ -39,11 +39,11 @@ pub struct DissectArgs {
     pub opcode: Option<u8>,
     /// Colour bad ICRCs: auto (a terminal, and NO_COLOR not set), always, never
     #[arg(long, value_enum, default_value_t, value_name = "WHEN")]
-    pub color: roce_inspect::style::ColorWhen,
+    pub color: crate::style::ColorWhen,
     /// Time column: r (since the first frame), a (time of day, UTC), ad (date and time,
     /// UTC), e (since the epoch), d (since the previous frame); as tshark -t
     #[arg(short = 't', value_enum, default_value_t, value_name = "FORMAT")]
-    pub time: roce_inspect::tshark::TimeFormat,
+    pub time: crate::tshark::TimeFormat,
     /// After each frame its bytes in hex and ASCII, as tshark -x
     #[arg(short = 'x')]
     pub hex: bool,
@@ -60,7 +60,7 @@ pub struct DissectArgs {
     #[arg(short = 'P', requires = "write")]
     pub print: bool,
     #[command(flatten)]
-    pub filter: roce_inspect::filter::FilterArgs,
+    pub filter: crate::filter::FilterArgs,
     #[command(flatten)]
     pub common: Common,
 }
@@ -110,7 +110,7 @@ impl DissectArgs {
             verbose,
             filter: dissect::Filter { qp, opcode, window, expr: filter.filter() },
             config: common.config(),
-            paint: roce_inspect::style::Paint::for_stdout(color),
+            paint: crate::style::Paint::for_stdout(color),
             line_flush: live || (input.is_stream() && output::stdout_is_pipe()),
             time,
             hex,

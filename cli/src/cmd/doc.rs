@@ -1,15 +1,15 @@
-//! `completions` and `man`: generated from the command line's definition (`crate::Cli`).
+//! `completions` and `man`: generated from the command line's definition (`super::Cli`, `cli/src/cmd/mod.rs`).
 
 use std::process::ExitCode;
 
+use crate::input::InputError;
+use crate::output;
 use clap::{Args, CommandFactory as _};
-use roce_inspect::input::InputError;
-use roce_inspect::output;
 
+use super::Cli;
 use super::Outcome;
-use crate::Cli;
 
-// No doc comment here: the subcommand's help is the one on `Command::Completions` (main.rs).
+// No doc comment here: the subcommand's help is the one on `Command::Completions` (cmd/mod.rs).
 #[derive(Args)]
 pub struct CompletionsArgs {
     /// The shell to complete for
@@ -27,7 +27,7 @@ impl CompletionsArgs {
     }
 }
 
-// No doc comment here: the subcommand's help is the one on `Command::Man` (main.rs).
+// No doc comment here: the subcommand's help is the one on `Command::Man` (cmd/mod.rs).
 #[derive(Args)]
 pub struct ManArgs {
     /// A subcommand, for its own page
@@ -52,7 +52,7 @@ impl ManArgs {
         };
         let mut roff = Vec::new();
         clap_mangen::Man::new(page)
-            .source(format!("roce-inspect {}", roce_inspect::version()))
+            .source(format!("roce-inspect {}", crate::version()))
             .manual("roce-inspect manual")
             .render(&mut roff)
             .map_err(|e| InputError(format!("rendering the manual page: {e}")))?;

@@ -3,13 +3,13 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::{output, stats};
 use clap::Args;
-use roce_inspect::{output, stats};
 
 use super::common::{CheckingArgs, Common, InputArg, ModelArgs, ScaleArgs, TapArgs};
 use super::Outcome;
 
-// No doc comment here: the subcommand's help is the one on `Command::Export` (main.rs).
+// No doc comment here: the subcommand's help is the one on `Command::Export` (cmd/mod.rs).
 #[derive(Args)]
 pub struct ExportArgs {
     #[command(flatten)]
@@ -24,7 +24,7 @@ pub struct ExportArgs {
     /// packets-000001.parquet, packets-000002.parquet, ... (read them together as
     /// 'DIR/packets*.parquet'). Bounds memory on an endless capture (rounded up to
     /// row groups of 8192)
-    #[arg(long, value_name = "N", default_value_t = roce_inspect::export::ROWS_PER_FILE,
+    #[arg(long, value_name = "N", default_value_t = crate::export::ROWS_PER_FILE,
           value_parser = clap::value_parser!(u64).range(1..))]
     pub rows_per_file: u64,
     /// Adds to packets.parquet, after its columns, each frame's bytes as captured (`raw`,
@@ -40,7 +40,7 @@ pub struct ExportArgs {
     #[command(flatten)]
     pub scale: ScaleArgs,
     #[command(flatten)]
-    pub filter: roce_inspect::filter::FilterArgs,
+    pub filter: crate::filter::FilterArgs,
     #[command(flatten)]
     pub common: Common,
 }
@@ -63,8 +63,8 @@ impl ExportArgs {
         let input = input.several(taps)?;
         let (cfg, threads, filter) = (common.config(), common.threads(), filter.filter());
         let scope = stats::Scope { shard: scale.shard, threads, filter: filter.as_ref() };
-        let packets = roce_inspect::export::PacketFiles { rows_per_file, raw };
-        let w = roce_inspect::export::run(&input, &output, &cfg, opts, scope, packets)?;
+        let packets = crate::export::PacketFiles { rows_per_file, raw };
+        let w = crate::export::run(&input, &output, &cfg, opts, scope, packets)?;
         let parts = match w.packet_files {
             1 => String::new(),
             n => format!(" (packets.parquet and {} parts)", n - 1),

@@ -4,16 +4,16 @@ use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use crate::input::InputError;
+use crate::outfile::{Dash, OutFile};
+use crate::{check, gen};
 use clap::{Args, Subcommand};
-use roce_inspect::input::InputError;
-use roce_inspect::outfile::{Dash, OutFile};
-use roce_inspect::{check, gen};
 use roce_parser::{EncapKind, ENCAPSULATIONS};
 
 use super::common::parse_at_least_one;
 use super::Outcome;
 
-// No doc comment here: the subcommand's help is the one on `Command::Gen` (main.rs).
+// No doc comment here: the subcommand's help is the one on `Command::Gen` (cmd/mod.rs).
 #[derive(Args)]
 pub struct GenArgs {
     #[command(subcommand)]

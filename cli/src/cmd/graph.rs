@@ -3,13 +3,13 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::report;
 use clap::Args;
-use roce_inspect::report;
 
 use super::common::{CheckingArgs, Common, InputArg, ModelArgs, TapArgs};
 use super::Outcome;
 
-// No doc comment here: the subcommand's help is the one on `Command::Graph` (main.rs).
+// No doc comment here: the subcommand's help is the one on `Command::Graph` (cmd/mod.rs).
 #[derive(Args)]
 pub struct GraphArgs {
     /// (a file, or several taps' files: not stdin, each is read twice)

@@ -3,13 +3,13 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use crate::{check, output, report};
 use clap::Args;
-use roce_inspect::{check, output, report};
 
 use super::common::{CheckingArgs, Common, InputArg, ModelArgs, TapArgs};
 use super::Outcome;
 
-// No doc comment here: the subcommand's help is the one on `Command::Report` (main.rs).
+// No doc comment here: the subcommand's help is the one on `Command::Report` (cmd/mod.rs).
 #[derive(Args)]
 pub struct ReportArgs {
     /// (a file, or several taps' files: not stdin, each is read twice)
@@ -21,14 +21,14 @@ pub struct ReportArgs {
     #[arg(short, long)]
     pub output: PathBuf,
     /// Connections graphed (the busiest); the others are listed with their counters
-    #[arg(long, default_value_t = roce_inspect::report::DEFAULT_GRAPHS, value_name = "N")]
+    #[arg(long, default_value_t = crate::report::DEFAULT_GRAPHS, value_name = "N")]
     pub graphs: usize,
     #[command(flatten)]
     pub checking: CheckingArgs,
     #[command(flatten)]
     pub model: ModelArgs,
     #[command(flatten)]
-    pub filter: roce_inspect::filter::FilterArgs,
+    pub filter: crate::filter::FilterArgs,
     #[command(flatten)]
     pub common: Common,
 }

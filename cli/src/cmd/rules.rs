@@ -2,12 +2,12 @@
 
 use std::process::ExitCode;
 
+use crate::{check, output};
 use clap::Args;
-use roce_inspect::{check, output};
 
 use super::Outcome;
 
-// No doc comment here: the subcommand's help is the one on `Command::Rules` (main.rs).
+// No doc comment here: the subcommand's help is the one on `Command::Rules` (cmd/mod.rs).
 #[derive(Args)]
 pub struct RulesArgs {
     /// Output format (json: docs/json.md, "rules --format json")

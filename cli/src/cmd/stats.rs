@@ -2,13 +2,13 @@
 
 use std::process::ExitCode;
 
+use crate::stats;
 use clap::Args;
-use roce_inspect::stats;
 
 use super::common::{Common, InputArg, ModelArgs, NicArgs, ScaleArgs, TapArgs};
 use super::Outcome;
 
-// No doc comment here: the subcommand's help is the one on `Command::Stats` (main.rs).
+// No doc comment here: the subcommand's help is the one on `Command::Stats` (cmd/mod.rs).
 #[derive(Args)]
 pub struct StatsArgs {
     #[command(flatten)]
@@ -25,7 +25,7 @@ pub struct StatsArgs {
     #[command(flatten)]
     pub nic: NicArgs,
     #[command(flatten)]
-    pub filter: roce_inspect::filter::FilterArgs,
+    pub filter: crate::filter::FilterArgs,
     #[command(flatten)]
     pub common: Common,
 }

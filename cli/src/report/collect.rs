@@ -81,6 +81,7 @@ pub struct Collected {
     /// `stats`' CNP pacing per IP pair and per destination (its top-level `congestion`).
     pub cnp_pacing: CnpScopesJson,
     pub cm_events: Vec<CmEvent>,
+    /// CM messages past the first [`CM_EVENTS_MAX`]: not drawn (the page says how many).
     pub cm_not_kept: u64,
     pub wide: Bins<4>,
     /// ICRC verdicts: ok, bad, unverifiable, not checked.
@@ -120,6 +121,8 @@ pub struct Collector<'f> {
     named: Vec<Graph>,
     listed: Retained<Counts>,
     cm_events: Vec<CmEvent>,
+    /// CM messages remembered at most ([`CM_EVENTS_MAX`]; tests lower it).
+    cm_max: usize,
     cm_not_kept: u64,
     wide: Bins<4>,
     icrc: [u64; 4],
@@ -151,6 +154,7 @@ impl<'f> Collector<'f> {
             named: Vec::new(),
             listed: Retained::new(max_flows),
             cm_events: Vec::new(),
+            cm_max: CM_EVENTS_MAX,
             cm_not_kept: 0,
             wide: Bins::default(),
             icrc: [0; 4],
@@ -285,7 +289,7 @@ impl<'f> Collector<'f> {
     fn cm_event(&mut self, f: &FrameInfo, own: FlowKey, r: &Roce<'_>) {
         let Some(Ok(mad)) = r.mad() else { return };
         let Some(m) = mad.cm else { return };
-        if self.cm_events.len() >= CM_EVENTS_MAX {
+        if self.cm_events.len() >= self.cm_max {
             self.cm_not_kept += 1;
             return;
         }
@@ -533,5 +537,31 @@ fn response(series: &mut Series, wide: &mut Bins<4>, r: &Roce<'_>, info: &Opcode
         }
         Operation::AtomicAcknowledge => series.span_response(s, Kind::Atomic, true),
         _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The CM messages past the cap are counted, not drawn, and the ones drawn are the
+    /// capture's first.
+    #[test]
+    fn cm_messages_past_the_cap_are_counted() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../pcaps/conformance/clean-cm-reconnect.pcap");
+        let run = |max: usize| {
+            let mut c = Collector::new(Options::default(), Select::Busiest(4), None);
+            c.cm_max = max;
+            let input: crate::input::Input = path.as_path().into();
+            crate::input::for_each_frame(&input, &Default::default(), |d| c.frame(d)).unwrap();
+            c.finish()
+        };
+        let all = run(CM_EVENTS_MAX);
+        assert!(all.cm_events.len() > 2 && all.cm_not_kept == 0, "{}", all.cm_events.len());
+        let two = run(2);
+        let frames = |c: &Collected| c.cm_events.iter().map(|e| e.frame).collect::<Vec<_>>();
+        assert_eq!(frames(&two), frames(&all)[..2]);
+        assert_eq!(two.cm_not_kept, all.cm_events.len() as u64 - 2);
     }
 }

@@ -513,6 +513,14 @@ fn graphs(p: &Page<'_>, out: &mut String) {
         let _ = write!(out, "<span class=\"lg\" data-k=\"{cls}\">{label}</span>");
     }
     out.push_str("</p>\n<p class=\"muted\">Hover a mark for its frames, opcode and PSN.</p>\n");
+    if c.cm_not_kept > 0 {
+        let _ = writeln!(
+            out,
+            "<p class=\"muted\">{} CM messages after the capture's first {} are not drawn.</p>",
+            c.cm_not_kept,
+            super::collect::CM_EVENTS_MAX
+        );
+    }
     for (i, g) in c.graphs.iter().enumerate() {
         let name = g.info.connection.to_string();
         let k = &g.counts;

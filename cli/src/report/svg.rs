@@ -1080,12 +1080,11 @@ pub fn regrid<const K: usize>(
     (width, out)
 }
 
-/// The most one connection's sequence graph may take (two panels, every budget full: see
-/// docs/report.md, "Size and memory bounds").
-pub const GRAPH_BYTES_MAX: usize = 700_000;
-
 #[cfg(test)]
 mod tests {
+    /// The most one connection's sequence graph may take (two panels, every budget full: see
+    /// docs/report.md, "Size and memory bounds").
+    const GRAPH_BYTES_MAX: usize = 700_000;
 
     /// `Px` writes what core's `{:.N}` writes, digit for digit: on a sweep of coordinates
     /// (pixel-sized and larger, negative ones, exact halves and values a hair beside them,

@@ -3,7 +3,7 @@
 
 use std::net::{IpAddr, Ipv4Addr};
 
-use roce_inspect::gen::{Endpoint, RcConn, Trace};
+use roce_inspect::internal::gen::{Endpoint, RcConn, Trace};
 
 /// A pcap of 10 SENDs with their ACKs (20 frames), the ICRC of frame 5 (the third SEND)
 /// broken; split into the file header and one slice per frame record.

@@ -922,7 +922,7 @@ pub fn sharded_checker(data: &[u8], reach: &mut Reach) {
     assert_eq!(got, want, "the shards' connections differ from the single run's");
 }
 
-/// The expect-file reader of `roce-inspect check --expect` (`roce_inspect::check::parse_expect`)
+/// The expect-file reader of `roce-inspect check --expect` (`roce_inspect::internal::check::parse_expect`)
 /// on arbitrary bytes: it never panics; an error says something, and a JSON error's position
 /// is 1-based; what it accepts names only catalog rules and a valid PMTU, has every finding's
 /// frames nonzero, strictly increasing and not empty (out of order or repeated frames are
@@ -930,7 +930,7 @@ pub fn sharded_checker(data: &[u8], reach: &mut Reach) {
 /// write -> parse unchanged (with and without a UTF-8 BOM) and without a note, and compares
 /// with a report (`diff` against an empty one: a difference iff the file expects findings).
 pub fn expect_file(data: &[u8], _reach: &mut Reach) {
-    use roce_inspect::check::{diff, parse_expect, parse_expect_noting, valid_pmtu};
+    use roce_inspect::internal::check::{diff, parse_expect, parse_expect_noting, valid_pmtu};
     let (e, notes) = match parse_expect_noting(data) {
         Ok(e) => e,
         Err(err) => {
@@ -1258,7 +1258,7 @@ pub fn annotate(data: &[u8], _reach: &mut Reach) {
         comments.insert(n, vec![format!("REQ-GBN error: <frame {n}> & \"quotes\""), long]);
     }
     let mut out = Vec::new();
-    let written = roce_inspect::annotate::annotate(data, &mut out, &comments);
+    let written = roce_inspect::internal::annotate::annotate(data, &mut out, &comments);
     let Some(before) = read(data) else { return };
     // Gzip is undone by the file opener, not by the writer.
     if data.starts_with(&[0x1f, 0x8b]) {
@@ -1280,8 +1280,8 @@ pub fn annotate(data: &[u8], _reach: &mut Reach) {
     // packet blocks itself) reads it back: a block counted wrongly moves every comment after it.
     // (Not when the input carries such a comment itself.)
     let mark = "REQ-GBN error: <frame ";
-    let own = roce_inspect::annotate::meta::read(data);
-    let meta = roce_inspect::annotate::meta::read(out.as_slice());
+    let own = roce_inspect::internal::annotate::meta::read(data);
+    let meta = roce_inspect::internal::annotate::meta::read(out.as_slice());
     if meta.comments_not_listed == 0 && !own.comments.iter().any(|(_, c)| c.contains(mark)) {
         let ours: Vec<u64> = meta
             .comments
@@ -1618,12 +1618,12 @@ fn c_tunnels_are_the_packets(cp: &roce_parser_ffi::roce_packet, p: &Packet<'_>, 
     }
 }
 
-/// `dissect --frames LIST`: `roce_inspect::tshark::FrameSelection::parse` never panics; an
+/// `dissect --frames LIST`: `roce_inspect::internal::tshark::FrameSelection::parse` never panics; an
 /// error has a message; an accepted list selects exactly the frames of a naive reading of
 /// its items (checked on frames 0..=300 and around every bound), frame 0 never, and `last()`
 /// is the largest selected frame (none for an open range), after which nothing is selected.
 pub fn frame_list(data: &[u8], _reach: &mut Reach) {
-    use roce_inspect::tshark::FrameSelection;
+    use roce_inspect::internal::tshark::FrameSelection;
     let Ok(text) = std::str::from_utf8(data) else { return };
     let sel = match FrameSelection::parse(text) {
         Ok(sel) => sel,
@@ -1663,7 +1663,7 @@ pub fn frame_list(data: &[u8], _reach: &mut Reach) {
     }
 }
 
-/// `--tap-offset FILE=TIME` and `--tap-window TIME` (`roce_inspect::taps::parse_offset`,
+/// `--tap-offset FILE=TIME` and `--tap-window TIME` (`roce_inspect::internal::taps::parse_offset`,
 /// `parse_window`, clap's value parsers for them: `roce_analysis::parse_tap_offset`,
 /// `parse_tap_window`, whose TIME grammar Python's `tap_offset` / `tap_window` read too) on
 /// the input as text (read lossily: the command line hands them strings only). Never a panic. An accepted window is longer than
@@ -1674,7 +1674,7 @@ pub fn frame_list(data: &[u8], _reach: &mut Reach) {
 /// argument, or for an offset's TIME that TIME (clap's message quotes the whole argument
 /// before it).
 pub fn tap_options(data: &[u8], _reach: &mut Reach) {
-    use roce_inspect::taps::{parse_offset, parse_window};
+    use roce_inspect::internal::taps::{parse_offset, parse_window};
     let text = String::from_utf8_lossy(data);
     let s: &str = &text;
     let quoted = |msg: &str, what: &str| msg.contains(&format!("'{what}'"));
@@ -1717,7 +1717,7 @@ pub fn tap_options(data: &[u8], _reach: &mut Reach) {
 /// no more counters than the input has lines, each name and value read back from its line
 /// (`name value` or `name: value`), and reconciling it with itself agrees or is not counted.
 pub fn nic_counters(data: &[u8], _reach: &mut Reach) {
-    use roce_inspect::nic_counters::{reconcile, HostCounts, Snapshot, Verdict};
+    use roce_inspect::internal::nic_counters::{reconcile, HostCounts, Snapshot, Verdict};
     let snap = match Snapshot::parse(data) {
         Ok(s) => s,
         Err(e) => {
@@ -1740,14 +1740,14 @@ pub fn nic_counters(data: &[u8], _reach: &mut Reach) {
     }
 }
 
-/// `-Y EXPR` (roce_inspect::filter): the bytes before the first NUL are the expression, the
+/// `-Y EXPR` (roce_inspect::internal::filter): the bytes before the first NUL are the expression, the
 /// rest a frame (Ethernet). Parsing never panics (nor overflows the stack: depth and size
 /// are bounded); an error has a message and a column within the expression (1 to its length
 /// in characters + 1). An accepted filter evaluates without panicking, the same on its own
 /// text parsed again, and `!( )` of it (when within the bounds) is its negation, `( ) || ( )`
 /// and `( ) && ( )` of it itself.
 pub fn filter(data: &[u8], _reach: &mut Reach) {
-    use roce_inspect::filter::{DisplayFilter, MAX_LEN};
+    use roce_inspect::internal::filter::{DisplayFilter, MAX_LEN};
     let (expr, frame) = match data.iter().position(|&b| b == 0) {
         Some(i) => (&data[..i], &data[i + 1..]),
         None => (data, &[][..]),
@@ -1768,7 +1768,7 @@ pub fn filter(data: &[u8], _reach: &mut Reach) {
         }
     };
     let frame = ethernet_record(1, 0, frame);
-    let d = roce_inspect::input::decode(frame, &roce_parser::Config::default());
+    let d = roce_inspect::internal::input::decode(frame, &roce_parser::Config::default());
     let m = f.matches(&d);
     let again = DisplayFilter::parse(f.text()).expect("a filter's own text parses");
     assert_eq!(again.matches(&d), m);
@@ -1783,7 +1783,7 @@ pub fn filter(data: &[u8], _reach: &mut Reach) {
 }
 
 /// `dissect -w` over hostile bytes: the capture is read through the tap
-/// (roce_inspect::tap) and the strict record copier walks the tapped bytes in step, saving
+/// (roce_inspect::internal::tap) and the strict record copier walks the tapped bytes in step, saving
 /// the first frame and every third. Never a panic; an error is a message. When the capture
 /// reads with no warning and the copy succeeds, the saved capture (in the input's own
 /// container, so nothing is converted) holds exactly the frames kept: timestamps, lengths,
@@ -1793,7 +1793,7 @@ pub fn write_capture(data: &[u8], _reach: &mut Reach) {
     use std::rc::Rc;
 
     use roce_capture::Frame;
-    use roce_inspect::dissect::write::Writer;
+    use roce_inspect::internal::dissect::write::Writer;
 
     struct Shared(Rc<RefCell<Vec<u8>>>);
     impl std::io::Write for Shared {
@@ -1814,7 +1814,7 @@ pub fn write_capture(data: &[u8], _reach: &mut Reach) {
 
     let pcapng = data.starts_with(&[0x0a, 0x0d, 0x0d, 0x0a]);
     let name = std::path::Path::new(if pcapng { "fuzz.pcapng" } else { "fuzz.pcap" });
-    let (tee, tap) = roce_inspect::tap::tee(std::io::Cursor::new(data.to_vec()));
+    let (tee, tap) = roce_inspect::internal::tap::tee(std::io::Cursor::new(data.to_vec()));
     let Ok(mut cap) = Capture::from_reader("fuzz", tee) else { return };
     let out = Rc::new(RefCell::new(Vec::new()));
     let sink = Shared(Rc::clone(&out));
@@ -1860,14 +1860,14 @@ pub fn write_capture(data: &[u8], _reach: &mut Reach) {
     output_file(data, &bytes);
 }
 
-/// The output path of every writer (roce_inspect::outfile) on the saved capture: the input
+/// The output path of every writer (roce_inspect::internal::outfile) on the saved capture: the input
 /// is `data` in a private folder; the output is chosen by the input's last byte (the input
 /// itself, a hard link or a symbolic link to it, an existing file, a new name, a name made
 /// of the input's bytes, a folder) and completed or dropped. An output that is the input is
 /// refused and the input keeps its bytes; a completed file holds exactly what was written;
 /// a dropped one leaves the name as it was; no temporary file is ever left.
 fn output_file(data: &[u8], written: &[u8]) {
-    use roce_inspect::outfile::{Dash, OutFile};
+    use roce_inspect::internal::outfile::{Dash, OutFile};
     use std::io::Write as _;
     let ctl = data.last().copied().unwrap_or(0);
     // A folder of its own per call (the corpus replay runs targets on several threads).
