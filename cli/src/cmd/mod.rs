@@ -2,29 +2,29 @@
 //! `run` that turns them into the library's options in one place and calls the library.
 //! The argument groups several commands share are in `common`.
 
-pub(crate) mod check;
-pub(crate) mod common;
-pub(crate) mod diagnose;
-pub(crate) mod dissect;
-pub(crate) mod doc;
-#[cfg(feature = "parquet")]
-pub(crate) mod export;
-pub(crate) mod gen;
-pub(crate) mod graph;
-pub(crate) mod report;
-pub(crate) mod rules;
-pub(crate) mod stats;
-
-/// What a command comes to: its exit status, or an error (printed by `main`, exit 2).
-pub type Outcome = Result<std::process::ExitCode, crate::input::InputError>;
-
 use std::io::Write as _;
 use std::process::ExitCode;
 
-use crate::output;
 use clap::{Parser, Subcommand};
 
+use crate::output;
 use common::Common;
+
+mod check;
+mod common;
+mod diagnose;
+mod dissect;
+mod doc;
+#[cfg(feature = "parquet")]
+mod export;
+mod gen;
+mod graph;
+mod report;
+mod rules;
+mod stats;
+
+/// What a command comes to: its exit status, or an error (printed by [`run`], exit 2).
+pub type Outcome = Result<std::process::ExitCode, crate::input::InputError>;
 
 #[derive(Parser)]
 #[command(
