@@ -102,6 +102,61 @@ fn levels_into(
     Ok(defs.len())
 }
 
+/// How [`one_page_chunk`] writes a column of values of type `T`: its data page's encoding,
+/// the statistics' backwards-compatible min/max flag as the crate sets it for the type, and
+/// a bound's bytes as the page index holds them.
+struct OnePage<T> {
+    encoding: Encoding,
+    compatible: bool,
+    plain: fn(T) -> Vec<u8>,
+}
+
+/// INT64 columns: one DELTA_BINARY_PACKED page.
+const INT64_PAGE: OnePage<i64> = OnePage {
+    encoding: Encoding::DELTA_BINARY_PACKED,
+    compatible: true,
+    plain: |v| v.to_le_bytes().to_vec(),
+};
+
+/// BOOLEAN columns: one PLAIN page, bit-packed.
+const BOOL_PAGE: OnePage<bool> =
+    OnePage { encoding: Encoding::PLAIN, compatible: false, plain: |v| vec![u8::from(v)] };
+
+/// A column chunk of one v1 data page: the definition levels of a nullable column (`defs`:
+/// 0 null, 1 present), then the `count` values, which `encode` writes and returns the min
+/// and max of. What [`int_chunk`] and [`bool_chunk`] share.
+fn one_page_chunk<T: Copy>(
+    descr: &ColumnDescPtr,
+    page: &OnePage<T>,
+    count: usize,
+    defs: Option<&[i16]>,
+    scratch: &mut Scratch,
+    encode: impl FnOnce(&mut Vec<u8>) -> (Option<T>, Option<T>),
+) -> Result<Chunk>
+where
+    Statistics: From<ValueStatistics<T>>,
+{
+    let mut body = std::mem::take(&mut scratch.body);
+    body.clear();
+    let rows = levels_into(descr, defs, count, &mut scratch.groups, &mut body)?;
+    let (min, max) = encode(&mut body);
+    let nulls = (rows - count) as u64;
+    let bounds = min.zip(max).map(|(a, b)| ((page.plain)(a), (page.plain)(b)));
+    let statistics = ValueStatistics::<T>::new(min, max, None, Some(nulls), false)
+        .with_backwards_compatible_min_max(page.compatible)
+        .into();
+    let summary = Summary {
+        rows,
+        values: count,
+        nullable: defs.is_some(),
+        statistics,
+        bounds,
+        encoding: page.encoding,
+        unencoded: None,
+    };
+    finish(descr, None, body, summary, scratch).map(Some)
+}
+
 /// An INT64 column of a row group encoded as one DELTA_BINARY_PACKED v1 data page.
 /// `defs` are the rows' definition levels of a nullable column (0 null, 1 present).
 pub fn int_chunk(
@@ -110,25 +165,9 @@ pub fn int_chunk(
     defs: Option<&[i16]>,
     scratch: &mut Scratch,
 ) -> Result<Chunk> {
-    let mut body = std::mem::take(&mut scratch.body);
-    body.clear();
-    let rows = levels_into(descr, defs, values.len(), &mut scratch.groups, &mut body)?;
-    let (min, max) = delta_binary_packed(values, &mut body).unzip();
-    let nulls = (rows - values.len()) as u64;
-    let bounds = min.zip(max).map(|(a, b)| (a.to_le_bytes().to_vec(), b.to_le_bytes().to_vec()));
-    let statistics = ValueStatistics::<i64>::new(min, max, None, Some(nulls), false)
-        .with_backwards_compatible_min_max(true)
-        .into();
-    let summary = Summary {
-        rows,
-        values: values.len(),
-        nullable: defs.is_some(),
-        statistics,
-        bounds,
-        encoding: Encoding::DELTA_BINARY_PACKED,
-        unencoded: None,
-    };
-    finish(descr, None, body, summary, scratch).map(Some)
+    one_page_chunk(descr, &INT64_PAGE, values.len(), defs, scratch, |body| {
+        delta_binary_packed(values, body).unzip()
+    })
 }
 
 /// A BOOLEAN column of a row group as one PLAIN v1 data page (the values bit-packed, 1 bit
@@ -139,36 +178,20 @@ pub fn bool_chunk(
     defs: Option<&[i16]>,
     scratch: &mut Scratch,
 ) -> Result<Chunk> {
-    let mut body = std::mem::take(&mut scratch.body);
-    body.clear();
-    let rows = levels_into(descr, defs, values.len(), &mut scratch.groups, &mut body)?;
-    let (mut any_true, mut any_false) = (false, false);
-    for c in values.chunks(8) {
-        let byte = c.iter().enumerate().fold(0u8, |b, (j, &v)| b | (u8::from(v) << j));
-        any_true |= byte != 0;
-        // A full group of 8 is all true when 0xFF; a partial one when all its bits are set.
-        any_false |= byte.count_ones() as usize != c.len();
-        body.push(byte);
-    }
-    let nulls = (rows - values.len()) as u64;
-    let (min, max) = match values.len() {
-        0 => (None, None),
-        _ => (Some(!any_false), Some(any_true)),
-    };
-    let bounds = min.zip(max).map(|(a, b)| (vec![u8::from(a)], vec![u8::from(b)]));
-    let statistics = ValueStatistics::<bool>::new(min, max, None, Some(nulls), false)
-        .with_backwards_compatible_min_max(false)
-        .into();
-    let summary = Summary {
-        rows,
-        values: values.len(),
-        nullable: defs.is_some(),
-        statistics,
-        bounds,
-        encoding: Encoding::PLAIN,
-        unencoded: None,
-    };
-    finish(descr, None, body, summary, scratch).map(Some)
+    one_page_chunk(descr, &BOOL_PAGE, values.len(), defs, scratch, |body| {
+        let (mut any_true, mut any_false) = (false, false);
+        for c in values.chunks(8) {
+            let byte = c.iter().enumerate().fold(0u8, |b, (j, &v)| b | (u8::from(v) << j));
+            any_true |= byte != 0;
+            // A full group of 8 is all true when 0xFF; a partial one when all its bits are set.
+            any_false |= byte.count_ones() as usize != c.len();
+            body.push(byte);
+        }
+        match values.len() {
+            0 => (None, None),
+            _ => (Some(!any_false), Some(any_true)),
+        }
+    })
 }
 
 /// The longest min or max the crate writes untruncated (its default
