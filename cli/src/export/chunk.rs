@@ -108,7 +108,7 @@ fn levels_into(
 struct OnePage<T> {
     encoding: Encoding,
     compatible: bool,
-    plain: fn(T) -> Vec<u8>,
+    plain: fn(&T) -> Vec<u8>,
 }
 
 /// INT64 columns: one DELTA_BINARY_PACKED page.
@@ -120,18 +120,44 @@ const INT64_PAGE: OnePage<i64> = OnePage {
 
 /// BOOLEAN columns: one PLAIN page, bit-packed.
 const BOOL_PAGE: OnePage<bool> =
-    OnePage { encoding: Encoding::PLAIN, compatible: false, plain: |v| vec![u8::from(v)] };
+    OnePage { encoding: Encoding::PLAIN, compatible: false, plain: |&v| vec![u8::from(v)] };
 
-/// A column chunk of one v1 data page: the definition levels of a nullable column (`defs`:
-/// 0 null, 1 present), then the `count` values, which `encode` writes and returns the min
-/// and max of. What [`int_chunk`] and [`bool_chunk`] share.
-fn one_page_chunk<T: Copy>(
+/// UTF8 columns: one RLE_DICTIONARY page after the dictionary page.
+const DICTIONARY_PAGE: OnePage<ByteArray> = OnePage {
+    encoding: Encoding::RLE_DICTIONARY,
+    compatible: false,
+    plain: |v| v.as_ref().to_vec(),
+};
+
+/// What an encoder of [`one_page_chunk`] wrote besides the data page's body.
+struct Encoded<T> {
+    min: Option<T>,
+    max: Option<T>,
+    /// The dictionary page, for a dictionary-encoded column.
+    dictionary: Option<Page>,
+    /// Byte array columns: the values' total length.
+    unencoded: Option<i64>,
+}
+
+impl<T> Encoded<T> {
+    /// A page of plain values: their min and max only.
+    fn bounds((min, max): (Option<T>, Option<T>)) -> Encoded<T> {
+        Encoded { min, max, dictionary: None, unencoded: None }
+    }
+}
+
+/// A column chunk of one v1 data page (after a dictionary page, for a dictionary-encoded
+/// column): the definition levels of a nullable column (`defs`: 0 null, 1 present), then the
+/// `count` values, which `encode` writes after them, returning their min and max. The one
+/// place the three encoders ([`int_chunk`], [`bool_chunk`], [`dictionary_chunk`]) count the
+/// nulls and build the statistics, the page index's bounds and the chunk.
+fn one_page_chunk<T>(
     descr: &ColumnDescPtr,
     page: &OnePage<T>,
     count: usize,
     defs: Option<&[i16]>,
     scratch: &mut Scratch,
-    encode: impl FnOnce(&mut Vec<u8>) -> (Option<T>, Option<T>),
+    encode: impl FnOnce(&mut Vec<u8>) -> Encoded<T>,
 ) -> Result<Chunk>
 where
     Statistics: From<ValueStatistics<T>>,
@@ -139,9 +165,9 @@ where
     let mut body = std::mem::take(&mut scratch.body);
     body.clear();
     let rows = levels_into(descr, defs, count, &mut scratch.groups, &mut body)?;
-    let (min, max) = encode(&mut body);
+    let Encoded { min, max, dictionary, unencoded } = encode(&mut body);
     let nulls = (rows - count) as u64;
-    let bounds = min.zip(max).map(|(a, b)| ((page.plain)(a), (page.plain)(b)));
+    let bounds = min.as_ref().zip(max.as_ref()).map(|(a, b)| ((page.plain)(a), (page.plain)(b)));
     let statistics = ValueStatistics::<T>::new(min, max, None, Some(nulls), false)
         .with_backwards_compatible_min_max(page.compatible)
         .into();
@@ -152,9 +178,9 @@ where
         statistics,
         bounds,
         encoding: page.encoding,
-        unencoded: None,
+        unencoded,
     };
-    finish(descr, None, body, summary, scratch).map(Some)
+    finish(descr, dictionary, body, summary, scratch).map(Some)
 }
 
 /// An INT64 column of a row group encoded as one DELTA_BINARY_PACKED v1 data page.
@@ -166,7 +192,7 @@ pub fn int_chunk(
     scratch: &mut Scratch,
 ) -> Result<Chunk> {
     one_page_chunk(descr, &INT64_PAGE, values.len(), defs, scratch, |body| {
-        delta_binary_packed(values, body).unzip()
+        Encoded::bounds(delta_binary_packed(values, body).unzip())
     })
 }
 
@@ -187,10 +213,10 @@ pub fn bool_chunk(
             any_false |= byte.count_ones() as usize != c.len();
             body.push(byte);
         }
-        match values.len() {
+        Encoded::bounds(match values.len() {
             0 => (None, None),
             _ => (Some(!any_false), Some(any_true)),
-        }
+        })
     })
 }
 
@@ -281,49 +307,33 @@ fn dictionary_chunk_in(
     }
     drop(long);
 
-    let mut body = std::mem::take(&mut scratch.body);
-    body.clear();
-    let rows = levels_into(descr, defs, ends.len(), &mut scratch.groups, &mut body)?;
-    let width = 32 - (entries.len().saturating_sub(1) as u32).leading_zeros();
-    body.push(width as u8);
-    hybrid(indices, width, &mut body);
-
-    let mut dictionary = Vec::with_capacity(dictionary_bytes);
-    let (mut min, mut max): (Option<&[u8]>, Option<&[u8]>) = (None, None);
-    for &(a, b) in entries.iter() {
-        let value = &bytes[a..b];
-        dictionary.extend_from_slice(&((b - a) as u32).to_le_bytes());
-        dictionary.extend_from_slice(value);
-        min = Some(min.map_or(value, |m| m.min(value)));
-        max = Some(max.map_or(value, |m| m.max(value)));
-    }
-    let dictionary_page = Page::DictionaryPage {
-        buf: Bytes::from(dictionary),
-        num_values: entries.len() as u32,
-        encoding: Encoding::PLAIN,
-        is_sorted: false,
-    };
-    let nulls = (rows - ends.len()) as u64;
-    let bounds = min.zip(max).map(|(a, b)| (a.to_vec(), b.to_vec()));
-    let statistics = ValueStatistics::<ByteArray>::new(
-        min.map(|m| ByteArray::from(m.to_vec())),
-        max.map(|m| ByteArray::from(m.to_vec())),
-        None,
-        Some(nulls),
-        false,
-    )
-    .with_backwards_compatible_min_max(false)
-    .into();
-    let summary = Summary {
-        rows,
-        values: ends.len(),
-        nullable: defs.is_some(),
-        statistics,
-        bounds,
-        encoding: Encoding::RLE_DICTIONARY,
-        unencoded: Some(ends.last().map_or(0, |&e| e as i64)),
-    };
-    finish(descr, Some(dictionary_page), body, summary, scratch).map(Some)
+    let entries = &*entries;
+    let indices = &*indices;
+    one_page_chunk(descr, &DICTIONARY_PAGE, ends.len(), defs, scratch, |body| {
+        let width = 32 - (entries.len().saturating_sub(1) as u32).leading_zeros();
+        body.push(width as u8);
+        hybrid(indices, width, body);
+        let mut dictionary = Vec::with_capacity(dictionary_bytes);
+        let (mut min, mut max): (Option<&[u8]>, Option<&[u8]>) = (None, None);
+        for &(a, b) in entries {
+            let value = &bytes[a..b];
+            dictionary.extend_from_slice(&((b - a) as u32).to_le_bytes());
+            dictionary.extend_from_slice(value);
+            min = Some(min.map_or(value, |m| m.min(value)));
+            max = Some(max.map_or(value, |m| m.max(value)));
+        }
+        Encoded {
+            min: min.map(|m| ByteArray::from(m.to_vec())),
+            max: max.map(|m| ByteArray::from(m.to_vec())),
+            dictionary: Some(Page::DictionaryPage {
+                buf: Bytes::from(dictionary),
+                num_values: entries.len() as u32,
+                encoding: Encoding::PLAIN,
+                is_sorted: false,
+            }),
+            unencoded: Some(ends.last().map_or(0, |&e| e as i64)),
+        }
+    })
 }
 
 /// A value of at most 15 bytes as a 128-bit key: its bytes (little-endian, the rest 0) and
